@@ -1,0 +1,195 @@
+// Package allocate is Volcano's allocate action: queue by queue and job by job, it places
+// pending tasks on nodes through a statement per job, committed when the job's gang is ready,
+// kept as pipelined reservations when the job is only pipelined, and discarded otherwise.
+package allocate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluice-sched/sluice/engine/actions/util"
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+)
+
+// Name is the action's configuration name.
+const Name = "allocate"
+
+// Action is one cycle's allocate action.
+type Action struct {
+	// predicateErrorCache is accepted for Volcano compatibility; Sluice's failure cache is
+	// sound either way (see ARCHITECTURE.md).
+	predicateErrorCache bool
+}
+
+// New builds the action from its `configurations` arguments.
+func New(args conf.Arguments) (framework.Action, error) {
+	cache, err := args.Bool("predicateErrorCacheEnable", true)
+	if err != nil {
+		return nil, err
+	}
+	return &Action{predicateErrorCache: cache}, nil
+}
+
+// Name returns "allocate".
+func (a *Action) Name() string { return Name }
+
+// Execute runs the action.
+func (a *Action) Execute(ssn *framework.Session) {
+	queues := util.NewPriorityQueue(ssn.QueueOrderFn)
+	jobsByQueue := map[string]*util.PriorityQueue[*api.JobInfo]{}
+	enqueueConfigured := hasAction(ssn.Config, "enqueue")
+	for _, job := range ssn.SortedJobs() {
+		if job.IsPending() {
+			if enqueueConfigured {
+				continue
+			}
+			job.Phase = api.JobInqueue
+		}
+		if vr := ssn.JobValid(job); vr != nil {
+			job.JobFitErrors = vr.Message
+			continue
+		}
+		q, ok := ssn.Queues[job.Queue]
+		if !ok {
+			continue
+		}
+		jq, ok := jobsByQueue[job.Queue]
+		if !ok {
+			jq = util.NewPriorityQueue(ssn.JobOrderFn)
+			jobsByQueue[job.Queue] = jq
+			queues.Push(q)
+		}
+		jq.Push(job)
+	}
+
+	pending := map[string]*util.PriorityQueue[*api.TaskInfo]{}
+	for !queues.Empty() {
+		queue := queues.Pop()
+		if ssn.Overused(queue) {
+			if ssn.QueueReason(queue.Name) == "" {
+				ssn.SetQueueReason(queue.Name, fmt.Sprintf("queue %s overused", queue.Name))
+			}
+			continue
+		}
+		jobs := jobsByQueue[queue.Name]
+		if jobs == nil || jobs.Empty() {
+			continue
+		}
+		job := jobs.Pop()
+		tasks, ok := pending[job.UID]
+		if !ok {
+			tasks = util.NewPriorityQueue(ssn.TaskOrderFn)
+			for _, t := range job.TasksIn(api.Pending) {
+				if t.Resreq.IsEmpty() {
+					continue // best-effort tasks are backfill's
+				}
+				tasks.Push(t)
+			}
+			pending[job.UID] = tasks
+		}
+		if tasks.Empty() {
+			queues.Push(queue)
+			continue
+		}
+		a.allocateJob(ssn, queue, job, jobs, tasks)
+		queues.Push(queue)
+	}
+}
+
+// allocateJob places the job's pending tasks in task order through one statement.
+func (a *Action) allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo,
+	jobs *util.PriorityQueue[*api.JobInfo], tasks *util.PriorityQueue[*api.TaskInfo]) {
+	stmt := ssn.NewStatement()
+	failed := newFailureCache()
+	predicate := func(t *api.TaskInfo, n *api.NodeInfo) error {
+		if err := util.ResourceFit(t, n); err != nil {
+			return err
+		}
+		return ssn.PredicateFn(t, n)
+	}
+	for !tasks.Empty() {
+		task := tasks.Pop()
+		if !ssn.Allocatable(queue, task) {
+			if ssn.QueueReason(queue.Name) == "" {
+				ssn.SetQueueReason(queue.Name, fmt.Sprintf("queue %s cannot take task %s: over its allocatable share", queue.Name, task.UID))
+			}
+			continue
+		}
+		if prev := failed.lookup(task); prev != nil {
+			// An identical task already fitted nowhere, and nothing since can have helped.
+			job.NodesFitErrors[task.UID] = prev
+			continue
+		}
+		if err := ssn.PrePredicateFn(task); err != nil {
+			fe := api.NewFitErrors()
+			fe.Total = len(ssn.NodeList)
+			for _, n := range ssn.NodeList {
+				fe.SetNodeError(n.Name, err)
+			}
+			job.NodesFitErrors[task.UID] = fe
+			break
+		}
+		nodes, fe := util.PredicateNodes(task, ssn.NodeList, predicate)
+		if len(nodes) == 0 {
+			job.NodesFitErrors[task.UID] = fe
+			failed.record(task, fe)
+			if job.NeedContinueAllocating() {
+				continue
+			}
+			break
+		}
+		node := pickNode(ssn, task, nodes)
+		if node == nil {
+			continue
+		}
+		if task.InitResreq.LessEqual(node.Idle, api.Zero) {
+			if err := stmt.Allocate(task, node); err != nil {
+				ssn.Log.Error("allocate failed", "task", task.UID, "node", node.Name, "err", err)
+			}
+		} else if task.InitResreq.LessEqual(node.FutureIdle(), api.Zero) {
+			if err := stmt.Pipeline(task, node.Name); err != nil {
+				ssn.Log.Error("pipeline failed", "task", task.UID, "node", node.Name, "err", err)
+			}
+		}
+		if ssn.JobReady(job) && !tasks.Empty() {
+			jobs.Push(job)
+			break
+		}
+	}
+	switch {
+	case ssn.JobReady(job):
+		stmt.Commit()
+	case !ssn.JobPipelined(job):
+		stmt.Discard()
+	}
+}
+
+// pickNode chooses among the feasible nodes: those with enough idle resources first, then
+// those whose future idle resources suffice; within a group, the best score (first by name
+// on ties).
+func pickNode(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo) *api.NodeInfo {
+	var idle, future []*api.NodeInfo
+	for _, n := range nodes {
+		switch {
+		case task.InitResreq.LessEqual(n.Idle, api.Zero):
+			idle = append(idle, n)
+		case task.InitResreq.LessEqual(n.FutureIdle(), api.Zero):
+			future = append(future, n)
+		}
+	}
+	if n := util.BestNode(ssn, task, idle); n != nil {
+		return n
+	}
+	return util.BestNode(ssn, task, future)
+}
+
+func hasAction(cfg *conf.Config, name string) bool {
+	for _, a := range cfg.Actions {
+		if strings.TrimSpace(a) == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,320 @@
+package api
+
+import (
+	"sort"
+	"time"
+)
+
+// JobInfo is a session's mutable view of one job and its tasks.
+type JobInfo struct {
+	// UID is the job's namespace/name.
+	UID       string
+	Name      string
+	Namespace string
+	Queue     string
+	Priority  int32
+	// MinAvailable is the gang size.
+	MinAvailable int32
+	// TaskMinAvailable is the per-role minimum; TaskMinAvailableTotal their sum.
+	TaskMinAvailable      map[string]int32
+	TaskMinAvailableTotal int32
+	Phase                 JobPhase
+	CreationTimestamp     time.Time
+	Preemptable           bool
+
+	Tasks           map[string]*TaskInfo
+	TaskStatusIndex map[TaskStatus]map[string]*TaskInfo
+	// Allocated sums the requests of tasks in an allocated status.
+	Allocated *Resource
+	// TotalRequest sums the requests of every task.
+	TotalRequest *Resource
+	MinResources *Resource
+
+	// NodesFitErrors records, per task, why no node fit in this cycle.
+	NodesFitErrors map[string]*FitErrors
+	// JobFitErrors is a job-level reason (gang, queue, enqueue).
+	JobFitErrors string
+	// WaitingTime is the SLA waiting time, if the job sets one.
+	WaitingTime *time.Duration
+
+	// Spec is the immutable job as streamed in.
+	Spec *Job
+}
+
+// NewJobInfo builds an empty session view of a job; add tasks with AddTaskInfo.
+func NewJobInfo(j *Job, priority int32) *JobInfo {
+	ji := &JobInfo{
+		UID:               j.Key(),
+		Name:              j.Name,
+		Namespace:         j.Namespace,
+		Queue:             j.Queue,
+		Priority:          priority,
+		MinAvailable:      j.MinAvailable,
+		TaskMinAvailable:  map[string]int32{},
+		Phase:             j.Phase,
+		CreationTimestamp: j.CreatedAt,
+		Preemptable:       true,
+		Tasks:             map[string]*TaskInfo{},
+		TaskStatusIndex:   map[TaskStatus]map[string]*TaskInfo{},
+		Allocated:         EmptyResource(),
+		TotalRequest:      EmptyResource(),
+		MinResources:      j.MinResources.Clone(),
+		NodesFitErrors:    map[string]*FitErrors{},
+		Spec:              j,
+	}
+	for role, n := range j.MinAvailableByRole {
+		ji.TaskMinAvailable[role] = n
+		ji.TaskMinAvailableTotal += n
+	}
+	return ji
+}
+
+// AddTaskInfo adds a task to the job and its indexes.
+func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
+	ji.Tasks[t.UID] = t
+	idx := ji.TaskStatusIndex[t.Status]
+	if idx == nil {
+		idx = map[string]*TaskInfo{}
+		ji.TaskStatusIndex[t.Status] = idx
+	}
+	idx[t.UID] = t
+	ji.TotalRequest.Add(t.Resreq)
+	if AllocatedStatus(t.Status) {
+		ji.Allocated.Add(t.Resreq)
+	}
+}
+
+// DeleteTaskInfo removes a task from the job and its indexes.
+func (ji *JobInfo) DeleteTaskInfo(t *TaskInfo) {
+	cur, ok := ji.Tasks[t.UID]
+	if !ok {
+		return
+	}
+	ji.TotalRequest.Sub(cur.Resreq)
+	if AllocatedStatus(cur.Status) {
+		ji.Allocated.Sub(cur.Resreq)
+	}
+	delete(ji.Tasks, cur.UID)
+	if idx := ji.TaskStatusIndex[cur.Status]; idx != nil {
+		delete(idx, cur.UID)
+		if len(idx) == 0 {
+			delete(ji.TaskStatusIndex, cur.Status)
+		}
+	}
+}
+
+// UpdateTaskStatus moves a task to a new status, keeping indexes and sums right.
+func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
+	ji.DeleteTaskInfo(t)
+	t.Status = status
+	ji.AddTaskInfo(t)
+}
+
+// TasksIn returns the job's tasks in the given status, sorted by UID.
+func (ji *JobInfo) TasksIn(status TaskStatus) []*TaskInfo {
+	idx := ji.TaskStatusIndex[status]
+	out := make([]*TaskInfo, 0, len(idx))
+	for _, t := range idx {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+// SortedTasks returns every task of the job sorted by UID.
+func (ji *JobInfo) SortedTasks() []*TaskInfo {
+	out := make([]*TaskInfo, 0, len(ji.Tasks))
+	for _, t := range ji.Tasks {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+func (ji *JobInfo) count(s TaskStatus) int32 { return int32(len(ji.TaskStatusIndex[s])) }
+
+// ReadyTaskNum counts tasks that hold or held a place: Bound, Binding, Running, Allocated,
+// Succeeded.
+func (ji *JobInfo) ReadyTaskNum() int32 {
+	return ji.count(Bound) + ji.count(Binding) + ji.count(Running) + ji.count(Allocated) + ji.count(Succeeded)
+}
+
+// WaitingTaskNum counts pipelined tasks.
+func (ji *JobInfo) WaitingTaskNum() int32 { return ji.count(Pipelined) }
+
+// PendingBestEffortTaskNum counts pending tasks that request nothing.
+func (ji *JobInfo) PendingBestEffortTaskNum() int32 {
+	n := int32(0)
+	for _, t := range ji.TaskStatusIndex[Pending] {
+		if t.BestEffort {
+			n++
+		}
+	}
+	return n
+}
+
+// ValidTaskNum counts tasks that are pending, pipelined, allocated or succeeded.
+func (ji *JobInfo) ValidTaskNum() int32 {
+	n := int32(0)
+	for s, idx := range ji.TaskStatusIndex {
+		if AllocatedStatus(s) || s == Succeeded || s == Pipelined || s == Pending {
+			n += int32(len(idx))
+		}
+	}
+	return n
+}
+
+// IsReady reports whether the gang is satisfied by placed tasks.
+func (ji *JobInfo) IsReady() bool {
+	return ji.ReadyTaskNum()+ji.PendingBestEffortTaskNum() >= ji.MinAvailable
+}
+
+// IsPipelined reports whether the gang is satisfied counting pipelined tasks.
+func (ji *JobInfo) IsPipelined() bool {
+	return ji.WaitingTaskNum()+ji.ReadyTaskNum()+ji.PendingBestEffortTaskNum() >= ji.MinAvailable
+}
+
+// IsStarving reports whether the job has fewer placed or pipelined tasks than its gang.
+func (ji *JobInfo) IsStarving() bool {
+	return ji.WaitingTaskNum()+ji.ReadyTaskNum() < ji.MinAvailable
+}
+
+// IsPending reports whether the job's phase is Pending.
+func (ji *JobInfo) IsPending() bool { return ji.Phase == JobPending || ji.Phase == "" }
+
+// HasPendingTasks reports whether any task is pending.
+func (ji *JobInfo) HasPendingTasks() bool { return len(ji.TaskStatusIndex[Pending]) > 0 }
+
+// roleCounts counts tasks per role over the statuses accepted by keep; best-effort pending
+// tasks count when countBestEffort.
+func (ji *JobInfo) roleCounts(keep func(TaskStatus) bool, countBestEffort bool) map[string]int32 {
+	out := map[string]int32{}
+	for s, idx := range ji.TaskStatusIndex {
+		for _, t := range idx {
+			if keep(s) || (countBestEffort && s == Pending && t.InitResreq.IsEmpty()) {
+				out[t.Role]++
+			}
+		}
+	}
+	return out
+}
+
+func (ji *JobInfo) rolesMeetMin(counts map[string]int32) bool {
+	for role, min := range ji.TaskMinAvailable {
+		if counts[role] < min {
+			return false
+		}
+	}
+	return true
+}
+
+func readyStatus(s TaskStatus) bool { return AllocatedStatus(s) || s == Succeeded }
+
+func pipelinedStatus(s TaskStatus) bool { return readyStatus(s) || s == Pipelined }
+
+// CheckTaskValid reports whether every role has enough live tasks for its minimum.
+func (ji *JobInfo) CheckTaskValid() bool {
+	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+		return true
+	}
+	return ji.rolesMeetMin(ji.roleCounts(func(s TaskStatus) bool { return pipelinedStatus(s) || s == Pending }, false))
+}
+
+// CheckTaskReady reports whether every role's minimum is met by placed tasks.
+func (ji *JobInfo) CheckTaskReady() bool {
+	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+		return true
+	}
+	return ji.rolesMeetMin(ji.roleCounts(readyStatus, true))
+}
+
+// CheckTaskPipelined reports whether every role's minimum is met counting pipelined tasks.
+func (ji *JobInfo) CheckTaskPipelined() bool {
+	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+		return true
+	}
+	return ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, true))
+}
+
+// CheckTaskStarving reports whether some role is below its minimum.
+func (ji *JobInfo) CheckTaskStarving() bool {
+	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+		return true
+	}
+	return !ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, false))
+}
+
+// FitFailedRoles returns the roles with a recorded fit error this cycle.
+func (ji *JobInfo) FitFailedRoles() map[string]struct{} {
+	out := map[string]struct{}{}
+	for uid := range ji.NodesFitErrors {
+		if t := ji.Tasks[uid]; t != nil {
+			out[t.Role] = struct{}{}
+		}
+	}
+	return out
+}
+
+// NeedContinueAllocating reports whether allocation of the job may go on after one of its
+// tasks failed to fit (Volcano's rule).
+func (ji *JobInfo) NeedContinueAllocating() bool {
+	if int(ji.MinAvailable) == len(ji.Tasks) {
+		return false
+	}
+	failed := ji.FitFailedRoles()
+	pending := map[string]int32{}
+	for _, t := range ji.TaskStatusIndex[Pending] {
+		pending[t.Role]++
+	}
+	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+		left := int32(0)
+		for role, n := range pending {
+			if _, ok := failed[role]; !ok {
+				left += n
+			}
+		}
+		return ji.ReadyTaskNum()+left >= ji.MinAvailable
+	}
+	allocated := ji.roleCounts(readyStatus, true)
+	for role := range failed {
+		if min := ji.TaskMinAvailable[role]; min > 0 && allocated[role] < min {
+			return false
+		}
+	}
+	return true
+}
+
+// ResetFitErr clears this cycle's fit errors.
+func (ji *JobInfo) ResetFitErr() {
+	ji.JobFitErrors = ""
+	ji.NodesFitErrors = map[string]*FitErrors{}
+}
+
+// IsHardTopologyMode reports whether the job needs hard network topology, and its highest
+// allowed tier.
+func (ji *JobInfo) IsHardTopologyMode() (bool, int) {
+	nt := ji.Spec.NetworkTopology
+	if nt == nil {
+		return false, 0
+	}
+	return nt.Mode == "hard", int(nt.HighestTierAllowed)
+}
+
+// Clone returns a deep copy (tasks cloned).
+func (ji *JobInfo) Clone() *JobInfo {
+	c := *ji
+	c.TaskMinAvailable = make(map[string]int32, len(ji.TaskMinAvailable))
+	for k, v := range ji.TaskMinAvailable {
+		c.TaskMinAvailable[k] = v
+	}
+	c.Tasks = map[string]*TaskInfo{}
+	c.TaskStatusIndex = map[TaskStatus]map[string]*TaskInfo{}
+	c.Allocated = EmptyResource()
+	c.TotalRequest = EmptyResource()
+	c.MinResources = ji.MinResources.Clone()
+	c.NodesFitErrors = map[string]*FitErrors{}
+	for _, t := range ji.Tasks {
+		c.AddTaskInfo(t.Clone())
+	}
+	return &c
+}

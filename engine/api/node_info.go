@@ -1,0 +1,187 @@
+package api
+
+import (
+	"fmt"
+	"sort"
+)
+
+// NodeInfo is a session's mutable view of one node: what it offers and what its tasks hold.
+type NodeInfo struct {
+	Name string
+	// Node is the immutable node as streamed in.
+	Node *Node
+	// Allocatable is what the node offers; MaxTaskNum is its task capacity.
+	Allocatable *Resource
+	// Capacity equals Allocatable (Sluice has no separate capacity).
+	Capacity *Resource
+	// Idle is Allocatable minus Used.
+	Idle *Resource
+	// Used is held by tasks placed here (Releasing ones included).
+	Used *Resource
+	// Releasing is held by tasks being evicted.
+	Releasing *Resource
+	// Pipelined is promised to tasks waiting for Releasing resources.
+	Pipelined *Resource
+	// Tasks are the node's tasks by UID (node-owned copies).
+	Tasks map[string]*TaskInfo
+	// Devices is the node's device inventory with per-device usage, sorted by id.
+	Devices []*DeviceInfo
+}
+
+// DeviceInfo is one device of a node and what is allocated on it in this session.
+type DeviceInfo struct {
+	Device
+	// UsedMemory (bytes) and UsedCores (percent) are taken by shared requests.
+	UsedMemory float64
+	UsedCores  int32
+	// Tasks holding a share or all of the device, by task UID.
+	Holders map[string]struct{}
+	// Whole is true when a task holds the whole device.
+	Whole bool
+}
+
+// NewNodeInfo builds the session view of a node with no tasks.
+func NewNodeInfo(n *Node) *NodeInfo {
+	alloc := n.Allocatable.Clone()
+	ni := &NodeInfo{
+		Name:        n.Name,
+		Node:        n,
+		Allocatable: alloc,
+		Capacity:    alloc.Clone(),
+		Idle:        alloc.Clone(),
+		Used:        EmptyResource(),
+		Releasing:   EmptyResource(),
+		Pipelined:   EmptyResource(),
+		Tasks:       map[string]*TaskInfo{},
+	}
+	ni.Idle.MaxTaskNum = 0
+	for _, d := range n.Devices {
+		dev := &DeviceInfo{Device: d, Holders: map[string]struct{}{}}
+		if dev.Cores == 0 {
+			dev.Cores = 100
+		}
+		ni.Devices = append(ni.Devices, dev)
+	}
+	sort.Slice(ni.Devices, func(i, j int) bool { return ni.Devices[i].ID < ni.Devices[j].ID })
+	return ni
+}
+
+// FutureIdle is what the node will have free once releasing tasks are gone and pipelined
+// tasks have taken their room: Idle + Releasing - Pipelined.
+func (ni *NodeInfo) FutureIdle() *Resource {
+	return ni.Idle.Clone().Add(ni.Releasing).Sub(ni.Pipelined)
+}
+
+// AddTask places a copy of the task on the node and accounts its resources by status. It
+// fails, changing nothing, when the node lacks idle resources for a non-pipelined task.
+func (ni *NodeInfo) AddTask(t *TaskInfo) error {
+	if t.NodeName != "" && t.NodeName != ni.Name {
+		return fmt.Errorf("task %s is already on node %s, not %s", t.UID, t.NodeName, ni.Name)
+	}
+	if _, ok := ni.Tasks[t.UID]; ok {
+		return fmt.Errorf("task %s is already on node %s", t.UID, ni.Name)
+	}
+	c := t.Clone()
+	switch c.Status {
+	case Pipelined:
+		ni.Pipelined.Add(c.Resreq)
+	default:
+		if !c.Resreq.LessEqual(ni.Idle, Zero) {
+			return fmt.Errorf("node %s cannot hold task %s: idle <%s>, request <%s>", ni.Name, t.UID, ni.Idle, c.Resreq)
+		}
+		ni.Idle.Sub(c.Resreq)
+		ni.Used.Add(c.Resreq)
+		if c.Status == Releasing {
+			ni.Releasing.Add(c.Resreq)
+		}
+	}
+	t.NodeName = ni.Name
+	c.NodeName = ni.Name
+	ni.Tasks[c.UID] = c
+	return nil
+}
+
+// addTaskUnchecked accounts a task already known to be on the node (a snapshot may show a
+// node overcommitted; the session must still see it as it is).
+func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
+	c := t.Clone()
+	switch c.Status {
+	case Pipelined:
+		ni.Pipelined.Add(c.Resreq)
+	default:
+		ni.Idle.Sub(c.Resreq)
+		ni.Used.Add(c.Resreq)
+		if c.Status == Releasing {
+			ni.Releasing.Add(c.Resreq)
+		}
+	}
+	c.NodeName = ni.Name
+	ni.Tasks[c.UID] = c
+}
+
+// AddExistingTask accounts a task that the snapshot already places on this node, without the
+// idle check of AddTask.
+func (ni *NodeInfo) AddExistingTask(t *TaskInfo) { ni.addTaskUnchecked(t) }
+
+// RemoveTask removes the task and gives back what it held.
+func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
+	cur, ok := ni.Tasks[t.UID]
+	if !ok {
+		return
+	}
+	switch cur.Status {
+	case Pipelined:
+		ni.Pipelined.Sub(cur.Resreq)
+	default:
+		ni.Idle.Add(cur.Resreq)
+		ni.Used.Sub(cur.Resreq)
+		if cur.Status == Releasing {
+			ni.Releasing.Sub(cur.Resreq)
+		}
+	}
+	delete(ni.Tasks, cur.UID)
+}
+
+// UpdateTask re-accounts a task whose status changed.
+func (ni *NodeInfo) UpdateTask(t *TaskInfo) {
+	ni.RemoveTask(t)
+	ni.addTaskUnchecked(t)
+}
+
+// SortedTasks returns the node's tasks sorted by UID.
+func (ni *NodeInfo) SortedTasks() []*TaskInfo {
+	out := make([]*TaskInfo, 0, len(ni.Tasks))
+	for _, t := range ni.Tasks {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+// Labels returns the node's labels.
+func (ni *NodeInfo) Labels() map[string]string { return ni.Node.Labels }
+
+// Clone returns a deep copy of the node view.
+func (ni *NodeInfo) Clone() *NodeInfo {
+	c := *ni
+	c.Allocatable = ni.Allocatable.Clone()
+	c.Capacity = ni.Capacity.Clone()
+	c.Idle = ni.Idle.Clone()
+	c.Used = ni.Used.Clone()
+	c.Releasing = ni.Releasing.Clone()
+	c.Pipelined = ni.Pipelined.Clone()
+	c.Tasks = make(map[string]*TaskInfo, len(ni.Tasks))
+	for k, t := range ni.Tasks {
+		c.Tasks[k] = t.Clone()
+	}
+	c.Devices = make([]*DeviceInfo, len(ni.Devices))
+	for i, d := range ni.Devices {
+		dc := *d
+		dc.Holders = make(map[string]struct{}, len(d.Holders))
+		for k := range d.Holders {
+			dc.Holders[k] = struct{}{}
+		}
+		c.Devices[i] = &dc
+	}
+	return &c
+}

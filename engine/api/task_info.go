@@ -1,0 +1,76 @@
+package api
+
+import "time"
+
+// TaskInfo is a session's mutable view of one task.
+type TaskInfo struct {
+	// UID is the task's namespace/name.
+	UID       string
+	Name      string
+	Namespace string
+	// Job is the UID (namespace/name) of the task's job.
+	Job  string
+	Role string
+	// Resreq is what the task requests; InitResreq is what it needs to start (the same here).
+	Resreq     *Resource
+	InitResreq *Resource
+	Status     TaskStatus
+	NodeName   string
+	Priority   int32
+	// BestEffort is true when the task requests no resources.
+	BestEffort  bool
+	Preemptable bool
+	StartedAt   time.Time
+	// DeviceIDs are the devices assigned to the task on its node.
+	DeviceIDs []string
+	// Spec is the immutable task as streamed in (selectors, tolerations, affinity, labels).
+	Spec *Task
+}
+
+// NewTaskInfo builds the session view of a task. priority is the resolved priority.
+func NewTaskInfo(t *Task, priority int32) *TaskInfo {
+	req := t.Resources.Clone()
+	req.MaxTaskNum = 0
+	return &TaskInfo{
+		UID:         t.Key(),
+		Name:        t.Name,
+		Namespace:   t.Namespace,
+		Job:         t.JobKey(),
+		Role:        t.Role,
+		Resreq:      req,
+		InitResreq:  req.Clone(),
+		Status:      t.Status,
+		NodeName:    t.Node,
+		Priority:    priority,
+		BestEffort:  req.IsEmpty(),
+		Preemptable: t.Preemptable,
+		StartedAt:   t.StartedAt,
+		DeviceIDs:   append([]string(nil), t.DeviceIDs...),
+		Spec:        t,
+	}
+}
+
+// Clone returns a copy that shares the immutable spec.
+func (t *TaskInfo) Clone() *TaskInfo {
+	c := *t
+	c.Resreq = t.Resreq.Clone()
+	c.InitResreq = t.InitResreq.Clone()
+	c.DeviceIDs = append([]string(nil), t.DeviceIDs...)
+	return &c
+}
+
+// Labels returns the task's labels.
+func (t *TaskInfo) Labels() map[string]string {
+	if t.Spec == nil {
+		return nil
+	}
+	return t.Spec.Labels
+}
+
+// Annotations returns the task's annotations.
+func (t *TaskInfo) Annotations() map[string]string {
+	if t.Spec == nil {
+		return nil
+	}
+	return t.Spec.Annotations
+}

@@ -1,0 +1,514 @@
+package framework
+
+import (
+	"sort"
+
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+)
+
+// Callback types. Comparison functions return <0 when l goes first, >0 when r goes first and
+// 0 when the plugin has no opinion.
+type (
+	// JobOrderFn compares two jobs.
+	JobOrderFn func(l, r *api.JobInfo) int
+	// QueueOrderFn compares two queues.
+	QueueOrderFn func(l, r *api.QueueInfo) int
+	// VictimQueueOrderFn compares two queues as sources of victims for a preemptor's queue.
+	VictimQueueOrderFn func(l, r, preemptor *api.QueueInfo) int
+	// TaskOrderFn compares two tasks.
+	TaskOrderFn func(l, r *api.TaskInfo) int
+	// PredicateFn says why a task cannot go on a node (nil: it can). Return *api.FitError
+	// to give a reason and say whether eviction could help.
+	PredicateFn func(task *api.TaskInfo, node *api.NodeInfo) error
+	// PrePredicateFn rejects a task before any node is tried.
+	PrePredicateFn func(task *api.TaskInfo) error
+	// NodeOrderFn scores a node for a task; higher is better.
+	NodeOrderFn func(task *api.TaskInfo, node *api.NodeInfo) (float64, error)
+	// BatchNodeOrderFn scores many nodes at once, by node name.
+	BatchNodeOrderFn func(task *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error)
+	// BestNodeFn picks a node among scored candidates (scores to nodes); nil: no opinion.
+	BestNodeFn func(task *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo
+	// EvictableFn chooses, among candidates, the tasks the evictor may evict, or abstains.
+	EvictableFn func(evictor *api.TaskInfo, candidates []*api.TaskInfo) ([]*api.TaskInfo, Vote)
+	// QueueTaskFn answers a yes/no question about a queue and a task (allocatable,
+	// preemptive).
+	QueueTaskFn func(queue *api.QueueInfo, task *api.TaskInfo) bool
+	// QueueFn answers a yes/no question about a queue (overused).
+	QueueFn func(queue *api.QueueInfo) bool
+	// JobFn answers a yes/no question about a job (ready, starving).
+	JobFn func(job *api.JobInfo) bool
+	// JobVoteFn votes on a job (pipelined, enqueueable).
+	JobVoteFn func(job *api.JobInfo) Vote
+	// JobValidFn validates a job; nil or Pass means valid.
+	JobValidFn func(job *api.JobInfo) *ValidateResult
+	// JobEnqueuedFn is told that a job was enqueued.
+	JobEnqueuedFn func(job *api.JobInfo)
+	// VictimTasksFn chooses tasks to evict on its own (shuffle, rescheduling).
+	VictimTasksFn func(tasks []*api.TaskInfo) []*api.TaskInfo
+	// TargetJobFn picks the job to serve first among candidates.
+	TargetJobFn func(jobs []*api.JobInfo) *api.JobInfo
+	// ReservedNodesFn reserves nodes for the cycle.
+	ReservedNodesFn func()
+	// SimulateTaskFn updates a plugin's simulated state when a task is added to or removed
+	// from a node during preemption planning.
+	SimulateTaskFn func(preemptor, task *api.TaskInfo, node *api.NodeInfo) error
+	// HyperNodeOrderFn scores hypernodes (by name) for a job; higher is better.
+	HyperNodeOrderFn func(job *api.JobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error)
+)
+
+// ValidateResult is a job validity verdict with a machine reason and a message.
+type ValidateResult struct {
+	Pass    bool
+	Reason  string
+	Message string
+}
+
+// Event is passed to event handlers when a task is allocated or deallocated.
+type Event struct {
+	Task *api.TaskInfo
+}
+
+// EventHandler receives allocate and deallocate events so plugins keep their accounting
+// (queue shares, dominant shares) right while statements change the session.
+type EventHandler struct {
+	AllocateFunc   func(*Event)
+	DeallocateFunc func(*Event)
+}
+
+// callbacks holds every hook of a session.
+type callbacks struct {
+	jobOrder          *hook[JobOrderFn]
+	queueOrder        *hook[QueueOrderFn]
+	victimQueueOrder  *hook[VictimQueueOrderFn]
+	taskOrder         *hook[TaskOrderFn]
+	predicate         *hook[PredicateFn]
+	prePredicate      *hook[PrePredicateFn]
+	nodeOrder         *hook[NodeOrderFn]
+	batchNodeOrder    *hook[BatchNodeOrderFn]
+	bestNode          *hook[BestNodeFn]
+	preemptable       *hook[EvictableFn]
+	reclaimable       *hook[EvictableFn]
+	preemptive        *hook[QueueTaskFn]
+	allocatable       *hook[QueueTaskFn]
+	overused          *hook[QueueFn]
+	jobValid          *hook[JobValidFn]
+	jobReady          *hook[JobFn]
+	jobPipelined      *hook[JobVoteFn]
+	jobStarving       *hook[JobFn]
+	jobEnqueueable    *hook[JobVoteFn]
+	jobEnqueued       *hook[JobEnqueuedFn]
+	victimTasks       *hook[VictimTasksFn]
+	targetJob         *hook[TargetJobFn]
+	reservedNodes     *hook[ReservedNodesFn]
+	simulateAdd       *hook[SimulateTaskFn]
+	simulateRemove    *hook[SimulateTaskFn]
+	simulatePredicate *hook[PredicateFn]
+	simulateAlloc     *hook[QueueTaskFn]
+	hyperNodeOrder    *hook[HyperNodeOrderFn]
+	events            []*EventHandler
+}
+
+func newCallbacks() callbacks {
+	return callbacks{
+		jobOrder:          newHook[JobOrderFn](conf.FlagJobOrder),
+		queueOrder:        newHook[QueueOrderFn](conf.FlagQueueOrder),
+		victimQueueOrder:  newHook[VictimQueueOrderFn](conf.FlagQueueOrder),
+		taskOrder:         newHook[TaskOrderFn](conf.FlagTaskOrder),
+		predicate:         newHook[PredicateFn](conf.FlagPredicate),
+		prePredicate:      newHook[PrePredicateFn](conf.FlagPredicate),
+		nodeOrder:         newHook[NodeOrderFn](conf.FlagNodeOrder),
+		batchNodeOrder:    newHook[BatchNodeOrderFn](conf.FlagNodeOrder),
+		bestNode:          newHook[BestNodeFn](conf.FlagBestNode),
+		preemptable:       newHook[EvictableFn](conf.FlagPreemptable),
+		reclaimable:       newHook[EvictableFn](conf.FlagReclaimable),
+		preemptive:        newHook[QueueTaskFn](conf.FlagPreemptive),
+		allocatable:       newHook[QueueTaskFn](conf.FlagAllocatable),
+		overused:          newHook[QueueFn](conf.FlagOverused),
+		jobValid:          newUngatedHook[JobValidFn](),
+		jobReady:          newHook[JobFn](conf.FlagJobReady),
+		jobPipelined:      newHook[JobVoteFn](conf.FlagJobPipelined),
+		jobStarving:       newHook[JobFn](conf.FlagJobStarving),
+		jobEnqueueable:    newHook[JobVoteFn](conf.FlagJobEnqueued),
+		jobEnqueued:       newHook[JobEnqueuedFn](conf.FlagJobEnqueued),
+		victimTasks:       newHook[VictimTasksFn](conf.FlagVictim),
+		targetJob:         newHook[TargetJobFn](conf.FlagTargetJob),
+		reservedNodes:     newHook[ReservedNodesFn](conf.FlagReservedNodes),
+		simulateAdd:       newHook[SimulateTaskFn](conf.FlagPreemptable),
+		simulateRemove:    newHook[SimulateTaskFn](conf.FlagPreemptable),
+		simulatePredicate: newHook[PredicateFn](conf.FlagPredicate),
+		simulateAlloc:     newHook[QueueTaskFn](conf.FlagAllocatable),
+		hyperNodeOrder:    newHook[HyperNodeOrderFn](conf.FlagHyperNodeOrder),
+	}
+}
+
+func (c *callbacks) build(tiers []conf.Tier) {
+	c.jobOrder.build(tiers)
+	c.queueOrder.build(tiers)
+	c.victimQueueOrder.build(tiers)
+	c.taskOrder.build(tiers)
+	c.predicate.build(tiers)
+	c.prePredicate.build(tiers)
+	c.nodeOrder.build(tiers)
+	c.batchNodeOrder.build(tiers)
+	c.bestNode.build(tiers)
+	c.preemptable.build(tiers)
+	c.reclaimable.build(tiers)
+	c.preemptive.build(tiers)
+	c.allocatable.build(tiers)
+	c.overused.build(tiers)
+	c.jobValid.build(tiers)
+	c.jobReady.build(tiers)
+	c.jobPipelined.build(tiers)
+	c.jobStarving.build(tiers)
+	c.jobEnqueueable.build(tiers)
+	c.jobEnqueued.build(tiers)
+	c.victimTasks.build(tiers)
+	c.targetJob.build(tiers)
+	c.reservedNodes.build(tiers)
+	c.simulateAdd.build(tiers)
+	c.simulateRemove.build(tiers)
+	c.simulatePredicate.build(tiers)
+	c.simulateAlloc.build(tiers)
+	c.hyperNodeOrder.build(tiers)
+}
+
+// Registration, called by plugins in OnSessionOpen. name is the plugin's name; a callback is
+// used only if that plugin appears in the configuration with the matching flag enabled.
+
+// AddJobOrderFn registers a job comparison.
+func (s *Session) AddJobOrderFn(name string, fn JobOrderFn) { s.cb.jobOrder.add(name, fn) }
+
+// AddQueueOrderFn registers a queue comparison.
+func (s *Session) AddQueueOrderFn(name string, fn QueueOrderFn) { s.cb.queueOrder.add(name, fn) }
+
+// AddVictimQueueOrderFn registers a comparison of victim queues.
+func (s *Session) AddVictimQueueOrderFn(name string, fn VictimQueueOrderFn) {
+	s.cb.victimQueueOrder.add(name, fn)
+}
+
+// AddTaskOrderFn registers a task comparison.
+func (s *Session) AddTaskOrderFn(name string, fn TaskOrderFn) { s.cb.taskOrder.add(name, fn) }
+
+// AddPredicateFn registers a node filter.
+func (s *Session) AddPredicateFn(name string, fn PredicateFn) { s.cb.predicate.add(name, fn) }
+
+// AddPrePredicateFn registers a task filter run before nodes are tried.
+func (s *Session) AddPrePredicateFn(name string, fn PrePredicateFn) {
+	s.cb.prePredicate.add(name, fn)
+}
+
+// AddNodeOrderFn registers a node score.
+func (s *Session) AddNodeOrderFn(name string, fn NodeOrderFn) { s.cb.nodeOrder.add(name, fn) }
+
+// AddBatchNodeOrderFn registers a score computed over all candidate nodes at once.
+func (s *Session) AddBatchNodeOrderFn(name string, fn BatchNodeOrderFn) {
+	s.cb.batchNodeOrder.add(name, fn)
+}
+
+// AddBestNodeFn registers a best-node chooser.
+func (s *Session) AddBestNodeFn(name string, fn BestNodeFn) { s.cb.bestNode.add(name, fn) }
+
+// AddPreemptableFn registers a victim chooser for preemption.
+func (s *Session) AddPreemptableFn(name string, fn EvictableFn) { s.cb.preemptable.add(name, fn) }
+
+// AddReclaimableFn registers a victim chooser for reclaim.
+func (s *Session) AddReclaimableFn(name string, fn EvictableFn) { s.cb.reclaimable.add(name, fn) }
+
+// AddPreemptiveFn registers a check that a queue may reclaim for a task.
+func (s *Session) AddPreemptiveFn(name string, fn QueueTaskFn) { s.cb.preemptive.add(name, fn) }
+
+// AddAllocatableFn registers a check that a queue may take a task's resources.
+func (s *Session) AddAllocatableFn(name string, fn QueueTaskFn) { s.cb.allocatable.add(name, fn) }
+
+// AddOverusedFn registers an overuse check.
+func (s *Session) AddOverusedFn(name string, fn QueueFn) { s.cb.overused.add(name, fn) }
+
+// AddJobValidFn registers a job validity check.
+func (s *Session) AddJobValidFn(name string, fn JobValidFn) { s.cb.jobValid.add(name, fn) }
+
+// AddJobReadyFn registers a readiness check.
+func (s *Session) AddJobReadyFn(name string, fn JobFn) { s.cb.jobReady.add(name, fn) }
+
+// AddJobPipelinedFn registers a pipelined vote.
+func (s *Session) AddJobPipelinedFn(name string, fn JobVoteFn) { s.cb.jobPipelined.add(name, fn) }
+
+// AddJobStarvingFn registers a starving check.
+func (s *Session) AddJobStarvingFn(name string, fn JobFn) { s.cb.jobStarving.add(name, fn) }
+
+// AddJobEnqueueableFn registers an enqueue vote.
+func (s *Session) AddJobEnqueueableFn(name string, fn JobVoteFn) {
+	s.cb.jobEnqueueable.add(name, fn)
+}
+
+// AddJobEnqueuedFn registers a hook told about enqueued jobs.
+func (s *Session) AddJobEnqueuedFn(name string, fn JobEnqueuedFn) {
+	s.cb.jobEnqueued.add(name, fn)
+}
+
+// AddVictimTasksFn registers a victim chooser for shuffle.
+func (s *Session) AddVictimTasksFn(name string, fn VictimTasksFn) { s.cb.victimTasks.add(name, fn) }
+
+// AddTargetJobFn registers a target-job chooser.
+func (s *Session) AddTargetJobFn(name string, fn TargetJobFn) { s.cb.targetJob.add(name, fn) }
+
+// AddReservedNodesFn registers a node reservation hook.
+func (s *Session) AddReservedNodesFn(name string, fn ReservedNodesFn) {
+	s.cb.reservedNodes.add(name, fn)
+}
+
+// AddSimulateAddTaskFn registers a simulated task addition.
+func (s *Session) AddSimulateAddTaskFn(name string, fn SimulateTaskFn) {
+	s.cb.simulateAdd.add(name, fn)
+}
+
+// AddSimulateRemoveTaskFn registers a simulated task removal.
+func (s *Session) AddSimulateRemoveTaskFn(name string, fn SimulateTaskFn) {
+	s.cb.simulateRemove.add(name, fn)
+}
+
+// AddSimulatePredicateFn registers a predicate evaluated on simulated state.
+func (s *Session) AddSimulatePredicateFn(name string, fn PredicateFn) {
+	s.cb.simulatePredicate.add(name, fn)
+}
+
+// AddSimulateAllocatableFn registers an allocatable check on simulated state.
+func (s *Session) AddSimulateAllocatableFn(name string, fn QueueTaskFn) {
+	s.cb.simulateAlloc.add(name, fn)
+}
+
+// AddHyperNodeOrderFn registers a hypernode score.
+func (s *Session) AddHyperNodeOrderFn(name string, fn HyperNodeOrderFn) {
+	s.cb.hyperNodeOrder.add(name, fn)
+}
+
+// AddEventHandler registers allocate/deallocate event handlers.
+func (s *Session) AddEventHandler(h *EventHandler) { s.cb.events = append(s.cb.events, h) }
+
+// Dispatch, called by actions.
+
+// JobOrderFn reports whether l goes before r; ties fall back to creation time, then name.
+func (s *Session) JobOrderFn(l, r *api.JobInfo) bool {
+	if c := firstNonZero(s.cb.jobOrder, func(f JobOrderFn) int { return f(l, r) }); c != 0 {
+		return c < 0
+	}
+	if !l.CreationTimestamp.Equal(r.CreationTimestamp) {
+		return l.CreationTimestamp.Before(r.CreationTimestamp)
+	}
+	return l.UID < r.UID
+}
+
+// QueueOrderFn reports whether l goes before r; ties fall back to name.
+func (s *Session) QueueOrderFn(l, r *api.QueueInfo) bool {
+	if c := firstNonZero(s.cb.queueOrder, func(f QueueOrderFn) int { return f(l, r) }); c != 0 {
+		return c < 0
+	}
+	return l.UID < r.UID
+}
+
+// VictimQueueOrderFn reports whether queue l should give up victims before r for preemptor.
+func (s *Session) VictimQueueOrderFn(l, r, preemptor *api.QueueInfo) bool {
+	if c := firstNonZero(s.cb.victimQueueOrder, func(f VictimQueueOrderFn) int { return f(l, r, preemptor) }); c != 0 {
+		return c < 0
+	}
+	return l.UID < r.UID
+}
+
+// TaskCompare compares tasks with the plugins only (0: no opinion).
+func (s *Session) TaskCompare(l, r *api.TaskInfo) int {
+	return firstNonZero(s.cb.taskOrder, func(f TaskOrderFn) int { return f(l, r) })
+}
+
+// TaskOrderFn reports whether l goes before r; ties fall back to name.
+func (s *Session) TaskOrderFn(l, r *api.TaskInfo) bool {
+	if c := s.TaskCompare(l, r); c != 0 {
+		return c < 0
+	}
+	return l.UID < r.UID
+}
+
+// PrePredicateFn runs the pre-predicates; the first error wins.
+func (s *Session) PrePredicateFn(t *api.TaskInfo) error {
+	return firstError(s.cb.prePredicate, func(f PrePredicateFn) error { return f(t) })
+}
+
+// PredicateFn runs the predicates; the first error wins.
+func (s *Session) PredicateFn(t *api.TaskInfo, n *api.NodeInfo) error {
+	return firstError(s.cb.predicate, func(f PredicateFn) error { return f(t, n) })
+}
+
+// HasPredicates reports whether any predicate is enabled.
+func (s *Session) HasPredicates() bool { return !s.cb.predicate.empty() }
+
+// NodeOrderFn sums the node scores.
+func (s *Session) NodeOrderFn(t *api.TaskInfo, n *api.NodeInfo) (float64, error) {
+	return sumScores(s.cb.nodeOrder, func(f NodeOrderFn) (float64, error) { return f(t, n) })
+}
+
+// HasNodeOrder reports whether any per-node or batch score is enabled.
+func (s *Session) HasNodeOrder() bool {
+	return !s.cb.nodeOrder.empty() || !s.cb.batchNodeOrder.empty()
+}
+
+// BatchNodeOrderFn sums the batch scores per node name.
+func (s *Session) BatchNodeOrderFn(t *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error) {
+	out := map[string]float64{}
+	var err error
+	each(s.cb.batchNodeOrder, func(f BatchNodeOrderFn) {
+		if err != nil {
+			return
+		}
+		var scores map[string]float64
+		scores, err = f(t, nodes)
+		for _, n := range nodes {
+			out[n.Name] += scores[n.Name]
+		}
+	})
+	return out, err
+}
+
+// HasBestNode reports whether any best-node chooser is enabled.
+func (s *Session) HasBestNode() bool { return !s.cb.bestNode.empty() }
+
+// BestNodeFn asks the best-node choosers; nil means none had an opinion.
+func (s *Session) BestNodeFn(t *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo {
+	return firstNonNil(s.cb.bestNode, func(f BestNodeFn) *api.NodeInfo { return f(t, scores) })
+}
+
+// Preemptable returns the victims the preemptor may evict among candidates.
+func (s *Session) Preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	return victimsIntersect(s.cb.preemptable, func(f EvictableFn) ([]*api.TaskInfo, Vote) { return f(preemptor, candidates) })
+}
+
+// Reclaimable returns the victims the reclaimer may evict among candidates.
+func (s *Session) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	return victimsIntersect(s.cb.reclaimable, func(f EvictableFn) ([]*api.TaskInfo, Vote) { return f(reclaimer, candidates) })
+}
+
+// Preemptive reports whether the queue may reclaim for the task.
+func (s *Session) Preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
+	return allTrue(s.cb.preemptive, func(f QueueTaskFn) bool { return f(q, t) })
+}
+
+// Allocatable reports whether the queue may take the task's resources.
+func (s *Session) Allocatable(q *api.QueueInfo, t *api.TaskInfo) bool {
+	return allTrue(s.cb.allocatable, func(f QueueTaskFn) bool { return f(q, t) })
+}
+
+// Overused reports whether any plugin finds the queue overused.
+func (s *Session) Overused(q *api.QueueInfo) bool {
+	return anyTrue(s.cb.overused, func(f QueueFn) bool { return f(q) })
+}
+
+// JobValid returns the first failing validity verdict, or nil.
+func (s *Session) JobValid(j *api.JobInfo) *ValidateResult {
+	return firstNonNil(s.cb.jobValid, func(f JobValidFn) *ValidateResult {
+		if r := f(j); r != nil && !r.Pass {
+			return r
+		}
+		return nil
+	})
+}
+
+// JobReady reports whether every plugin finds the job ready.
+func (s *Session) JobReady(j *api.JobInfo) bool {
+	return allTrue(s.cb.jobReady, func(f JobFn) bool { return f(j) })
+}
+
+// JobPipelined combines the pipelined votes.
+func (s *Session) JobPipelined(j *api.JobInfo) bool {
+	return vote(s.cb.jobPipelined, func(f JobVoteFn) Vote { return f(j) })
+}
+
+// JobStarving lets the first tier with a starving check decide; false without any.
+func (s *Session) JobStarving(j *api.JobInfo) bool {
+	return firstTierDecides(s.cb.jobStarving, false, func(f JobFn) bool { return f(j) })
+}
+
+// JobEnqueueable combines the enqueue votes.
+func (s *Session) JobEnqueueable(j *api.JobInfo) bool {
+	return vote(s.cb.jobEnqueueable, func(f JobVoteFn) Vote { return f(j) })
+}
+
+// JobEnqueued tells the plugins that a job was enqueued.
+func (s *Session) JobEnqueued(j *api.JobInfo) {
+	each(s.cb.jobEnqueued, func(f JobEnqueuedFn) { f(j) })
+}
+
+// VictimTasks returns the tasks the victim choosers agree on, tier by tier as for
+// preemption.
+func (s *Session) VictimTasks(tasks []*api.TaskInfo) []*api.TaskInfo {
+	return victimsIntersect(s.cb.victimTasks, func(f VictimTasksFn) ([]*api.TaskInfo, Vote) {
+		v := f(tasks)
+		if v == nil {
+			return nil, Abstain
+		}
+		return v, Permit
+	})
+}
+
+// TargetJob returns the job a plugin wants served first, or nil.
+func (s *Session) TargetJob(jobs []*api.JobInfo) *api.JobInfo {
+	return firstNonNil(s.cb.targetJob, func(f TargetJobFn) *api.JobInfo { return f(jobs) })
+}
+
+// ReservedNodes runs the reservation hooks.
+func (s *Session) ReservedNodes() { each(s.cb.reservedNodes, func(f ReservedNodesFn) { f() }) }
+
+// SimulateAddTask tells plugins that a task is added to a node in a simulation.
+func (s *Session) SimulateAddTask(preemptor, t *api.TaskInfo, n *api.NodeInfo) error {
+	return firstError(s.cb.simulateAdd, func(f SimulateTaskFn) error { return f(preemptor, t, n) })
+}
+
+// SimulateRemoveTask tells plugins that a task is removed from a node in a simulation.
+func (s *Session) SimulateRemoveTask(preemptor, t *api.TaskInfo, n *api.NodeInfo) error {
+	return firstError(s.cb.simulateRemove, func(f SimulateTaskFn) error { return f(preemptor, t, n) })
+}
+
+// SimulatePredicate runs the simulated predicates.
+func (s *Session) SimulatePredicate(t *api.TaskInfo, n *api.NodeInfo) error {
+	return firstError(s.cb.simulatePredicate, func(f PredicateFn) error { return f(t, n) })
+}
+
+// SimulateAllocatable runs the simulated allocatable checks.
+func (s *Session) SimulateAllocatable(q *api.QueueInfo, t *api.TaskInfo) bool {
+	return allTrue(s.cb.simulateAlloc, func(f QueueTaskFn) bool { return f(q, t) })
+}
+
+// HyperNodeOrderFn sums hypernode scores.
+func (s *Session) HyperNodeOrderFn(j *api.JobInfo, hns map[string][]*api.NodeInfo) (map[string]float64, error) {
+	out := map[string]float64{}
+	var err error
+	each(s.cb.hyperNodeOrder, func(f HyperNodeOrderFn) {
+		if err != nil {
+			return
+		}
+		var sc map[string]float64
+		sc, err = f(j, hns)
+		names := make([]string, 0, len(sc))
+		for k := range sc {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			out[k] += sc[k]
+		}
+	})
+	return out, err
+}
+
+func (s *Session) fireAllocate(t *api.TaskInfo) {
+	for _, h := range s.cb.events {
+		if h.AllocateFunc != nil {
+			h.AllocateFunc(&Event{Task: t})
+		}
+	}
+}
+
+func (s *Session) fireDeallocate(t *api.TaskInfo) {
+	for _, h := range s.cb.events {
+		if h.DeallocateFunc != nil {
+			h.DeallocateFunc(&Event{Task: t})
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package framework
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+)
+
+// hookOf builds a hook over tiers of plugin names, every flag enabled, with the given
+// callbacks by plugin name.
+func hookOf[F any](tiers [][]string, fns map[string]F) *hook[F] {
+	h := newHook[F](conf.FlagJobOrder)
+	for n, f := range fns {
+		h.add(n, f)
+	}
+	var ct []conf.Tier
+	for _, t := range tiers {
+		var tier conf.Tier
+		for _, n := range t {
+			tier.Plugins = append(tier.Plugins, conf.PluginOption{Name: n})
+		}
+		ct = append(ct, tier)
+	}
+	h.build(ct)
+	return h
+}
+
+func TestHookRespectsEnableFlag(t *testing.T) {
+	off := false
+	h := newHook[func() int](conf.FlagJobOrder)
+	h.add("a", func() int { return 1 })
+	h.add("b", func() int { return 2 })
+	h.build([]conf.Tier{{Plugins: []conf.PluginOption{{Name: "a", EnabledJobOrder: &off}, {Name: "b"}, {Name: "c"}}}})
+	if got := firstNonZero(h, func(f func() int) int { return f() }); got != 2 {
+		t.Fatalf("disabled plugin a was consulted: got %d, want 2", got)
+	}
+	ug := newUngatedHook[func() int]()
+	ug.add("a", func() int { return 1 })
+	ug.build([]conf.Tier{{Plugins: []conf.PluginOption{{Name: "a", EnabledJobOrder: &off}}}})
+	if got := firstNonZero(ug, func(f func() int) int { return f() }); got != 1 {
+		t.Fatalf("ungated hook skipped plugin: got %d", got)
+	}
+}
+
+func TestFirstNonZero(t *testing.T) {
+	h := hookOf([][]string{{"a", "b"}, {"c"}}, map[string]func() int{
+		"a": func() int { return 0 }, "b": func() int { return -1 }, "c": func() int { return 1 },
+	})
+	if got := firstNonZero(h, func(f func() int) int { return f() }); got != -1 {
+		t.Fatalf("got %d, want -1 (first opinion across tiers)", got)
+	}
+}
+
+func TestFirstErrorStopsAtFirstReject(t *testing.T) {
+	calls := 0
+	h := hookOf([][]string{{"a"}, {"b", "c"}}, map[string]func() error{
+		"a": func() error { calls++; return nil },
+		"b": func() error { calls++; return errors.New("b says no") },
+		"c": func() error { calls++; return errors.New("c says no") },
+	})
+	err := firstError(h, func(f func() error) error { return f() })
+	if err == nil || err.Error() != "b says no" || calls != 2 {
+		t.Fatalf("got %v after %d calls, want b's error after 2", err, calls)
+	}
+}
+
+func TestAllAnyTrue(t *testing.T) {
+	h := hookOf([][]string{{"a"}, {"b"}}, map[string]func() bool{
+		"a": func() bool { return true }, "b": func() bool { return false },
+	})
+	call := func(f func() bool) bool { return f() }
+	if allTrue(h, call) {
+		t.Error("allTrue: one false must make it false")
+	}
+	if !anyTrue(h, call) {
+		t.Error("anyTrue: one true must make it true")
+	}
+	empty := hookOf[func() bool](nil, nil)
+	if !allTrue(empty, call) || anyTrue(empty, call) {
+		t.Error("empty hook: allTrue must be true and anyTrue false")
+	}
+}
+
+func TestFirstTierDecides(t *testing.T) {
+	call := func(f func() bool) bool { return f() }
+	h := hookOf([][]string{{"x"}, {"a", "b"}, {"c"}}, map[string]func() bool{
+		"a": func() bool { return true }, "b": func() bool { return true }, "c": func() bool { return false },
+	})
+	if !firstTierDecides(h, false, call) {
+		t.Error("tier 2 (a, b both true) must decide true; tier 3 must not be asked")
+	}
+	h2 := hookOf([][]string{{"a", "c"}}, map[string]func() bool{
+		"a": func() bool { return true }, "c": func() bool { return false },
+	})
+	if firstTierDecides(h2, true, call) {
+		t.Error("a false in the deciding tier must make it false")
+	}
+	if !firstTierDecides(hookOf[func() bool](nil, nil), true, call) {
+		t.Error("no callback: default must be returned")
+	}
+}
+
+func TestVote(t *testing.T) {
+	call := func(f func() Vote) Vote { return f() }
+	v := func(x Vote) func() Vote { return func() Vote { return x } }
+	cases := []struct {
+		name  string
+		tiers [][]string
+		fns   map[string]func() Vote
+		want  bool
+	}{
+		{"all abstain permits", [][]string{{"a"}, {"b"}}, map[string]func() Vote{"a": v(Abstain), "b": v(Abstain)}, true},
+		{"reject wins in tier", [][]string{{"a", "b"}}, map[string]func() Vote{"a": v(Permit), "b": v(Reject)}, false},
+		{"permit tier stops later reject", [][]string{{"a"}, {"b"}}, map[string]func() Vote{"a": v(Permit), "b": v(Reject)}, true},
+		{"abstain tier defers to next", [][]string{{"a"}, {"b"}}, map[string]func() Vote{"a": v(Abstain), "b": v(Reject)}, false},
+	}
+	for _, c := range cases {
+		if got := vote(hookOf(c.tiers, c.fns), call); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func tasks(names ...string) []*api.TaskInfo {
+	var out []*api.TaskInfo
+	for _, n := range names {
+		out = append(out, &api.TaskInfo{UID: n})
+	}
+	return out
+}
+
+func uids(ts []*api.TaskInfo) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.UID)
+	}
+	return out
+}
+
+func TestVictimsIntersect(t *testing.T) {
+	type fn = func() ([]*api.TaskInfo, Vote)
+	give := func(v Vote, names ...string) fn { return func() ([]*api.TaskInfo, Vote) { return tasks(names...), v } }
+	call := func(f fn) ([]*api.TaskInfo, Vote) { return f() }
+	cases := []struct {
+		name  string
+		tiers [][]string
+		fns   map[string]fn
+		want  []string
+	}{
+		{"intersection within tier", [][]string{{"a", "b"}}, map[string]fn{"a": give(Permit, "t1", "t2", "t3"), "b": give(Permit, "t2", "t3", "t4")}, []string{"t2", "t3"}},
+		{"abstain is skipped", [][]string{{"a", "b"}}, map[string]fn{"a": give(Abstain), "b": give(Permit, "t1")}, []string{"t1"}},
+		{"empty choice falls through to next tier", [][]string{{"a", "b"}, {"c"}}, map[string]fn{"a": give(Permit), "b": give(Permit, "t1"), "c": give(Permit, "t9")}, []string{"t9"}},
+		{"empty intersection falls through", [][]string{{"a", "b"}, {"c"}}, map[string]fn{"a": give(Permit, "t1"), "b": give(Permit, "t2"), "c": give(Permit, "t3")}, []string{"t3"}},
+		{"first deciding tier wins", [][]string{{"a"}, {"c"}}, map[string]fn{"a": give(Permit, "t1"), "c": give(Permit, "t3")}, []string{"t1"}},
+		{"nobody decides", [][]string{{"a"}}, map[string]fn{"a": give(Abstain)}, nil},
+	}
+	for _, c := range cases {
+		got := uids(victimsIntersect(hookOf(c.tiers, c.fns), call))
+		if len(got) != len(c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+}
+
+func TestSumScores(t *testing.T) {
+	h := hookOf([][]string{{"a"}, {"b"}}, map[string]func() (float64, error){
+		"a": func() (float64, error) { return 1.5, nil }, "b": func() (float64, error) { return 2, nil },
+	})
+	got, err := sumScores(h, func(f func() (float64, error)) (float64, error) { return f() })
+	if err != nil || got != 3.5 {
+		t.Fatalf("got %v, %v; want 3.5", got, err)
+	}
+	h.add("c", func() (float64, error) { return 0, errors.New("boom") })
+	h.build([]conf.Tier{{Plugins: []conf.PluginOption{{Name: "a"}, {Name: "c"}}}})
+	if _, err := sumScores(h, func(f func() (float64, error)) (float64, error) { return f() }); err == nil {
+		t.Fatal("an error from one scorer must be returned")
+	}
+}

@@ -1,0 +1,206 @@
+package framework
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sluice-sched/sluice/engine/api"
+)
+
+// DecisionKind is the kind of a plan decision.
+type DecisionKind int
+
+// Decision kinds.
+const (
+	DecisionBind DecisionKind = iota + 1
+	DecisionPipeline
+	DecisionEvict
+)
+
+// String names the kind.
+func (k DecisionKind) String() string {
+	switch k {
+	case DecisionBind:
+		return "bind"
+	case DecisionPipeline:
+		return "pipeline"
+	case DecisionEvict:
+		return "evict"
+	}
+	return "invalid"
+}
+
+// Decision is one entry of a plan.
+type Decision struct {
+	Kind DecisionKind
+	// Task and Job are namespace/name UIDs.
+	Task, Job, Node string
+	DeviceIDs       []string
+	// Action, ForTask and Reason explain an eviction.
+	Action, ForTask, Reason string
+}
+
+// Explanation says why a job is still pending.
+type Explanation struct {
+	Summary    string
+	NodesTotal int
+	Reasons    []api.ReasonCount
+	// GangPlaceable and GangMin describe the gang (placeable tasks vs minAvailable).
+	GangPlaceable, GangMin int32
+	QueueReason            string
+}
+
+// JobOutcome is a job's state at the end of the cycle.
+type JobOutcome struct {
+	Job           string
+	PreviousPhase api.JobPhase
+	Phase         api.JobPhase
+	Ready         int32
+	Pending       int32
+	MinAvailable  int32
+	// Explanation is set for jobs that still have pending tasks.
+	Explanation *Explanation
+}
+
+// QueueOutcome is a queue's figures at the end of the cycle.
+type QueueOutcome struct {
+	Queue string
+	QueueFigures
+}
+
+// ActionTiming is how long one action ran.
+type ActionTiming struct {
+	Action   string
+	Duration time.Duration
+}
+
+// Result is what a cycle decided.
+type Result struct {
+	// Decisions lists binds and evictions in commit order, then pipelines by task name.
+	Decisions []Decision
+	Jobs      []JobOutcome
+	Queues    []QueueOutcome
+	Timings   []ActionTiming
+}
+
+// Close ends the session: plugins close, and the decisions, job outcomes and queue figures
+// are gathered.
+func (s *Session) Close() *Result {
+	for _, p := range s.plugins {
+		p.OnSessionClose(s)
+	}
+	r := &Result{Timings: s.timings}
+	r.Decisions = append(r.Decisions, s.committed...)
+	jobs := s.SortedJobs()
+	for _, j := range jobs {
+		for _, t := range j.SortedTasks() {
+			if t.Status == api.Pipelined || t.Status == api.Allocated {
+				r.Decisions = append(r.Decisions, Decision{Kind: DecisionPipeline, Task: t.UID, Job: j.UID, Node: t.NodeName})
+			}
+		}
+	}
+	for _, j := range jobs {
+		r.Jobs = append(r.Jobs, s.outcome(j))
+	}
+	for _, q := range s.SortedQueues() {
+		f, ok := s.queueFigures[q.Name]
+		if !ok {
+			f = QueueFigures{Allocated: s.queueAllocated(q.Name), Deserved: api.EmptyResource()}
+		}
+		r.Queues = append(r.Queues, QueueOutcome{Queue: q.Name, QueueFigures: f})
+	}
+	return r
+}
+
+func (s *Session) queueAllocated(queue string) *api.Resource {
+	out := api.EmptyResource()
+	for _, j := range s.Jobs {
+		if j.Queue == queue {
+			out.Add(j.Allocated)
+		}
+	}
+	return out
+}
+
+// phaseAfter is Volcano's end-of-cycle job phase: Running once placed (or finished) tasks
+// reach minAvailable; otherwise Inqueue stays Inqueue and anything else becomes Pending.
+func phaseAfter(j *api.JobInfo) api.JobPhase {
+	switch {
+	case j.Phase == api.JobCompleted:
+		return api.JobCompleted
+	case j.ReadyTaskNum() >= j.MinAvailable:
+		return api.JobRunning
+	case j.Phase == api.JobInqueue:
+		return api.JobInqueue
+	}
+	return api.JobPending
+}
+
+func (s *Session) outcome(j *api.JobInfo) JobOutcome {
+	o := JobOutcome{
+		Job:           j.UID,
+		PreviousPhase: s.initialPhase[j.UID],
+		Phase:         phaseAfter(j),
+		Ready:         j.ReadyTaskNum(),
+		Pending:       int32(len(j.TaskStatusIndex[api.Pending])),
+		MinAvailable:  j.MinAvailable,
+	}
+	if o.Pending == 0 && j.WaitingTaskNum() == 0 {
+		return o
+	}
+	o.Explanation = s.explain(j)
+	return o
+}
+
+// explain builds a pending job's explanation from its job-level reason, its tasks' fit
+// errors and its queue's reason.
+func (s *Session) explain(j *api.JobInfo) *Explanation {
+	e := &Explanation{GangMin: j.MinAvailable, GangPlaceable: j.ReadyTaskNum() + j.WaitingTaskNum(), QueueReason: s.queueReasons[j.Queue]}
+	var fe *api.FitErrors
+	for _, t := range j.SortedTasks() {
+		if f := j.NodesFitErrors[t.UID]; f != nil {
+			fe = f
+			break
+		}
+	}
+	var parts []string
+	if j.JobFitErrors != "" {
+		parts = append(parts, j.JobFitErrors)
+	}
+	if fe != nil {
+		e.NodesTotal = fe.Total
+		e.Reasons = fe.Histogram()
+		parts = append(parts, fe.Error())
+	}
+	if e.QueueReason != "" {
+		parts = append(parts, e.QueueReason)
+	}
+	if len(parts) == 0 {
+		switch {
+		case j.WaitingTaskNum() > 0:
+			parts = append(parts, fmt.Sprintf("%d task(s) pipelined, waiting for releasing resources", j.WaitingTaskNum()))
+		case j.IsPending():
+			parts = append(parts, "job is pending: not enqueued yet")
+		default:
+			parts = append(parts, "not scheduled in this cycle")
+		}
+	}
+	e.Summary = joinUnique(parts)
+	return e
+}
+
+func joinUnique(parts []string) string {
+	seen := map[string]bool{}
+	out := ""
+	for _, p := range parts {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if out != "" {
+			out += "; "
+		}
+		out += p
+	}
+	return out
+}

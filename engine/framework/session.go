@@ -1,0 +1,228 @@
+package framework
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+)
+
+// Snapshot is the cluster state a session opens on: the immutable objects of one cluster at
+// one revision. The engine fills it from the state store.
+type Snapshot struct {
+	Cluster         string
+	Revision        uint64
+	Nodes           []*api.Node
+	Queues          []*api.Queue
+	Jobs            []*api.Job
+	Tasks           []*api.Task
+	PriorityClasses []*api.PriorityClass
+	Quotas          []*api.NamespaceQuota
+	Budgets         []*api.DisruptionBudget
+	HyperNodes      []*api.HyperNode
+}
+
+// Options tune a session.
+type Options struct {
+	// Now is the cycle's wall clock.
+	Now time.Time
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// UID names the session (the plan id); empty picks one from the revision.
+	UID string
+}
+
+// QueueFigures are a queue's derived amounts as a queue plugin (proportion, capacity) sees
+// them at the end of the cycle.
+type QueueFigures struct {
+	Allocated *api.Resource
+	Deserved  *api.Resource
+	// Share is the queue's dominant share of its deserved amount.
+	Share    float64
+	Overused bool
+}
+
+// Session is one scheduling cycle's mutable view of a snapshot. Actions and plugins read and
+// change it only through its fields' methods and Statements; it is not safe for concurrent
+// use except where a method says so.
+type Session struct {
+	UID      string
+	Cluster  string
+	Revision uint64
+	Now      time.Time
+	Config   *conf.Config
+	Tiers    []conf.Tier
+	Log      *slog.Logger
+
+	Jobs     map[string]*api.JobInfo
+	Nodes    map[string]*api.NodeInfo
+	NodeList []*api.NodeInfo
+	Queues   map[string]*api.QueueInfo
+
+	PriorityClasses map[string]int32
+	Quotas          []*api.NamespaceQuota
+	Budgets         []*api.DisruptionBudget
+	HyperNodes      []*api.HyperNode
+	// TotalResource is the sum of every node's allocatable.
+	TotalResource *api.Resource
+
+	plugins []Plugin
+	cb      callbacks
+
+	initialPhase map[string]api.JobPhase
+	committed    []Decision
+	queueReasons map[string]string
+	queueFigures map[string]QueueFigures
+	timings      []ActionTiming
+}
+
+// OpenSession builds a session on a snapshot: session views of every object, the configured
+// plugins (built from reg, opened in tier order), and their callbacks grouped by tier.
+func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) (*Session, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	uid := opts.UID
+	if uid == "" {
+		uid = fmt.Sprintf("%s-%d", snap.Cluster, snap.Revision)
+	}
+	s := &Session{
+		UID:             uid,
+		Cluster:         snap.Cluster,
+		Revision:        snap.Revision,
+		Now:             opts.Now,
+		Config:          cfg,
+		Tiers:           cfg.Tiers,
+		Log:             log,
+		Jobs:            make(map[string]*api.JobInfo, len(snap.Jobs)),
+		Nodes:           make(map[string]*api.NodeInfo, len(snap.Nodes)),
+		Queues:          make(map[string]*api.QueueInfo, len(snap.Queues)),
+		PriorityClasses: make(map[string]int32, len(snap.PriorityClasses)),
+		Quotas:          snap.Quotas,
+		Budgets:         snap.Budgets,
+		HyperNodes:      snap.HyperNodes,
+		TotalResource:   api.EmptyResource(),
+		cb:              newCallbacks(),
+		initialPhase:    make(map[string]api.JobPhase, len(snap.Jobs)),
+		queueReasons:    map[string]string{},
+		queueFigures:    map[string]QueueFigures{},
+	}
+	for _, pc := range snap.PriorityClasses {
+		s.PriorityClasses[pc.Name] = pc.Value
+	}
+	for _, n := range snap.Nodes {
+		ni := api.NewNodeInfo(n)
+		s.Nodes[n.Name] = ni
+		s.NodeList = append(s.NodeList, ni)
+		s.TotalResource.Add(ni.Allocatable)
+	}
+	sort.Slice(s.NodeList, func(i, j int) bool { return s.NodeList[i].Name < s.NodeList[j].Name })
+	for _, q := range snap.Queues {
+		s.Queues[q.Name] = api.NewQueueInfo(q)
+	}
+	for _, j := range snap.Jobs {
+		ji := api.NewJobInfo(j, s.resolvePriority(j.PriorityClass, j.Priority, j.HasPriority, 0))
+		s.Jobs[ji.UID] = ji
+		s.initialPhase[ji.UID] = ji.Phase
+	}
+	for _, t := range snap.Tasks {
+		ji, ok := s.Jobs[t.JobKey()]
+		if !ok {
+			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
+		}
+		ti := api.NewTaskInfo(t, s.resolvePriority(t.PriorityClass, t.Priority, t.HasPriority, ji.Priority))
+		ji.AddTaskInfo(ti)
+		if ti.NodeName == "" || !api.OccupiesNode(ti.Status) {
+			ti.NodeName = ""
+			if !api.Terminated(ti.Status) {
+				continue
+			}
+			continue
+		}
+		ni, ok := s.Nodes[ti.NodeName]
+		if !ok {
+			return nil, fmt.Errorf("task %s is on missing node %s", ti.UID, ti.NodeName)
+		}
+		ni.AddExistingTask(ti)
+	}
+	for ti, tier := range cfg.Tiers {
+		for pi, opt := range tier.Plugins {
+			b, ok := reg.plugins[opt.Name]
+			if !ok {
+				return nil, fmt.Errorf("tiers[%d].plugins[%d]: unknown plugin %q", ti, pi, opt.Name)
+			}
+			p, err := b(opt.Arguments)
+			if err != nil {
+				return nil, fmt.Errorf("tiers[%d].plugins[%d] (%s): %w", ti, pi, opt.Name, err)
+			}
+			s.plugins = append(s.plugins, p)
+			p.OnSessionOpen(s)
+		}
+	}
+	s.cb.build(cfg.Tiers)
+	return s, nil
+}
+
+// resolvePriority gives a priority class's value, else an explicit priority, else dflt.
+func (s *Session) resolvePriority(class string, prio int32, has bool, dflt int32) int32 {
+	if class != "" {
+		if v, ok := s.PriorityClasses[class]; ok {
+			return v
+		}
+	}
+	if has {
+		return prio
+	}
+	return dflt
+}
+
+// RunActions runs the configured actions in order, timing each.
+func (s *Session) RunActions(reg *Registry) error {
+	actions, err := reg.buildActions(s.Config)
+	if err != nil {
+		return err
+	}
+	for _, a := range actions {
+		start := time.Now()
+		a.Execute(s)
+		s.timings = append(s.timings, ActionTiming{Action: a.Name(), Duration: time.Since(start)})
+	}
+	return nil
+}
+
+// SortedJobs returns the session's jobs sorted by UID.
+func (s *Session) SortedJobs() []*api.JobInfo {
+	out := make([]*api.JobInfo, 0, len(s.Jobs))
+	for _, j := range s.Jobs {
+		out = append(out, j)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+// SortedQueues returns the session's queues sorted by name.
+func (s *Session) SortedQueues() []*api.QueueInfo {
+	out := make([]*api.QueueInfo, 0, len(s.Queues))
+	for _, q := range s.Queues {
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+// SetQueueReason records why a queue cannot take more work this cycle (e.g. overused); the
+// plan's explanations of its jobs quote it.
+func (s *Session) SetQueueReason(queue, reason string) { s.queueReasons[queue] = reason }
+
+// QueueReason returns the recorded reason for a queue.
+func (s *Session) QueueReason(queue string) string { return s.queueReasons[queue] }
+
+// SetQueueFigures records a queue's derived figures for the API.
+func (s *Session) SetQueueFigures(queue string, f QueueFigures) { s.queueFigures[queue] = f }
+
+// Plugins returns the session's plugins in configuration order.
+func (s *Session) Plugins() []Plugin { return s.plugins }

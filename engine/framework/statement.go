@@ -1,0 +1,162 @@
+package framework
+
+import (
+	"fmt"
+
+	"github.com/sluice-sched/sluice/engine/api"
+)
+
+// EvictReason says why a task is evicted: the action, the task the eviction makes room for,
+// and the rule that allowed it.
+type EvictReason struct {
+	// Action is preempt, reclaim, shuffle, ...
+	Action string
+	// ForTask is the UID of the preemptor or reclaimer task ("" for shuffle).
+	ForTask string
+	// Rule is the rule in words, e.g. "priority 1000 > 10".
+	Rule string
+}
+
+type opKind int
+
+const (
+	opEvict opKind = iota + 1
+	opPipeline
+	opAllocate
+)
+
+type operation struct {
+	kind       opKind
+	task       *api.TaskInfo
+	node       string
+	prevStatus api.TaskStatus
+	reason     EvictReason
+}
+
+// Statement records tentative evictions, pipelines and allocations. Each operation changes
+// the session at once (so later decisions see it); Discard undoes them all in reverse order;
+// Commit turns them into plan decisions.
+type Statement struct {
+	ssn *Session
+	ops []operation
+}
+
+// NewStatement starts an empty statement on the session.
+func (s *Session) NewStatement() *Statement { return &Statement{ssn: s} }
+
+// Operations returns how many operations the statement holds.
+func (st *Statement) Operations() int { return len(st.ops) }
+
+func (st *Statement) job(t *api.TaskInfo) (*api.JobInfo, error) {
+	j, ok := st.ssn.Jobs[t.Job]
+	if !ok {
+		return nil, fmt.Errorf("task %s: job %s not in session", t.UID, t.Job)
+	}
+	return j, nil
+}
+
+// Evict marks a running task as releasing on its node, for the given reason.
+func (st *Statement) Evict(victim *api.TaskInfo, reason EvictReason) error {
+	j, err := st.job(victim)
+	if err != nil {
+		return err
+	}
+	node, ok := st.ssn.Nodes[victim.NodeName]
+	if !ok {
+		return fmt.Errorf("evict %s: node %q not in session", victim.UID, victim.NodeName)
+	}
+	prev := victim.Status
+	j.UpdateTaskStatus(victim, api.Releasing)
+	node.UpdateTask(victim)
+	st.ssn.fireDeallocate(victim)
+	st.ops = append(st.ops, operation{kind: opEvict, task: victim, node: node.Name, prevStatus: prev, reason: reason})
+	return nil
+}
+
+// Pipeline places a pending task on a node whose room will free up (future idle).
+func (st *Statement) Pipeline(task *api.TaskInfo, nodeName string) error {
+	j, err := st.job(task)
+	if err != nil {
+		return err
+	}
+	node, ok := st.ssn.Nodes[nodeName]
+	if !ok {
+		return fmt.Errorf("pipeline %s: node %q not in session", task.UID, nodeName)
+	}
+	prev := task.Status
+	j.UpdateTaskStatus(task, api.Pipelined)
+	task.NodeName = nodeName
+	if err := node.AddTask(task); err != nil {
+		j.UpdateTaskStatus(task, prev)
+		task.NodeName = ""
+		return err
+	}
+	st.ssn.fireAllocate(task)
+	st.ops = append(st.ops, operation{kind: opPipeline, task: task, node: nodeName, prevStatus: prev})
+	return nil
+}
+
+// Allocate places a pending task on a node's idle resources.
+func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
+	j, err := st.job(task)
+	if err != nil {
+		return err
+	}
+	prev := task.Status
+	j.UpdateTaskStatus(task, api.Allocated)
+	task.NodeName = node.Name
+	if err := node.AddTask(task); err != nil {
+		j.UpdateTaskStatus(task, prev)
+		task.NodeName = ""
+		return err
+	}
+	st.ssn.fireAllocate(task)
+	st.ops = append(st.ops, operation{kind: opAllocate, task: task, node: node.Name, prevStatus: prev})
+	return nil
+}
+
+// Discard undoes every operation in reverse order and empties the statement.
+func (st *Statement) Discard() {
+	for i := len(st.ops) - 1; i >= 0; i-- {
+		op := st.ops[i]
+		j := st.ssn.Jobs[op.task.Job]
+		node := st.ssn.Nodes[op.node]
+		switch op.kind {
+		case opEvict:
+			j.UpdateTaskStatus(op.task, op.prevStatus)
+			node.UpdateTask(op.task)
+			st.ssn.fireAllocate(op.task)
+		case opPipeline, opAllocate:
+			j.UpdateTaskStatus(op.task, op.prevStatus)
+			node.RemoveTask(op.task)
+			st.ssn.fireDeallocate(op.task)
+			op.task.NodeName = ""
+			op.task.DeviceIDs = nil
+		}
+	}
+	st.ops = nil
+}
+
+// Commit turns the operations into plan decisions: allocations become binds (the task moves
+// to Binding), evictions become evict decisions. Pipelines stay as they are; the session
+// reports them as pipeline decisions when it closes.
+func (st *Statement) Commit() {
+	for _, op := range st.ops {
+		switch op.kind {
+		case opEvict:
+			st.ssn.committed = append(st.ssn.committed, Decision{
+				Kind: DecisionEvict, Task: op.task.UID, Job: op.task.Job, Node: op.node,
+				Action: op.reason.Action, ForTask: op.reason.ForTask, Reason: op.reason.Rule,
+			})
+		case opAllocate:
+			j := st.ssn.Jobs[op.task.Job]
+			j.UpdateTaskStatus(op.task, api.Binding)
+			st.ssn.Nodes[op.node].UpdateTask(op.task)
+			st.ssn.committed = append(st.ssn.committed, Decision{
+				Kind: DecisionBind, Task: op.task.UID, Job: op.task.Job, Node: op.node,
+				DeviceIDs: append([]string(nil), op.task.DeviceIDs...),
+			})
+		}
+	}
+	st.ops = nil
+}
