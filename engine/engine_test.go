@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-sched/sluice/engine/actions"
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/engine/state"
+)
+
+// noop is a plugin with no callbacks, so the engine can be tested without plugins/.
+type noop struct{ name string }
+
+func (n noop) Name() string                      { return n.name }
+func (n noop) OnSessionOpen(*framework.Session)  {}
+func (n noop) OnSessionClose(*framework.Session) {}
+
+const testConfig = `
+actions: "allocate"
+tiers:
+- plugins:
+  - name: noop
+`
+
+func newTestEngine(t *testing.T, clock func() time.Time) (*Engine, *state.Store) {
+	t.Helper()
+	reg := framework.NewRegistry()
+	actions.Register(reg)
+	reg.RegisterPlugin("noop", func(conf.Arguments) (framework.Plugin, error) { return noop{"noop"}, nil })
+	cfg, err := conf.Parse([]byte(testConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state.New()
+	e, err := New(st, Options{Registry: reg, DefaultConfig: cfg, PlanTTL: time.Minute, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, st
+}
+
+// cpu is n cores, n GiB of memory and room for 110 tasks.
+func cpu(n float64) api.Resource {
+	return *api.NewResource(map[string]float64{"cpu": n, "memory": n * (1 << 30), "pods": 110})
+}
+
+func seed(t *testing.T, st *state.Store) {
+	t.Helper()
+	b := state.Batch{Changes: []state.Change{
+		{Node: &api.Node{Name: "n1", Allocatable: cpu(4)}},
+		{Queue: &api.Queue{Name: "default", Weight: 1, Reclaimable: true}},
+		{Job: &api.Job{Name: "j", Namespace: "ns", Queue: "default", MinAvailable: 2, Phase: api.JobInqueue}},
+	}}
+	for _, n := range []string{"j-0", "j-1"} {
+		r := cpu(2)
+		r.MaxTaskNum = 0
+		b.Changes = append(b.Changes, state.Change{Task: &api.Task{Name: n, Namespace: "ns", Job: "j", Role: "j", Resources: r, Status: api.Pending, Preemptable: true}})
+	}
+	if _, err := st.Apply("c", b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScheduleCommitWritesBinds(t *testing.T) {
+	now := time.Unix(1000, 0)
+	e, st := newTestEngine(t, func() time.Time { return now })
+	seed(t, st)
+	plan, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.State != PlanProposed || len(plan.Result.Decisions) != 2 {
+		t.Fatalf("plan %s with %d decisions, want proposed with 2 binds", plan.State, len(plan.Result.Decisions))
+	}
+	res, err := e.CommitPlan("c", plan.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Applied) != 2 || len(res.Rejected) != 0 {
+		t.Fatalf("applied %d, rejected %+v", len(res.Applied), res.Rejected)
+	}
+	snap := st.Snapshot("c")
+	for _, k := range []string{"ns/j-0", "ns/j-1"} {
+		task, _ := snap.Task(k)
+		if task.Status != api.Binding || task.Node != "n1" {
+			t.Errorf("%s is %s on %q, want Binding on n1", k, task.Status, task.Node)
+		}
+	}
+	if j, _ := snap.Job("ns/j"); j.Phase != api.JobRunning {
+		t.Errorf("job phase %s, want Running", j.Phase)
+	}
+	// The next cycle must not double-book: nothing is pending any more.
+	plan2, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: DryRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan2.Result.Decisions) != 0 {
+		t.Fatalf("second cycle decided %+v, want nothing", plan2.Result.Decisions)
+	}
+	if _, err := e.CommitPlan("c", plan.ID); !errors.Is(err, ErrFailedPrecondition) {
+		t.Fatalf("second commit: %v, want ErrFailedPrecondition", err)
+	}
+	if _, err := e.CommitPlan("c", plan2.ID); !errors.Is(err, ErrFailedPrecondition) {
+		t.Fatalf("commit of a dry run: %v, want ErrFailedPrecondition", err)
+	}
+}
+
+func TestCommitRejectsConflicts(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	plan, err := e.Schedule(context.Background(), "c", ScheduleRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The resource manager changes one task after the plan was made.
+	r := cpu(1)
+	r.MaxTaskNum = 0
+	if _, err := st.Apply("c", state.Batch{Changes: []state.Change{{Task: &api.Task{Name: "j-1", Namespace: "ns", Job: "j", Role: "j", Resources: r, Status: api.Pending}}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.CommitPlan("c", plan.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Applied) != 1 || len(res.Rejected) != 1 || res.Rejected[0].Decision.Task != "ns/j-1" {
+		t.Fatalf("applied %+v rejected %+v; want j-0 applied and j-1 rejected", res.Applied, res.Rejected)
+	}
+	if got := res.Rejected[0].Reason; got != "task ns/j-1 changed since the plan's revision" {
+		t.Fatalf("reason %q", got)
+	}
+}
+
+func TestPlansExpireAndDiscard(t *testing.T) {
+	now := time.Unix(1000, 0)
+	e, st := newTestEngine(t, func() time.Time { return now })
+	seed(t, st)
+	p1, _ := e.Schedule(context.Background(), "c", ScheduleRequest{})
+	p2, _ := e.Schedule(context.Background(), "c", ScheduleRequest{})
+	if err := e.DiscardPlan("c", p2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DiscardPlan("c", p2.ID); !errors.Is(err, ErrFailedPrecondition) {
+		t.Fatalf("discarding twice: %v", err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := e.CommitPlan("c", p1.ID); !errors.Is(err, ErrFailedPrecondition) {
+		t.Fatalf("commit after expiry: %v, want ErrFailedPrecondition", err)
+	}
+	if _, err := e.CommitPlan("c", "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown plan: %v, want ErrNotFound", err)
+	}
+	if st.Snapshot("c").Revision() != 1 {
+		t.Fatal("expired or discarded plans changed the store")
+	}
+}
+
+func TestScheduleIsDeterministic(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	var first []framework.Decision
+	for i := 0; i < 5; i++ {
+		p, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: DryRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = p.Result.Decisions
+			continue
+		}
+		for k := range first {
+			if first[k].Task != p.Result.Decisions[k].Task || first[k].Node != p.Result.Decisions[k].Node {
+				t.Fatalf("run %d differs: %+v vs %+v", i, p.Result.Decisions, first)
+			}
+		}
+	}
+}
+
+func TestConfigOverrideOnlyForDryRun(t *testing.T) {
+	e, _ := newTestEngine(t, time.Now)
+	cfg := e.Config("c")
+	if _, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose, Config: cfg}); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("override on a proposal: %v", err)
+	}
+	if _, err := e.SetConfig("c", []byte("actions: \"alocate\"\ntiers: []\n")); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("unknown action accepted: %v", err)
+	}
+	if e.Config("c") != cfg {
+		t.Fatal("a refused configuration replaced the old one")
+	}
+}

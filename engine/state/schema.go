@@ -1,0 +1,292 @@
+package state
+
+import (
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/sluice-sched/sluice/engine/api"
+)
+
+// Table names.
+const (
+	tableClusters         = "clusters"
+	tableNodes            = "nodes"
+	tableQueues           = "queues"
+	tableJobs             = "jobs"
+	tableTasks            = "tasks"
+	tablePriorityClasses  = "priority_classes"
+	tableQuotas           = "namespace_quotas"
+	tableDisruptionBudget = "disruption_budgets"
+	tableHyperNodes       = "hyper_nodes"
+)
+
+// Index names. Every table has indexID; the others are secondary indexes whose keys end with
+// the object's key, so that they are unique and list in key order.
+const (
+	indexID     = "id"     // (cluster, key)
+	indexJob    = "job"    // tasks: (cluster, job key, task key)
+	indexNode   = "node"   // tasks: (cluster, node, task key); absent for unplaced tasks
+	indexQueue  = "queue"  // jobs: (cluster, queue, job key)
+	indexParent = "parent" // queues: (cluster, parent, queue name); absent for top-level ""
+	indexMember = "member" // hyper_nodes: (cluster, "n"|"h", member, hypernode name)
+)
+
+// Slots of row.idx: which precomputed key an index reads.
+const (
+	slotID = iota
+	slotA
+	slotB
+)
+
+// Member kinds in the hyper_nodes member index: tier-1 hypernodes list nodes, higher tiers
+// list hypernodes.
+const (
+	memberNode      = "n"
+	memberHyperNode = "h"
+)
+
+// schema returns the memdb schema of the store: one function per table, as Nomad does.
+func schema() *memdb.DBSchema {
+	tables := []*memdb.TableSchema{
+		clustersTable(),
+		nodesTable(),
+		queuesTable(),
+		jobsTable(),
+		tasksTable(),
+		priorityClassesTable(),
+		quotasTable(),
+		budgetsTable(),
+		hyperNodesTable(),
+	}
+	s := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
+	for _, t := range tables {
+		s.Tables[t.Name] = t
+	}
+	return s
+}
+
+// idIndex is the primary index every table has: (cluster, key).
+func idIndex() *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: indexID, Unique: true, Indexer: slotIndex(slotID)}
+}
+
+// clustersTable holds one clusterRow per cluster that has had a successful write: its
+// revision. Rows are never deleted, so revisions never go back.
+func clustersTable() *memdb.TableSchema {
+	return table(tableClusters)
+}
+
+// nodesTable holds *api.Node rows keyed by node name.
+func nodesTable() *memdb.TableSchema {
+	return table(tableNodes)
+}
+
+// queuesTable holds *api.Queue rows keyed by queue name, indexed by parent so that deleting a
+// queue can find its children.
+func queuesTable() *memdb.TableSchema {
+	return table(tableQueues, &memdb.IndexSchema{
+		Name: indexParent, Unique: true, AllowMissing: true, Indexer: slotIndex(slotA),
+	})
+}
+
+// jobsTable holds *api.Job rows keyed by namespace/name, indexed by queue.
+func jobsTable() *memdb.TableSchema {
+	return table(tableJobs, &memdb.IndexSchema{
+		Name: indexQueue, Unique: true, Indexer: slotIndex(slotA),
+	})
+}
+
+// tasksTable holds *api.Task rows keyed by namespace/name, indexed by job key and by node.
+// Tasks without a node are absent from the node index.
+func tasksTable() *memdb.TableSchema {
+	return table(tableTasks,
+		&memdb.IndexSchema{Name: indexJob, Unique: true, Indexer: slotIndex(slotA)},
+		&memdb.IndexSchema{
+			Name: indexNode, Unique: true, AllowMissing: true, Indexer: slotIndex(slotB),
+		},
+	)
+}
+
+// priorityClassesTable holds *api.PriorityClass rows keyed by class name.
+func priorityClassesTable() *memdb.TableSchema {
+	return table(tablePriorityClasses)
+}
+
+// quotasTable holds *api.NamespaceQuota rows keyed by namespace.
+func quotasTable() *memdb.TableSchema {
+	return table(tableQuotas)
+}
+
+// budgetsTable holds *api.DisruptionBudget rows keyed by namespace/name.
+func budgetsTable() *memdb.TableSchema {
+	return table(tableDisruptionBudget)
+}
+
+// hyperNodesTable holds *api.HyperNode rows keyed by name, indexed by member so that deleting
+// a node or hypernode can find the hypernodes that still list it.
+func hyperNodesTable() *memdb.TableSchema {
+	return table(tableHyperNodes, &memdb.IndexSchema{
+		Name: indexMember, Unique: true, AllowMissing: true, Indexer: memberIndex{},
+	})
+}
+
+// table builds a table schema with the id index and the given secondary indexes.
+func table(name string, secondary ...*memdb.IndexSchema) *memdb.TableSchema {
+	t := &memdb.TableSchema{Name: name, Indexes: map[string]*memdb.IndexSchema{indexID: idIndex()}}
+	for _, ix := range secondary {
+		t.Indexes[ix.Name] = ix
+	}
+	return t
+}
+
+// keyed is what every stored row offers its indexers: precomputed index keys.
+type keyed interface {
+	indexKey(slot int) []byte
+}
+
+// row is the record of every object table: the object, its cluster and key, and its index
+// keys computed once when the row is built. The object is shared, never copied: it and the
+// row are immutable once inserted (writers build a new row to change an object).
+type row[T any] struct {
+	cluster string
+	key     string
+	// idx holds the id key and up to two secondary keys (nil: absent from that index). Each
+	// slice is capped at its length, so an append by memdb can never write into its neighbour.
+	idx [3][]byte
+	obj *T
+}
+
+func (r *row[T]) indexKey(slot int) []byte { return r.idx[slot] }
+
+// newRow builds a row whose id key is (cluster, key) and whose secondary keys are
+// (cluster, a, key) and (cluster, b, key); an empty a or b leaves that slot absent. All keys
+// share one allocation.
+func newRow[T any](cluster, key string, obj *T, a, b string) *row[T] {
+	idLen := len(cluster) + len(key) + 2
+	n := idLen
+	if a != "" {
+		n += idLen + len(a) + 1
+	}
+	if b != "" {
+		n += idLen + len(b) + 1
+	}
+	buf := make([]byte, 0, n)
+	r := &row[T]{cluster: cluster, key: key, obj: obj}
+	buf = appendKey(buf, cluster, key)
+	r.idx[slotID] = buf[0:len(buf):len(buf)]
+	if a != "" {
+		s := len(buf)
+		buf = appendKey(buf, cluster, a, key)
+		r.idx[slotA] = buf[s:len(buf):len(buf)]
+	}
+	if b != "" {
+		s := len(buf)
+		buf = appendKey(buf, cluster, b, key)
+		r.idx[slotB] = buf[s:len(buf):len(buf)]
+	}
+	return r
+}
+
+// clusterRow records a cluster's revision.
+type clusterRow struct {
+	name     string
+	id       []byte
+	revision uint64
+}
+
+func newClusterRow(name string, revision uint64) *clusterRow {
+	id := appendKey(nil, name)
+	return &clusterRow{name: name, id: id[:len(id):len(id)], revision: revision}
+}
+
+func (r *clusterRow) indexKey(slot int) []byte {
+	if slot == slotID {
+		return r.id
+	}
+	return nil
+}
+
+// appendKey appends each part followed by a NUL terminator. Names never contain NUL (the
+// writer rejects them), and NUL sorts first, so keys sort as their parts do and a key built
+// from the first parts of another is its prefix.
+func appendKey(buf []byte, parts ...string) []byte {
+	for _, p := range parts {
+		buf = append(buf, p...)
+		buf = append(buf, 0)
+	}
+	return buf
+}
+
+// argsKey encodes memdb lookup arguments, which must all be strings.
+func argsKey(args []any) ([]byte, error) {
+	n := 0
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			return nil, fmt.Errorf("argument %d must be a string, got %T", i, a)
+		}
+		n += len(s) + 1
+	}
+	buf := make([]byte, 0, n)
+	for _, a := range args {
+		buf = appendKey(buf, a.(string))
+	}
+	return buf, nil
+}
+
+// slotIndex is a memdb indexer reading one precomputed key of a keyed row; lookups take the
+// key's parts as string arguments, and a prefix of the parts finds every row under it.
+type slotIndex int
+
+// FromObject implements memdb.SingleIndexer.
+func (s slotIndex) FromObject(raw any) (bool, []byte, error) {
+	r, ok := raw.(keyed)
+	if !ok {
+		return false, nil, fmt.Errorf("unexpected row type %T", raw)
+	}
+	k := r.indexKey(int(s))
+	return k != nil, k, nil
+}
+
+// FromArgs implements memdb.Indexer.
+func (slotIndex) FromArgs(args ...any) ([]byte, error) { return argsKey(args) }
+
+// PrefixFromArgs implements memdb.PrefixIndexer.
+func (slotIndex) PrefixFromArgs(args ...any) ([]byte, error) { return argsKey(args) }
+
+// memberIndex indexes a hypernode under each of its members:
+// (cluster, "n" or "h", member, hypernode name).
+type memberIndex struct{}
+
+// FromObject implements memdb.MultiIndexer.
+func (memberIndex) FromObject(raw any) (bool, [][]byte, error) {
+	r, ok := raw.(*row[api.HyperNode])
+	if !ok {
+		return false, nil, fmt.Errorf("unexpected row type %T", raw)
+	}
+	h := r.obj
+	if len(h.Members) == 0 {
+		return false, nil, nil
+	}
+	kind := memberKind(h.Tier)
+	vals := make([][]byte, len(h.Members))
+	for i, m := range h.Members {
+		vals[i] = appendKey(nil, r.cluster, kind, m, r.key)
+	}
+	return true, vals, nil
+}
+
+// FromArgs implements memdb.Indexer.
+func (memberIndex) FromArgs(args ...any) ([]byte, error) { return argsKey(args) }
+
+// PrefixFromArgs implements memdb.PrefixIndexer.
+func (memberIndex) PrefixFromArgs(args ...any) ([]byte, error) { return argsKey(args) }
+
+// memberKind says what the members of a hypernode of this tier are.
+func memberKind(tier int32) string {
+	if tier <= 1 {
+		return memberNode
+	}
+	return memberHyperNode
+}

@@ -1,0 +1,211 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// Store is the revisioned state of every cluster: a go-memdb database. Writes are serialized
+// (memdb allows one writer at a time); reads never block.
+type Store struct {
+	db *memdb.MemDB
+}
+
+// New returns an empty store. It panics only if the static schema is invalid, which the
+// package's tests rule out.
+func New() *Store {
+	db, err := memdb.NewMemDB(schema())
+	if err != nil {
+		panic(fmt.Sprintf("state: invalid memdb schema: %v", err))
+	}
+	return &Store{db: db}
+}
+
+// Apply applies a batch of changes to a cluster atomically: every change, then the
+// referential checks, in one write transaction. On success the cluster's revision advances
+// by one (even for an empty batch, so that every accepted batch has a revision of its own)
+// and Apply returns the new revision. On error nothing changes and Apply returns the
+// unchanged revision with a *ValidationError (or, for an internal failure, another error).
+//
+// Upserting an existing object replaces it. Deleting a missing object is a no-op; deleting
+// a job deletes its tasks. With ReplaceAll, everything of the cluster is deleted first, in the
+// same transaction. The checks run after all changes, so a batch may list objects in any
+// order (a task before its job):
+//   - a task's job exists; a task naming a node names an existing one; a Running,
+//     Releasing, Binding or Bound task names a node;
+//   - a job's queue exists, except "default", which is created (weight 1, Open,
+//     Reclaimable) when a job names it and it does not exist;
+//   - a queue's parent exists (unless "" or "root") and the parent chain does not cycle;
+//   - a tier-1 hypernode's members are existing nodes; a higher tier's are existing
+//     hypernodes of a lower tier;
+//   - a deleted node has no tasks left, a deleted queue no jobs or child queues, and a
+//     deleted node or hypernode is no hypernode's member.
+func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
+	return s.write(cluster, false, func(w *writer) (bool, error) {
+		if b.ReplaceAll {
+			if err := w.deleteAll(); err != nil {
+				return false, err
+			}
+		}
+		w.pend.pos = make(map[pendKey]int, len(b.Changes))
+		w.pend.items = make([]checkItem, 0, len(b.Changes))
+		for i := range b.Changes {
+			if err := w.change(i, &b.Changes[i]); err != nil {
+				return false, err
+			}
+		}
+		return true, w.check()
+	})
+}
+
+// Update runs fn in one write transaction on a cluster, for changes that depend on what the
+// state holds (plan commits). Unlike Apply, each Txn.Upsert or Txn.Delete is checked at
+// once, against the state so far, and a failed call is taken back alone: fn may go on with
+// other changes, and what succeeded is committed when fn returns nil. If fn returns an error,
+// nothing changes. The revision advances by one if at least one call succeeded, and Update
+// returns the cluster's revision afterwards (unchanged on error or when nothing changed).
+// The Txn must not be used after fn returns.
+func (s *Store) Update(cluster string, fn func(tx *Txn) error) (uint64, error) {
+	return s.write(cluster, true, func(w *writer) (bool, error) {
+		tx := &Txn{View: View{txn: w.txn, cluster: cluster}, w: w}
+		tx.rev = revision(w.txn, cluster)
+		defer func() { tx.w = nil }()
+		if err := fn(tx); err != nil {
+			return false, err
+		}
+		if tx.broken != nil {
+			return false, tx.broken
+		}
+		return tx.changed, nil
+	})
+}
+
+// write runs fn in a write transaction and commits it, advancing the cluster's revision, if
+// fn reports a change and no error.
+func (s *Store) write(cluster string, tracking bool, fn func(w *writer) (bool, error)) (uint64, error) {
+	if err := checkCluster(cluster); err != nil {
+		return s.Revision(cluster), err
+	}
+	txn := s.db.Txn(true)
+	defer txn.Abort() // a no-op after Commit
+	rev := revision(txn, cluster)
+	w := &writer{txn: txn, cluster: cluster, tracking: tracking}
+	changed, err := fn(w)
+	if err != nil || !changed {
+		return rev, err
+	}
+	if err := txn.Insert(tableClusters, newClusterRow(cluster, rev+1)); err != nil {
+		return rev, fmt.Errorf("state: advancing the revision of cluster %q: %w", cluster, err)
+	}
+	txn.Commit()
+	return rev + 1, nil
+}
+
+// Revision returns a cluster's revision: 0 for a cluster never written.
+func (s *Store) Revision(cluster string) uint64 {
+	return revision(s.db.Txn(false), cluster)
+}
+
+// Clusters returns the names of the clusters that have had a successful write, sorted.
+// A cluster stays listed (with its revision) after ReplaceAll empties it.
+func (s *Store) Clusters() []string {
+	it, err := s.db.Txn(false).Get(tableClusters, indexID)
+	if err != nil {
+		panic(fmt.Sprintf("state: listing clusters: %v", err))
+	}
+	var out []string
+	for o := it.Next(); o != nil; o = it.Next() {
+		out = append(out, o.(*clusterRow).name)
+	}
+	return out
+}
+
+// Snapshot returns a consistent, immutable view of a cluster at its current revision. It is
+// cheap (memdb snapshots are free), never blocks writers and never sees later writes.
+func (s *Store) Snapshot(cluster string) *Snapshot {
+	txn := s.db.Txn(false)
+	return &Snapshot{View: View{txn: txn, cluster: cluster, rev: revision(txn, cluster)}}
+}
+
+func revision(txn *memdb.Txn, cluster string) uint64 {
+	o, err := txn.First(tableClusters, indexID, cluster)
+	if err != nil {
+		panic(fmt.Sprintf("state: reading the revision of cluster %q: %v", cluster, err))
+	}
+	if o == nil {
+		return 0
+	}
+	return o.(*clusterRow).revision
+}
+
+// checkCluster rejects an empty cluster name or one with a NUL.
+func checkCluster(cluster string) error {
+	switch {
+	case cluster == "":
+		return &ValidationError{Index: -1, Field: "cluster", Msg: "must not be empty"}
+	case strings.IndexByte(cluster, 0) >= 0:
+		return &ValidationError{Index: -1, Field: "cluster", Msg: "must not contain a NUL character"}
+	}
+	return nil
+}
+
+// Txn is a write transaction on one cluster, given to the function passed to Store.Update.
+// It reads like a Snapshot (including its own changes so far) and writes with Upsert and
+// Delete. A Txn is not safe for concurrent use.
+type Txn struct {
+	View
+	w       *writer
+	ops     int
+	changed bool
+	// broken is set when a failed call could not be taken back; the transaction then aborts.
+	broken error
+}
+
+// errTxnDone is returned by a Txn used after its Update returned.
+var errTxnDone = errors.New("state: transaction used after Update returned")
+
+// Upsert applies one change (usually an upsert; a Change with Delete set deletes), with the
+// checks of Store.Apply against the state so far (so create what a change refers to first).
+// On error the call has no effect and the error is a *ValidationError whose Index is the
+// ordinal of this call in the transaction (failed calls count).
+func (tx *Txn) Upsert(c Change) error {
+	return tx.do(func(i int) error { return tx.w.change(i, &c) })
+}
+
+// Delete deletes one object, with the checks of Store.Apply against the state so far (so
+// delete or move dependents first); deleting a job deletes its tasks. On error the call has
+// no effect.
+func (tx *Txn) Delete(r Ref) error {
+	return tx.do(func(i int) error { return tx.w.delete(i, r) })
+}
+
+// do runs one call: apply, check, and on failure take back what the call did.
+func (tx *Txn) do(apply func(i int) error) error {
+	if tx.w == nil {
+		return errTxnDone
+	}
+	if tx.broken != nil {
+		return tx.broken
+	}
+	i := tx.ops
+	tx.ops++
+	w := tx.w
+	w.undo = w.undo[:0]
+	err := apply(i)
+	if err == nil {
+		err = w.check()
+	}
+	w.pend.reset() // check resets too, but apply may have failed after queueing
+	if err != nil {
+		if rerr := w.rollback(0); rerr != nil {
+			tx.broken = rerr
+			return rerr
+		}
+		return err
+	}
+	tx.changed = true
+	return nil
+}

@@ -1,0 +1,369 @@
+package state
+
+import (
+	"fmt"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/sluice-sched/sluice/engine/api"
+)
+
+// writer applies changes to one cluster inside one memdb write transaction. Checks that only
+// need the change itself (names, required fields) run at once; referential checks are queued
+// in pend and run by check, after a whole batch (Apply) or after each call (Txn).
+type writer struct {
+	txn     *memdb.Txn
+	cluster string
+	pend    pending
+	// undo, when tracking, records every mutation of the current Txn call so that a failed
+	// call can be taken back without aborting the transaction.
+	tracking bool
+	undo     []undoEntry
+}
+
+// undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
+// new key), after the inserted row (nil for a delete).
+type undoEntry struct {
+	table         string
+	before, after keyed
+}
+
+// change applies change i.
+func (w *writer) change(i int, c *Change) error {
+	if n := c.set(); n != 1 {
+		return invalid(i, "", "exactly one of node, queue, job, task, priority_class, quota, "+
+			"budget, hyper_node or delete must be set, got %d", n)
+	}
+	switch {
+	case c.Node != nil:
+		return w.upsertNode(i, c.Node)
+	case c.Queue != nil:
+		return w.upsertQueue(i, c.Queue)
+	case c.Job != nil:
+		return w.upsertJob(i, c.Job)
+	case c.Task != nil:
+		return w.upsertTask(i, c.Task)
+	case c.PriorityClass != nil:
+		return w.upsertPriorityClass(i, c.PriorityClass)
+	case c.Quota != nil:
+		return w.upsertQuota(i, c.Quota)
+	case c.Budget != nil:
+		return w.upsertBudget(i, c.Budget)
+	case c.HyperNode != nil:
+		return w.upsertHyperNode(i, c.HyperNode)
+	default:
+		return w.delete(i, *c.Delete)
+	}
+}
+
+func (w *writer) upsertNode(i int, n *api.Node) error {
+	if err := checkName(i, "node.name", n.Name); err != nil {
+		return err
+	}
+	return w.insert(tableNodes, n.Name, newRow(w.cluster, n.Name, n, "", ""))
+}
+
+func (w *writer) upsertQueue(i int, q *api.Queue) error {
+	if err := checkName(i, "queue.name", q.Name); err != nil {
+		return err
+	}
+	if err := checkRef(i, "queue.parent", q.Parent); err != nil {
+		return err
+	}
+	if q.Name == rootQueue && q.Parent != "" {
+		return invalid(i, "queue.parent", "the root queue cannot have a parent, got %q", q.Parent)
+	}
+	r := newRow(w.cluster, q.Name, q, q.Parent, "")
+	if err := w.insert(tableQueues, q.Name, r); err != nil {
+		return err
+	}
+	w.pend.add(i, checkQueue, q.Name, r)
+	return nil
+}
+
+func (w *writer) upsertJob(i int, j *api.Job) error {
+	if err := checkNamespaced(i, "job", j.Namespace, j.Name); err != nil {
+		return err
+	}
+	if err := checkName(i, "job.queue", j.Queue); err != nil {
+		return err
+	}
+	key := j.Key()
+	r := newRow(w.cluster, key, j, j.Queue, "")
+	if err := w.insert(tableJobs, key, r); err != nil {
+		return err
+	}
+	w.pend.add(i, checkJob, key, r)
+	return nil
+}
+
+func (w *writer) upsertTask(i int, t *api.Task) error {
+	if err := checkNamespaced(i, "task", t.Namespace, t.Name); err != nil {
+		return err
+	}
+	if err := checkName(i, "task.job", t.Job); err != nil {
+		return err
+	}
+	if err := checkRef(i, "task.node", t.Node); err != nil {
+		return err
+	}
+	if t.Node == "" && needsNode(t.Status) {
+		return invalid(i, "task.node", "a %s task must name its node", t.Status)
+	}
+	key := t.Key()
+	r := newRow(w.cluster, key, t, t.JobKey(), t.Node)
+	if err := w.insert(tableTasks, key, r); err != nil {
+		return err
+	}
+	w.pend.add(i, checkTask, key, r)
+	return nil
+}
+
+func (w *writer) upsertPriorityClass(i int, pc *api.PriorityClass) error {
+	if err := checkName(i, "priority_class.name", pc.Name); err != nil {
+		return err
+	}
+	return w.insert(tablePriorityClasses, pc.Name, newRow(w.cluster, pc.Name, pc, "", ""))
+}
+
+func (w *writer) upsertQuota(i int, q *api.NamespaceQuota) error {
+	if err := checkName(i, "quota.namespace", q.Namespace); err != nil {
+		return err
+	}
+	return w.insert(tableQuotas, q.Namespace, newRow(w.cluster, q.Namespace, q, "", ""))
+}
+
+func (w *writer) upsertBudget(i int, b *api.DisruptionBudget) error {
+	if err := checkNamespaced(i, "budget", b.Namespace, b.Name); err != nil {
+		return err
+	}
+	key := b.Namespace + "/" + b.Name
+	return w.insert(tableDisruptionBudget, key, newRow(w.cluster, key, b, "", ""))
+}
+
+func (w *writer) upsertHyperNode(i int, h *api.HyperNode) error {
+	if err := checkName(i, "hyper_node.name", h.Name); err != nil {
+		return err
+	}
+	if h.Tier < 1 {
+		return invalid(i, "hyper_node.tier", "must be at least 1, got %d", h.Tier)
+	}
+	seen := make(map[string]struct{}, len(h.Members))
+	for j, m := range h.Members {
+		field := fmt.Sprintf("hyper_node.members[%d]", j)
+		if err := checkName(i, field, m); err != nil {
+			return err
+		}
+		if _, dup := seen[m]; dup {
+			return invalid(i, field, "duplicate member %q", m)
+		}
+		seen[m] = struct{}{}
+	}
+	r := newRow(w.cluster, h.Name, h, "", "")
+	if err := w.insert(tableHyperNodes, h.Name, r); err != nil {
+		return err
+	}
+	w.pend.add(i, checkHyperNode, h.Name, r)
+	return nil
+}
+
+// delete removes the object ref names, which must exist; deleting a job deletes its tasks.
+// Whether the delete leaves anything dangling is checked later, after the rest of the batch
+// had its chance to delete or move the dependents.
+func (w *writer) delete(i int, ref Ref) error {
+	if !ref.Kind.valid() {
+		return invalid(i, "delete.kind", "unknown kind %d", int(ref.Kind))
+	}
+	switch {
+	case ref.Kind.namespaced():
+		if err := checkNamespaced(i, "delete", ref.Namespace, ref.Name); err != nil {
+			return err
+		}
+	case ref.Kind == KindQuota && ref.Namespace != "":
+		if err := checkName(i, "delete.namespace", ref.Namespace); err != nil {
+			return err
+		}
+	default:
+		if err := checkName(i, "delete.name", ref.Name); err != nil {
+			return err
+		}
+	}
+	key := ref.Key()
+	table := kindTables[ref.Kind]
+	existing, err := w.get(table, key)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		// Deletes are idempotent: a resource manager replaying its deltas after a reconnect
+		// must not be refused for deleting what is already gone.
+		return nil
+	}
+	switch ref.Kind {
+	case KindJob:
+		if err := w.deleteTasksOf(key); err != nil {
+			return err
+		}
+		w.pend.drop(checkJob, key)
+	case KindTask:
+		w.pend.drop(checkTask, key)
+	case KindQueue:
+		w.pend.drop(checkQueue, key)
+		w.pend.add(i, checkQueueGone, key, nil)
+	case KindNode:
+		w.pend.add(i, checkNodeGone, key, nil)
+	case KindHyperNode:
+		w.pend.drop(checkHyperNode, key)
+		w.pend.add(i, checkHyperNodeGone, key, nil)
+	}
+	return w.remove(table, existing)
+}
+
+// deleteTasksOf deletes the tasks of a job (cascade).
+func (w *writer) deleteTasksOf(jobKey string) error {
+	it, err := w.txn.Get(tableTasks, indexJob+"_prefix", w.cluster, jobKey)
+	if err != nil {
+		return fmt.Errorf("state: listing tasks of job %q: %w", jobKey, err)
+	}
+	var tasks []keyed
+	for o := it.Next(); o != nil; o = it.Next() {
+		tasks = append(tasks, o.(keyed))
+	}
+	for _, t := range tasks {
+		w.pend.drop(checkTask, t.(*row[api.Task]).key)
+		if err := w.remove(tableTasks, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteAll deletes every object of the cluster (ReplaceAll). The cluster's revision row
+// stays.
+func (w *writer) deleteAll() error {
+	for k := KindNode; k <= KindHyperNode; k++ {
+		table := kindTables[k]
+		it, err := w.txn.Get(table, indexID+"_prefix", w.cluster)
+		if err != nil {
+			return fmt.Errorf("state: listing %s: %w", table, err)
+		}
+		var rows []keyed
+		for o := it.Next(); o != nil; o = it.Next() {
+			rows = append(rows, o.(keyed))
+		}
+		for _, r := range rows {
+			if err := w.remove(table, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// get returns the row of table with key, or nil.
+func (w *writer) get(table, key string) (keyed, error) {
+	o, err := w.txn.First(table, indexID, w.cluster, key)
+	if err != nil {
+		return nil, fmt.Errorf("state: reading %s %q: %w", table, key, err)
+	}
+	if o == nil {
+		return nil, nil
+	}
+	return o.(keyed), nil
+}
+
+// insert inserts or replaces the row of table with key.
+func (w *writer) insert(table, key string, r keyed) error {
+	var e undoEntry
+	if w.tracking {
+		before, err := w.txn.First(table, indexID, w.cluster, key)
+		if err != nil {
+			return fmt.Errorf("state: reading %s: %w", table, err)
+		}
+		e = undoEntry{table: table, after: r}
+		if before != nil {
+			e.before = before.(keyed)
+		}
+	}
+	if err := w.txn.Insert(table, r); err != nil {
+		return fmt.Errorf("state: writing %s: %w", table, err)
+	}
+	if w.tracking {
+		w.undo = append(w.undo, e)
+	}
+	return nil
+}
+
+// remove deletes an existing row.
+func (w *writer) remove(table string, r keyed) error {
+	if err := w.txn.Delete(table, r); err != nil {
+		return fmt.Errorf("state: deleting from %s: %w", table, err)
+	}
+	if w.tracking {
+		w.undo = append(w.undo, undoEntry{table: table, before: r})
+	}
+	return nil
+}
+
+// rollback takes back the mutations recorded since mark, newest first.
+func (w *writer) rollback(mark int) error {
+	for k := len(w.undo) - 1; k >= mark; k-- {
+		e := w.undo[k]
+		var err error
+		if e.before != nil {
+			err = w.txn.Insert(e.table, e.before)
+		} else {
+			err = w.txn.Delete(e.table, e.after)
+		}
+		if err != nil {
+			return fmt.Errorf("state: rolling back a change to %s: %w", e.table, err)
+		}
+	}
+	w.undo = w.undo[:mark]
+	return nil
+}
+
+// rootQueue is the implicit top of the queue hierarchy: a parent of "" or "root" means
+// top-level.
+const rootQueue = "root"
+
+// defaultQueue is the queue the store creates when a job names it and it does not exist.
+const defaultQueue = "default"
+
+// needsNode reports whether a task in this status must be on a node.
+func needsNode(s api.TaskStatus) bool {
+	switch s {
+	case api.Running, api.Releasing, api.Binding, api.Bound:
+		return true
+	}
+	return false
+}
+
+// checkName rejects an empty name or one with a NUL (the key separator).
+func checkName(i int, field, name string) error {
+	if name == "" {
+		return invalid(i, field, "must not be empty")
+	}
+	return checkRef(i, field, name)
+}
+
+// checkRef rejects a reference (which may be empty) containing a NUL.
+func checkRef(i int, field, name string) error {
+	if strings.IndexByte(name, 0) >= 0 {
+		return invalid(i, field, "must not contain a NUL character")
+	}
+	return nil
+}
+
+// checkNamespaced checks the namespace and name of a namespace/name key: the name must not be
+// empty and the namespace must not contain "/", so that keys are unambiguous.
+func checkNamespaced(i int, prefix, namespace, name string) error {
+	if err := checkRef(i, prefix+".namespace", namespace); err != nil {
+		return err
+	}
+	if strings.IndexByte(namespace, '/') >= 0 {
+		return invalid(i, prefix+".namespace", "must not contain '/', got %q", namespace)
+	}
+	return checkName(i, prefix+".name", name)
+}
