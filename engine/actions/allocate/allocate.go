@@ -162,6 +162,8 @@ func (a *Action) allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *
 	case ssn.JobReady(job):
 		stmt.Commit()
 	case !ssn.JobPipelined(job):
+		placeable := job.ReadyTaskNum() + job.WaitingTaskNum() + job.PendingBestEffortTaskNum()
+		job.JobFitErrors = fmt.Sprintf("gang: %d of minAvailable %d placeable", placeable, job.MinAvailable)
 		stmt.Discard()
 	}
 }

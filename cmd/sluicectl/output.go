@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// table writes aligned columns.
+type table struct {
+	w *tabwriter.Writer
+}
+
+func newTable(out io.Writer, header ...string) *table {
+	t := &table{w: tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t *table) row(cells ...string) {
+	for i, c := range cells {
+		if c == "" {
+			cells[i] = "-"
+		}
+	}
+	fmt.Fprintln(t.w, strings.Join(cells, "\t"))
+}
+
+func (t *table) flush() error { return t.w.Flush() }
+
+// writeJSON prints one message as indented protojson.
+func writeJSON(out io.Writer, m proto.Message) error {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeIndented(out, json.RawMessage(b))
+}
+
+// writeJSONList prints messages as an indented JSON array of protojson
+// objects.
+func writeJSONList[M proto.Message](out io.Writer, items []M) error {
+	raw := make([]json.RawMessage, 0, len(items))
+	for _, m := range items {
+		b, err := protojson.Marshal(m)
+		if err != nil {
+			return err
+		}
+		raw = append(raw, b)
+	}
+	return writeIndented(out, raw)
+}
+
+func writeIndented(out io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", b)
+	return err
+}
+
+// resourceOrder puts the common resources first, the rest by name.
+var resourceOrder = map[string]int{"cpu": 0, "memory": 1, "pods": 2}
+
+// fmtResources formats a resource list as "cpu=4,memory=16Gi,...".
+func fmtResources(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		oi, iok := resourceOrder[keys[i]]
+		oj, jok := resourceOrder[keys[j]]
+		switch {
+		case iok && jok:
+			return oi < oj
+		case iok != jok:
+			return iok
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// fmtLabels formats labels as "k=v,..." in key order, leaving out skip.
+func fmtLabels(m map[string]string, skip func(k, v string) bool) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if skip != nil && skip(k, m[k]) {
+			continue
+		}
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// enumName turns "TASK_STATUS_RUNNING" into "Running" given the prefix
+// "TASK_STATUS_".
+func enumName(s, prefix string) string {
+	s = strings.TrimPrefix(s, prefix)
+	words := strings.Split(strings.ToLower(s), "_")
+	for i, w := range words {
+		if w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, "")
+}
