@@ -4,10 +4,13 @@ package plugins
 
 import (
 	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/plugins/binpack"
 	"github.com/sluice-sched/sluice/plugins/conformance"
 	"github.com/sluice-sched/sluice/plugins/drf"
 	"github.com/sluice-sched/sluice/plugins/gang"
+	"github.com/sluice-sched/sluice/plugins/nodeorder"
 	"github.com/sluice-sched/sluice/plugins/overcommit"
+	"github.com/sluice-sched/sluice/plugins/predicates"
 	"github.com/sluice-sched/sluice/plugins/priority"
 	"github.com/sluice-sched/sluice/plugins/proportion"
 )
@@ -20,4 +23,7 @@ func Register(reg *framework.Registry) {
 	reg.RegisterPlugin(drf.Name, drf.New)
 	reg.RegisterPlugin(proportion.Name, proportion.New)
 	reg.RegisterPlugin(overcommit.Name, overcommit.New)
+	reg.RegisterPlugin(predicates.Name, predicates.New)
+	reg.RegisterPlugin(nodeorder.Name, nodeorder.New)
+	reg.RegisterPlugin(binpack.Name, binpack.New)
 }
