@@ -1,0 +1,70 @@
+package plugins_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/actions"
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/engine/state"
+	"github.com/sluice-sched/sluice/engine/synth"
+	"github.com/sluice-sched/sluice/plugins"
+)
+
+func registry() *framework.Registry {
+	reg := framework.NewRegistry()
+	actions.Register(reg)
+	plugins.Register(reg)
+	return reg
+}
+
+// benchCycle measures one full dry-run Schedule cycle (snapshot, session, actions, plan) on a
+// generated cluster with the embedded default configuration.
+func benchCycle(b *testing.B, spec synth.Spec) {
+	c, err := synth.Generate(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := state.New()
+	if err := c.Load(st, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	eng, err := engine.New(st, engine.Options{Registry: registry(), DefaultConfig: conf.Default()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tasks := len(c.Tasks)
+	b.ResetTimer()
+	var placed int
+	for i := 0; i < b.N; i++ {
+		p, err := eng.Schedule(context.Background(), "bench", engine.ScheduleRequest{Mode: engine.DryRun, Now: time.Unix(0, 0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		placed = 0
+		for _, d := range p.Result.Decisions {
+			if d.Kind == framework.DecisionBind {
+				placed++
+			}
+		}
+	}
+	b.StopTimer()
+	if placed != tasks {
+		b.Fatalf("placed %d of %d tasks", placed, tasks)
+	}
+	b.ReportMetric(float64(tasks)*float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+}
+
+// BenchmarkAllocateCycle is issue 3's benchmark: 1,000 nodes, 1,000 gangs of 10 tasks, one
+// queue, the default plugins. Smaller sizes show how the cycle scales.
+func BenchmarkAllocateCycle(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("nodes=%d/jobs=%d", n, n), func(b *testing.B) {
+			benchCycle(b, synth.Spec{Seed: 1, Nodes: n, Jobs: n, TasksPerJob: 10, Queues: 1, Shapes: synth.Uniform})
+		})
+	}
+}

@@ -1,0 +1,233 @@
+package service
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/state"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// decodedBatch is a DeltaBatch checked and converted for the store.
+type decodedBatch struct {
+	batch state.Batch
+	// deltaOf[i] is the index of the delta that became batch.Changes[i]: deletes of objects
+	// that do not exist are dropped, so the two may differ.
+	deltaOf []int
+}
+
+// decodeBatch checks every delta of b and converts it. Field paths start with prefix
+// ("batch" for ApplyDeltas, "" for Sync, whose paths are relative to the DeltaBatch). Deletes
+// of objects that neither exist in in.snap nor are gone by an earlier delete of the batch are
+// dropped, because the API makes deleting a missing object a no-op; the caller must hold the
+// cluster's write lock so that the snapshot stays current until the batch is applied.
+func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decodedBatch, error) {
+	var fe fieldErrors
+	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll()}}
+	seen := map[objectID]int{} // -> delta index
+	dup := func(p, field string, kind state.Kind, k string, i int) {
+		id := objectID{kind, k}
+		if j, ok := seen[id]; ok {
+			fe.add(sub(p, field), "%s %s appears twice in the batch (also deltas[%d]); send one change per object",
+				kindNames[kind], quoteShort(k), j)
+			return
+		}
+		seen[id] = i
+	}
+	deletedJobs := map[string]bool{}
+	for i, d := range b.GetDeltas() {
+		p := idx(sub(prefix, "deltas"), i)
+		var c state.Change
+		switch ch := d.GetChange().(type) {
+		case *sluicev1.Delta_UpsertNode:
+			p = sub(p, "upsert_node")
+			checkNode(&fe, p, ch.UpsertNode)
+			c.Node = nodeFromProto(&fe, p, ch.UpsertNode)
+			dup(p, "name", state.KindNode, c.Node.Name, i)
+		case *sluicev1.Delta_UpsertQueue:
+			p = sub(p, "upsert_queue")
+			checkQueue(&fe, p, ch.UpsertQueue)
+			c.Queue = queueFromProto(&fe, p, ch.UpsertQueue)
+			dup(p, "name", state.KindQueue, c.Queue.Name, i)
+		case *sluicev1.Delta_UpsertJob:
+			p = sub(p, "upsert_job")
+			checkJob(&fe, p, ch.UpsertJob)
+			c.Job = jobFromProto(&fe, p, ch.UpsertJob, in)
+			dup(p, "name", state.KindJob, c.Job.Key(), i)
+		case *sluicev1.Delta_UpsertTask:
+			p = sub(p, "upsert_task")
+			checkTask(&fe, p, ch.UpsertTask)
+			c.Task = taskFromProto(&fe, p, ch.UpsertTask, in)
+			dup(p, "name", state.KindTask, c.Task.Key(), i)
+		case *sluicev1.Delta_UpsertPriorityClass:
+			p = sub(p, "upsert_priority_class")
+			checkPriorityClass(&fe, p, ch.UpsertPriorityClass)
+			c.PriorityClass = priorityClassFromProto(ch.UpsertPriorityClass)
+			dup(p, "name", state.KindPriorityClass, c.PriorityClass.Name, i)
+		case *sluicev1.Delta_UpsertNamespaceQuota:
+			p = sub(p, "upsert_namespace_quota")
+			checkQuota(&fe, p, ch.UpsertNamespaceQuota)
+			c.Quota = quotaFromProto(&fe, p, ch.UpsertNamespaceQuota)
+			dup(p, "namespace", state.KindQuota, c.Quota.Namespace, i)
+		case *sluicev1.Delta_UpsertDisruptionBudget:
+			p = sub(p, "upsert_disruption_budget")
+			checkBudget(&fe, p, ch.UpsertDisruptionBudget)
+			c.Budget = budgetFromProto(ch.UpsertDisruptionBudget)
+			dup(p, "name", state.KindBudget, c.Budget.Namespace+"/"+c.Budget.Name, i)
+		case *sluicev1.Delta_UpsertHyperNode:
+			p = sub(p, "upsert_hyper_node")
+			checkHyperNode(&fe, p, ch.UpsertHyperNode)
+			c.HyperNode = hyperNodeFromProto(ch.UpsertHyperNode)
+			dup(p, "name", state.KindHyperNode, c.HyperNode.Name, i)
+		case *sluicev1.Delta_Delete:
+			p = sub(p, "delete")
+			checkRef(&fe, p, ch.Delete)
+			if b.GetReplaceAll() {
+				fe.add(p, "delete deltas are not allowed in a replace_all batch")
+			}
+			ref := refFromProto(ch.Delete)
+			if ref.Kind != 0 {
+				dup(p, "name", ref.Kind, ref.Key(), i)
+			}
+			if !fe.ok() || !exists(in.snap, ref, deletedJobs) {
+				continue
+			}
+			if ref.Kind == state.KindJob {
+				deletedJobs[ref.Key()] = true
+			}
+			c.Delete = &ref
+		default:
+			fe.add(p, "must set one of upsert_node, upsert_queue, upsert_job, upsert_task, "+
+				"upsert_priority_class, upsert_namespace_quota, upsert_disruption_budget, "+
+				"upsert_hyper_node or delete")
+			continue
+		}
+		out.batch.Changes = append(out.batch.Changes, c)
+		out.deltaOf = append(out.deltaOf, i)
+	}
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// objectID identifies an object within a batch.
+type objectID struct {
+	kind state.Kind
+	key  string
+}
+
+// kindNames names the kinds in messages.
+var kindNames = map[state.Kind]string{
+	state.KindNode:          "node",
+	state.KindQueue:         "queue",
+	state.KindJob:           "job",
+	state.KindTask:          "task",
+	state.KindPriorityClass: "priority class",
+	state.KindQuota:         "namespace quota",
+	state.KindBudget:        "disruption budget",
+	state.KindHyperNode:     "hypernode",
+}
+
+// exists reports whether the object ref names is in snap and not already deleted by the
+// deletion of its job earlier in the batch.
+func exists(snap *state.Snapshot, ref state.Ref, deletedJobs map[string]bool) bool {
+	if snap == nil {
+		return true
+	}
+	k := ref.Key()
+	var ok bool
+	switch ref.Kind {
+	case state.KindNode:
+		_, ok = snap.Node(k)
+	case state.KindQueue:
+		_, ok = snap.Queue(k)
+	case state.KindJob:
+		_, ok = snap.Job(k)
+	case state.KindTask:
+		var t *api.Task
+		t, ok = snap.Task(k)
+		ok = ok && !deletedJobs[t.JobKey()]
+	case state.KindPriorityClass:
+		_, ok = snap.PriorityClass(k)
+	case state.KindQuota:
+		_, ok = snap.Quota(k)
+	case state.KindBudget:
+		_, ok = snap.Budget(k)
+	case state.KindHyperNode:
+		_, ok = snap.HyperNode(k)
+	}
+	return ok
+}
+
+// applyBatch checks, converts and applies one batch to a cluster and returns the new
+// revision. A batch the checks or the store refuse changes nothing and yields an
+// *invalidError whose paths start with prefix.
+func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch) (uint64, error) {
+	unlock := s.lockCluster(cluster)
+	defer unlock()
+	// Times are stored as the API carries them: UTC, without a monotonic reading.
+	in := inputContext{now: s.clock().Round(0).UTC(), snap: s.store.Snapshot(cluster)}
+	d, err := decodeBatch(prefix, b, in)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := s.store.Apply(cluster, d.batch)
+	var verr *state.ValidationError
+	if errors.As(err, &verr) {
+		return 0, &invalidError{
+			reason: ReasonInvalidReference,
+			violations: []*errdetails.BadRequest_FieldViolation{{
+				Field: deltaPath(prefix, verr, d.deltaOf), Description: verr.Msg,
+			}},
+		}
+	}
+	return rev, err
+}
+
+// changeFields maps the store's Change field names to the Delta oneof names.
+var changeFields = map[string]string{
+	"node":           "upsert_node",
+	"queue":          "upsert_queue",
+	"job":            "upsert_job",
+	"task":           "upsert_task",
+	"priority_class": "upsert_priority_class",
+	"quota":          "upsert_namespace_quota",
+	"budget":         "upsert_disruption_budget",
+	"hyper_node":     "upsert_hyper_node",
+	"delete":         "delete",
+}
+
+// deltaPath rewrites a store field path ("changes[3].task.job") into the request's
+// ("batch.deltas[5].upsert_task.job"). Paths it does not recognise are kept.
+func deltaPath(prefix string, verr *state.ValidationError, deltaOf []int) string {
+	rest, ok := strings.CutPrefix(verr.Field, "changes[")
+	if !ok || verr.Index < 0 || verr.Index >= len(deltaOf) {
+		return verr.Field
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return verr.Field
+	}
+	if n, err := strconv.Atoi(rest[:end]); err != nil || n != verr.Index {
+		return verr.Field
+	}
+	path := idx(sub(prefix, "deltas"), deltaOf[verr.Index])
+	rest = strings.TrimPrefix(rest[end+1:], ".")
+	if rest == "" {
+		return path
+	}
+	seg := rest
+	tail := ""
+	if cut := strings.IndexAny(rest, ".["); cut >= 0 {
+		seg, tail = rest[:cut], rest[cut:]
+	}
+	if f, ok := changeFields[seg]; ok {
+		seg = f
+	}
+	return sub(path, seg+tail)
+}

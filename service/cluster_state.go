@@ -1,0 +1,368 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/state"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// clusterState implements sluicev1.ClusterStateServiceServer. Every handler has one shape:
+// check the request, delegate to the store, map the error with toStatus, fill the response.
+type clusterState struct {
+	sluicev1.UnimplementedClusterStateServiceServer
+	s *Server
+}
+
+// ApplyDeltas applies one batch atomically.
+func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDeltasRequest) (*sluicev1.ApplyDeltasResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	if req.GetBatch() == nil {
+		fe.add("batch", "must be set")
+	}
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	rev, err := c.s.applyBatch(req.GetCluster(), "batch", req.GetBatch())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &sluicev1.ApplyDeltasResponse{Revision: rev}, nil
+}
+
+// Sync streams batches from a resource manager: hello, welcome (and ResyncRequired when the
+// client's revision is not the cluster's), then one ack or rejection per batch. It returns
+// when the client closes its side, the call ends, or the server shuts down.
+func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) error {
+	ctx := stream.Context()
+	recv := c.s.receiver(ctx, stream.Recv)
+	first, err := recv()
+	if err != nil {
+		return endOfStream(err)
+	}
+	hello := first.GetHello()
+	if hello == nil {
+		return toStatus(invalid("hello", "the first message of a Sync stream must be a hello"))
+	}
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "hello.cluster", hello.GetCluster())
+	if err := fe.err(); err != nil {
+		return toStatus(err)
+	}
+	cluster := hello.GetCluster()
+	rev := c.s.store.Revision(cluster)
+	if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Welcome{
+		Welcome: &sluicev1.SyncWelcome{Revision: rev},
+	}}); err != nil {
+		return err
+	}
+	sync := &syncState{cluster: cluster}
+	if r := hello.GetResumeRevision(); r != 0 && r != rev {
+		sync.resync = true
+		reason := fmt.Sprintf("resume revision %d is not the cluster's revision %d", r, rev)
+		if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_ResyncRequired{
+			ResyncRequired: &sluicev1.ResyncRequired{Revision: rev, Reason: reason},
+		}}); err != nil {
+			return err
+		}
+	}
+	for {
+		m, err := recv()
+		if err != nil {
+			return endOfStream(err)
+		}
+		var b *sluicev1.DeltaBatch
+		switch msg := m.GetMessage().(type) {
+		case *sluicev1.SyncRequest_Batch:
+			b = msg.Batch
+		case *sluicev1.SyncRequest_Hello:
+			return toStatus(invalid("hello", "a Sync stream takes one hello, as its first message"))
+		default:
+			return toStatus(invalid("message", "must be a hello or a batch"))
+		}
+		if err := stream.Send(c.syncBatch(sync, b)); err != nil {
+			return err
+		}
+	}
+}
+
+// syncState is what a Sync stream remembers between batches.
+type syncState struct {
+	cluster string
+	// resync is true after ResyncRequired until a replace_all batch applies.
+	resync  bool
+	lastSeq uint64
+	seen    bool
+}
+
+// syncBatch applies one batch of a Sync stream and returns the ack or the rejection.
+func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) *sluicev1.SyncResponse {
+	seq := b.GetSequence()
+	var err error
+	switch {
+	case st.seen && seq <= st.lastSeq:
+		err = invalid("sequence", "must increase within a stream: got %d after %d", seq, st.lastSeq)
+	case st.resync && !b.GetReplaceAll():
+		err = withInfo(codes.FailedPrecondition, ReasonResyncRequired,
+			"resync required: send the whole state in a replace_all batch")
+	}
+	if err == nil {
+		st.seen, st.lastSeq = true, seq
+		var rev uint64
+		rev, err = c.s.applyBatch(st.cluster, "", b)
+		if err == nil {
+			if b.GetReplaceAll() {
+				st.resync = false
+			}
+			return &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Ack{
+				Ack: &sluicev1.BatchAck{Sequence: seq, Revision: rev},
+			}}
+		}
+	}
+	stat := status.Convert(toStatus(err))
+	rej := &sluicev1.BatchRejected{Sequence: seq, Code: int32(stat.Code()), Message: stat.Message()}
+	for _, v := range violationsOf(stat) {
+		rej.Violations = append(rej.Violations, &sluicev1.FieldViolation{Field: v.GetField(), Description: v.GetDescription()})
+	}
+	return &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Rejected{Rejected: rej}}
+}
+
+// receiver returns a function that receives the next message of a stream, or fails when the
+// call ends or the server shuts down. The stream's Recv runs in a goroutine of its own so
+// that a client that sends nothing does not hold up a shutdown; the goroutine ends when Recv
+// fails, which it does once the handler has returned.
+func (s *Server) receiver(ctx context.Context, recv func() (*sluicev1.SyncRequest, error)) func() (*sluicev1.SyncRequest, error) {
+	type result struct {
+		m   *sluicev1.SyncRequest
+		err error
+	}
+	ch := make(chan result)
+	go func() {
+		for {
+			m, err := recv()
+			select {
+			case ch <- result{m, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() (*sluicev1.SyncRequest, error) {
+		select {
+		case r := <-ch:
+			return r.m, r.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.done:
+			return nil, shuttingDown
+		}
+	}
+}
+
+// endOfStream maps how a stream's receiving ended to the handler's result: a client's
+// half-close is a normal end.
+func endOfStream(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return toStatus(err)
+}
+
+// notFound returns an engine.ErrNotFound error, which toStatus maps to NOT_FOUND.
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", engine.ErrNotFound, fmt.Sprintf(format, args...))
+}
+
+// GetNode returns one node.
+func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest) (*sluicev1.GetNodeResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkName(&fe, "name", req.GetName())
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	n, ok := snap.Node(req.GetName())
+	if !ok {
+		return nil, toStatus(notFound("node %q in cluster %q", req.GetName(), req.GetCluster()))
+	}
+	return &sluicev1.GetNodeResponse{Node: nodeToProto(n), Revision: snap.Revision()}, nil
+}
+
+// ListNodes returns a page of nodes.
+func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesRequest) (*sluicev1.ListNodesResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), "")
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	items, next := pageOf(snap.ListNodes, func(n *api.Node) string { return n.Name }, "", pg)
+	resp := &sluicev1.ListNodesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
+	for _, n := range items {
+		resp.Nodes = append(resp.Nodes, nodeToProto(n))
+	}
+	return resp, nil
+}
+
+// GetQueue returns one queue with its derived status.
+func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueRequest) (*sluicev1.GetQueueResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkName(&fe, "name", req.GetName())
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	q, ok := snap.Queue(req.GetName())
+	if !ok {
+		return nil, toStatus(notFound("queue %q in cluster %q", req.GetName(), req.GetCluster()))
+	}
+	return &sluicev1.GetQueueResponse{Queue: c.s.queueWithStatus(snap, q), Revision: snap.Revision()}, nil
+}
+
+// ListQueues returns a page of queues with their derived status.
+func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesRequest) (*sluicev1.ListQueuesResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), "")
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	items, next := pageOf(snap.ListQueues, func(q *api.Queue) string { return q.Name }, "", pg)
+	resp := &sluicev1.ListQueuesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
+	for _, q := range items {
+		resp.Queues = append(resp.Queues, c.s.queueWithStatus(snap, q))
+	}
+	return resp, nil
+}
+
+// queueWithStatus converts a queue and fills in its status: the engine's figures from the
+// last cycle that was not a dry run or, before any, the allocation the snapshot shows.
+func (s *Server) queueWithStatus(snap *state.Snapshot, q *api.Queue) *sluicev1.Queue {
+	out := queueToProto(q)
+	f, rev, ok := s.engine.QueueFigures(snap.Cluster(), q.Name)
+	if !ok {
+		alloc := api.EmptyResource()
+		for _, j := range snap.JobsInQueue(q.Name) {
+			for _, t := range snap.TasksOfJob(j.Key()) {
+				if api.AllocatedStatus(t.Status) {
+					alloc.Add(&t.Resources)
+				}
+			}
+		}
+		out.Status = &sluicev1.QueueStatus{Allocated: resourceToProto(alloc), Share: "0", AsOfRevision: snap.Revision()}
+		return out
+	}
+	out.Status = &sluicev1.QueueStatus{
+		Allocated:    resourceToProto(f.Allocated),
+		Deserved:     resourceToProto(f.Deserved),
+		Share:        strconv.FormatFloat(f.Share, 'f', -1, 64),
+		Overused:     f.Overused,
+		AsOfRevision: rev,
+	}
+	return out
+}
+
+// GetJob returns one job.
+func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) (*sluicev1.GetJobResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkNamespace(&fe, "namespace", req.GetNamespace())
+	checkName(&fe, "name", req.GetName())
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
+	j, ok := snap.Job(k)
+	if !ok {
+		return nil, toStatus(notFound("job %q in cluster %q", k, req.GetCluster()))
+	}
+	return &sluicev1.GetJobResponse{Job: jobToProto(j), Revision: snap.Revision()}, nil
+}
+
+// ListJobs returns a page of jobs, optionally of one queue and one namespace.
+func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsRequest) (*sluicev1.ListJobsResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkRefName(&fe, "queue", req.GetQueue())
+	checkNamespace(&fe, "namespace", req.GetNamespace())
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), filterKey(req.GetQueue(), req.GetNamespace()))
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	list := func(after string, limit int) ([]*api.Job, string) {
+		return snap.ListJobs(after, limit, state.JobFilter{Queue: req.GetQueue()})
+	}
+	items, next := pageOf(list, (*api.Job).Key, namespacePrefix(req.GetNamespace()), pg)
+	resp := &sluicev1.ListJobsResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
+	for _, j := range items {
+		resp.Jobs = append(resp.Jobs, jobToProto(j))
+	}
+	return resp, nil
+}
+
+// GetTask returns one task.
+func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkNamespace(&fe, "namespace", req.GetNamespace())
+	checkName(&fe, "name", req.GetName())
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
+	t, ok := snap.Task(k)
+	if !ok {
+		return nil, toStatus(notFound("task %q in cluster %q", k, req.GetCluster()))
+	}
+	return &sluicev1.GetTaskResponse{Task: taskToProto(t), Revision: snap.Revision()}, nil
+}
+
+// ListTasks returns a page of tasks, optionally of one namespace, job and node.
+func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
+	var fe fieldErrors
+	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkNamespace(&fe, "namespace", req.GetNamespace())
+	checkRefName(&fe, "job", req.GetJob())
+	checkRefName(&fe, "node", req.GetNode())
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(),
+		filterKey(req.GetNamespace(), req.GetJob(), req.GetNode()))
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	snap := c.s.store.Snapshot(req.GetCluster())
+	filter := state.TaskFilter{Node: req.GetNode()}
+	prefix := namespacePrefix(req.GetNamespace())
+	if req.GetJob() != "" {
+		filter.Job = orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetJob()
+		prefix = ""
+	}
+	list := func(after string, limit int) ([]*api.Task, string) {
+		return snap.ListTasks(after, limit, filter)
+	}
+	items, next := pageOf(list, (*api.Task).Key, prefix, pg)
+	resp := &sluicev1.ListTasksResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
+	for _, t := range items {
+		resp.Tasks = append(resp.Tasks, taskToProto(t))
+	}
+	return resp, nil
+}

@@ -1,0 +1,189 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/state"
+)
+
+// ErrorDomain is the domain of every google.rpc.ErrorInfo the service attaches to an error.
+const ErrorDomain = "sluice.sched"
+
+// Reasons carried by the ErrorInfo detail of the service's errors. Clients may switch on
+// them; the human-readable message may change, these do not.
+const (
+	// ReasonInvalidField: a request field is malformed (BadRequest lists which).
+	ReasonInvalidField = "INVALID_FIELD"
+	// ReasonInvalidReference: a batch leaves a reference dangling (a task's job, a job's
+	// queue, a deleted node that still has tasks, ...); BadRequest names the delta.
+	ReasonInvalidReference = "INVALID_REFERENCE"
+	// ReasonInvalidConfig: a scheduler configuration was refused.
+	ReasonInvalidConfig = "INVALID_CONFIG"
+	// ReasonNotFound: the plan, job, queue, node or task does not exist.
+	ReasonNotFound = "NOT_FOUND"
+	// ReasonFailedPrecondition: the plan is not in a state that allows the call.
+	ReasonFailedPrecondition = "FAILED_PRECONDITION"
+	// ReasonResyncRequired: a Sync batch came after ResyncRequired without replace_all.
+	ReasonResyncRequired = "RESYNC_REQUIRED"
+	// ReasonShuttingDown: the server is stopping; reconnect to another or later.
+	ReasonShuttingDown = "SHUTTING_DOWN"
+	// ReasonInternal: a bug or an unexpected failure on the server.
+	ReasonInternal = "INTERNAL"
+)
+
+// maxViolations caps the field violations of one error: status details travel in trailers,
+// which clients and proxies limit in size.
+const maxViolations = 50
+
+// invalidError is a request the service refuses, with the offending fields. It becomes
+// INVALID_ARGUMENT with a BadRequest and an ErrorInfo detail.
+type invalidError struct {
+	reason     string
+	violations []*errdetails.BadRequest_FieldViolation
+}
+
+// Error implements error: the violations, "; "-separated.
+func (e *invalidError) Error() string {
+	var b strings.Builder
+	for i, v := range e.violations {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(v.GetField())
+		b.WriteString(": ")
+		b.WriteString(v.GetDescription())
+	}
+	return b.String()
+}
+
+// fieldErrors collects field violations while a request is checked.
+type fieldErrors struct {
+	list    []*errdetails.BadRequest_FieldViolation
+	dropped int
+}
+
+// add records a violation of field.
+func (fe *fieldErrors) add(field, format string, args ...any) {
+	if len(fe.list) >= maxViolations {
+		fe.dropped++
+		return
+	}
+	fe.list = append(fe.list, &errdetails.BadRequest_FieldViolation{
+		Field: field, Description: fmt.Sprintf(format, args...),
+	})
+}
+
+// ok reports whether nothing was recorded.
+func (fe *fieldErrors) ok() bool { return len(fe.list) == 0 }
+
+// err returns the collected violations as an *invalidError, or nil.
+func (fe *fieldErrors) err() error {
+	if fe.ok() {
+		return nil
+	}
+	list := fe.list
+	if fe.dropped > 0 {
+		last := list[len(list)-1]
+		last.Description += fmt.Sprintf(" (and %d more violations not listed)", fe.dropped)
+	}
+	return &invalidError{reason: ReasonInvalidField, violations: list}
+}
+
+// invalid returns an *invalidError with one violation.
+func invalid(field, format string, args ...any) error {
+	var fe fieldErrors
+	fe.add(field, format, args...)
+	return fe.err()
+}
+
+// shuttingDown is the error streams end with when the server stops.
+var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server is shutting down")
+
+// toStatus maps any error of the service, the engine or the store to a gRPC status error. It
+// is the one place where errors get their codes:
+//
+//	*invalidError            INVALID_ARGUMENT, BadRequest + ErrorInfo
+//	*state.ValidationError   INVALID_ARGUMENT, BadRequest (the store's field path) + ErrorInfo
+//	engine.ErrInvalidConfig  INVALID_ARGUMENT, ErrorInfo INVALID_CONFIG
+//	engine.ErrNotFound       NOT_FOUND
+//	engine.ErrFailedPrecondition  FAILED_PRECONDITION
+//	context.Canceled         CANCELED
+//	context.DeadlineExceeded DEADLINE_EXCEEDED
+//	a gRPC status error      unchanged
+//	anything else            INTERNAL
+//
+// Handlers that know a better field path for a store error (the delta it came from) rewrite
+// it into an *invalidError first.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	var inv *invalidError
+	var verr *state.ValidationError
+	switch {
+	case errors.As(err, &inv):
+		return invalidStatus(inv)
+	case errors.As(err, &verr):
+		return invalidStatus(&invalidError{
+			reason: ReasonInvalidReference,
+			violations: []*errdetails.BadRequest_FieldViolation{{
+				Field: verr.Field, Description: verr.Msg,
+			}},
+		})
+	case errors.Is(err, engine.ErrInvalidConfig):
+		return withInfo(codes.InvalidArgument, ReasonInvalidConfig, err.Error())
+	case errors.Is(err, engine.ErrNotFound):
+		return withInfo(codes.NotFound, ReasonNotFound, err.Error())
+	case errors.Is(err, engine.ErrFailedPrecondition):
+		return withInfo(codes.FailedPrecondition, ReasonFailedPrecondition, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	if st, ok := status.FromError(err); ok {
+		return st.Err()
+	}
+	return withInfo(codes.Internal, ReasonInternal, err.Error())
+}
+
+// invalidStatus builds the INVALID_ARGUMENT status of an *invalidError.
+func invalidStatus(inv *invalidError) error {
+	st := status.New(codes.InvalidArgument, "invalid request: "+inv.Error())
+	st, derr := st.WithDetails(
+		&errdetails.BadRequest{FieldViolations: inv.violations},
+		&errdetails.ErrorInfo{Reason: inv.reason, Domain: ErrorDomain},
+	)
+	if derr != nil {
+		return status.Error(codes.InvalidArgument, "invalid request: "+inv.Error())
+	}
+	return st.Err()
+}
+
+// withInfo builds a status error with an ErrorInfo detail.
+func withInfo(code codes.Code, reason, msg string) error {
+	st := status.New(code, msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// violationsOf returns the BadRequest field violations carried by a status, if any.
+func violationsOf(st *status.Status) []*errdetails.BadRequest_FieldViolation {
+	var out []*errdetails.BadRequest_FieldViolation
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			out = append(out, br.GetFieldViolations()...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,272 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/engine/state"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// testConfig uses only the fake action and plugin of testRegistry, so that the tests do not
+// depend on the built-in ones.
+const testConfig = `actions: "fakealloc"
+tiers:
+- plugins:
+  - name: fakenoop
+`
+
+// testRegistry returns a registry with a first-fit allocate action and a no-op plugin.
+func testRegistry() *framework.Registry {
+	reg := framework.NewRegistry()
+	reg.RegisterAction("fakealloc", func(conf.Arguments) (framework.Action, error) { return firstFit{}, nil })
+	reg.RegisterAction("otheraction", func(conf.Arguments) (framework.Action, error) { return noopAction{}, nil })
+	reg.RegisterPlugin("fakenoop", func(conf.Arguments) (framework.Plugin, error) { return noopPlugin{}, nil })
+	return reg
+}
+
+type noopPlugin struct{}
+
+func (noopPlugin) Name() string                      { return "fakenoop" }
+func (noopPlugin) OnSessionOpen(*framework.Session)  {}
+func (noopPlugin) OnSessionClose(*framework.Session) {}
+
+type noopAction struct{}
+
+func (noopAction) Name() string               { return "otheraction" }
+func (noopAction) Execute(*framework.Session) {}
+
+// firstFit places each pending task of each job on the first schedulable node (by name)
+// with room, gang-style: a job's placements are kept only if they reach minAvailable.
+type firstFit struct{}
+
+func (firstFit) Name() string { return "fakealloc" }
+
+func (firstFit) Execute(ssn *framework.Session) {
+	for _, j := range ssn.SortedJobs() {
+		st := ssn.NewStatement()
+		for _, t := range j.SortedTasks() {
+			if t.Status != api.Pending {
+				continue
+			}
+			fe := api.NewFitErrors()
+			fe.Total = len(ssn.NodeList)
+			placed := false
+			for _, n := range ssn.NodeList {
+				if n.Node.Unschedulable {
+					fe.SetNodeError(n.Name, api.NewFitError(n.Name, api.UnschedulableAndUnresolvable, "node(s) were unschedulable"))
+					continue
+				}
+				if short := n.Idle.Insufficient(t.Resreq); len(short) > 0 {
+					fe.SetNodeError(n.Name, api.NewFitError(n.Name, api.Unschedulable, "Insufficient "+short[0]))
+					continue
+				}
+				if err := st.Allocate(t, n); err == nil {
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				j.NodesFitErrors[t.UID] = fe
+			}
+		}
+		if j.ReadyTaskNum() >= j.MinAvailable {
+			st.Commit()
+		} else {
+			st.Discard()
+		}
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// harness is a server on an in-memory connection with clients for both services.
+type harness struct {
+	t     *testing.T
+	store *state.Store
+	eng   *engine.Engine
+	srv   *Server
+	gs    *grpc.Server
+	conn  *grpc.ClientConn
+	cs    sluicev1.ClusterStateServiceClient
+	sc    sluicev1.SchedulerServiceClient
+	logs  *syncBuffer
+}
+
+// newTestServer returns a Server over a fresh store and an engine with testRegistry.
+func newTestServer(t testing.TB, logs *syncBuffer) *Server {
+	t.Helper()
+	store := state.New()
+	cfg, err := conf.Parse([]byte(testConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(store, engine.Options{Registry: testRegistry(), DefaultConfig: cfg, PlanTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log *slog.Logger
+	if logs != nil {
+		log = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return New(Options{Store: store, Engine: eng, Logger: log})
+}
+
+func newHarness(t *testing.T, opts ...grpc.ServerOption) *harness {
+	t.Helper()
+	logs := &syncBuffer{}
+	srv := newTestServer(t, logs)
+	h := &harness{t: t, store: srv.store, eng: srv.engine, srv: srv, logs: logs}
+	lis := bufconn.Listen(1 << 20)
+	h.gs = NewGRPCServer(srv, opts...)
+	go func() { _ = h.gs.Serve(lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.conn = conn
+	h.cs = sluicev1.NewClusterStateServiceClient(conn)
+	h.sc = sluicev1.NewSchedulerServiceClient(conn)
+	t.Cleanup(func() {
+		conn.Close()
+		srv.Shutdown()
+		GracefulStop(h.gs, 5*time.Second)
+	})
+	return h
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// apply applies deltas to a cluster and fails the test on error.
+func (h *harness) apply(cluster string, deltas ...*sluicev1.Delta) uint64 {
+	h.t.Helper()
+	resp, err := h.cs.ApplyDeltas(ctxT(h.t), &sluicev1.ApplyDeltasRequest{
+		Cluster: cluster, Batch: &sluicev1.DeltaBatch{Deltas: deltas},
+	})
+	if err != nil {
+		h.t.Fatalf("ApplyDeltas: %v", err)
+	}
+	return resp.GetRevision()
+}
+
+// Delta builders.
+
+func node(name string, res map[string]string) *sluicev1.Delta {
+	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{Name: name, Allocatable: res}}}
+}
+
+func queue(name string, weight int32) *sluicev1.Delta {
+	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertQueue{UpsertQueue: &sluicev1.Queue{Name: name, Weight: weight}}}
+}
+
+func job(name, q string, minAvailable int32) *sluicev1.Delta {
+	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: name, Queue: q, MinAvailable: minAvailable}}}
+}
+
+func jobIn(ns, name, q string) *sluicev1.Delta {
+	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: name, Namespace: ns, Queue: q}}}
+}
+
+func task(name, jobName string, res map[string]string) *sluicev1.Delta {
+	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: &sluicev1.Task{Name: name, Job: jobName, Resources: res}}}
+}
+
+func taskMsg(t *sluicev1.Task) *sluicev1.Delta {
+	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: t}}
+}
+
+func del(kind sluicev1.ObjectKind, ns, name string) *sluicev1.Delta {
+	return &sluicev1.Delta{Change: &sluicev1.Delta_Delete{Delete: &sluicev1.ObjectRef{Kind: kind, Namespace: ns, Name: name}}}
+}
+
+func cpu(v string) map[string]string { return map[string]string{"cpu": v} }
+
+func cpuMem(c, m string) map[string]string { return map[string]string{"cpu": c, "memory": m} }
+
+// wantCode fails unless err is a status with the code.
+func wantCode(t *testing.T, err error, code codes.Code) *status.Status {
+	t.Helper()
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != code {
+		t.Fatalf("got error %v, want code %s", err, code)
+	}
+	return st
+}
+
+// fieldsOf returns the BadRequest fields and the ErrorInfo reason of a status.
+func fieldsOf(st *status.Status) (fields []string, reason string) {
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.BadRequest:
+			for _, v := range d.GetFieldViolations() {
+				fields = append(fields, v.GetField())
+			}
+		case *errdetails.ErrorInfo:
+			reason = d.GetReason()
+		}
+	}
+	return fields, reason
+}
+
+// wantViolation fails unless err is INVALID_ARGUMENT naming field (exactly) in its BadRequest.
+func wantViolation(t *testing.T, err error, field, reason string) {
+	t.Helper()
+	st := wantCode(t, err, codes.InvalidArgument)
+	fields, r := fieldsOf(st)
+	if !slices.Contains(fields, field) {
+		t.Fatalf("violations %q (message %q) do not name %q", fields, st.Message(), field)
+	}
+	if reason != "" && r != reason {
+		t.Fatalf("reason %q, want %q", r, reason)
+	}
+}
+
+// contains reports whether s contains every part.
+func contains(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,89 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/actions"
+	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/engine/state"
+	"github.com/sluice-sched/sluice/plugins"
+)
+
+// GracefulStopTimeout is how long a stop waits for calls in progress before it cuts them off.
+const GracefulStopTimeout = 10 * time.Second
+
+// NewRegistry returns a registry with every built-in action and plugin.
+func NewRegistry() *framework.Registry {
+	reg := framework.NewRegistry()
+	actions.Register(reg)
+	plugins.Register(reg)
+	return reg
+}
+
+// StartInProcess starts a complete server on 127.0.0.1 with a fresh in-memory store and an
+// engine with every built-in action and plugin and the embedded default configuration. It
+// returns the server's address and a function that stops it (draining streams, then a
+// graceful stop bounded by GracefulStopTimeout); cancelling ctx stops it too. The server
+// logs nothing.
+func StartInProcess(ctx context.Context) (addr string, stop func(), err error) {
+	store := state.New()
+	eng, err := engine.New(store, engine.Options{Registry: NewRegistry()})
+	if err != nil {
+		return "", nil, fmt.Errorf("service: %w", err)
+	}
+	srv := New(Options{Store: store, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
+	var lc net.ListenConfig
+	lis, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("service: listen: %w", err)
+	}
+	gs := NewGRPCServer(srv)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = gs.Serve(lis)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			srv.Shutdown()
+			GracefulStop(gs, GracefulStopTimeout)
+			<-served
+		})
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-served:
+		}
+	}()
+	return lis.Addr().String(), stop, nil
+}
+
+// GracefulStop stops gs gracefully, waiting at most timeout for calls in progress, then
+// stops it hard. Call Server.Shutdown first so that streams do not hold it up.
+func GracefulStop(gs interface {
+	GracefulStop()
+	Stop()
+}, timeout time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		gs.GracefulStop()
+		close(done)
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		gs.Stop()
+		<-done
+	}
+}

@@ -1,0 +1,124 @@
+package service
+
+import (
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/framework"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+var planStatesOut = map[engine.PlanState]sluicev1.PlanState{
+	engine.PlanProposed:  sluicev1.PlanState_PLAN_STATE_PROPOSED,
+	engine.PlanCommitted: sluicev1.PlanState_PLAN_STATE_COMMITTED,
+	engine.PlanDiscarded: sluicev1.PlanState_PLAN_STATE_DISCARDED,
+	engine.PlanExpired:   sluicev1.PlanState_PLAN_STATE_EXPIRED,
+	engine.PlanDryRun:    sluicev1.PlanState_PLAN_STATE_DRY_RUN,
+}
+
+// planView is what the service reads of an engine plan. The engine changes a plan's state
+// under its own lock when the plan is committed, discarded or expires, so the handler copies
+// these fields right after the call that returned the plan, before anyone else can know its
+// id.
+type planView struct {
+	id, cluster        string
+	base, committedRev uint64
+	state              engine.PlanState
+	plan               *engine.Plan
+}
+
+func viewOf(p *engine.Plan) planView {
+	return planView{
+		id: p.ID, cluster: p.Cluster, base: p.BaseRevision, committedRev: p.CommittedRevision,
+		state: p.State, plan: p,
+	}
+}
+
+// planToProto converts a plan: decisions in the engine's order, job outcomes, timings.
+func planToProto(v planView) *sluicev1.Plan {
+	p := v.plan
+	out := &sluicev1.Plan{
+		Id:                v.id,
+		Cluster:           v.cluster,
+		BaseRevision:      v.base,
+		State:             planStatesOut[v.state],
+		ScheduledAt:       timeToProto(p.ScheduledAt),
+		CommittedRevision: v.committedRev,
+		Stats:             &sluicev1.CycleStats{Total: durationpb.New(p.Duration)},
+	}
+	if v.state == engine.PlanProposed && !p.ExpiresAt.IsZero() {
+		out.ExpiresAt = timestamppb.New(p.ExpiresAt)
+	}
+	if r := p.Result; r != nil {
+		out.Decisions = decisionsToProto(r.Decisions)
+		for _, o := range r.Jobs {
+			out.Jobs = append(out.Jobs, outcomeToProto(o))
+		}
+		for _, t := range r.Timings {
+			out.Stats.Actions = append(out.Stats.Actions, &sluicev1.ActionTiming{
+				Action: t.Action, Duration: durationpb.New(t.Duration),
+			})
+		}
+	}
+	return out
+}
+
+func decisionsToProto(ds []framework.Decision) []*sluicev1.Decision {
+	out := make([]*sluicev1.Decision, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, decisionToProto(d))
+	}
+	return out
+}
+
+func decisionToProto(d framework.Decision) *sluicev1.Decision {
+	switch d.Kind {
+	case framework.DecisionPipeline:
+		return &sluicev1.Decision{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{
+			Task: d.Task, Job: d.Job, Node: d.Node,
+		}}}
+	case framework.DecisionEvict:
+		return &sluicev1.Decision{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{
+			Task: d.Task, Job: d.Job, Node: d.Node, Reason: d.Reason, ForTask: d.ForTask, Action: d.Action,
+		}}}
+	}
+	return &sluicev1.Decision{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{
+		Task: d.Task, Job: d.Job, Node: d.Node, DeviceIds: append([]string(nil), d.DeviceIDs...),
+	}}}
+}
+
+func outcomeToProto(o framework.JobOutcome) *sluicev1.JobOutcome {
+	out := &sluicev1.JobOutcome{
+		Job:           o.Job,
+		PreviousPhase: jobPhaseToProto(o.PreviousPhase),
+		Phase:         jobPhaseToProto(o.Phase),
+		Ready:         o.Ready,
+		Pending:       o.Pending,
+		MinAvailable:  o.MinAvailable,
+	}
+	if e := o.Explanation; e != nil {
+		ex := &sluicev1.Explanation{
+			Summary:     e.Summary,
+			NodesTotal:  int32(e.NodesTotal),
+			Gang:        &sluicev1.GangStatus{Placeable: e.GangPlaceable, MinAvailable: e.GangMin},
+			QueueReason: e.QueueReason,
+		}
+		for _, r := range e.Reasons {
+			ex.Reasons = append(ex.Reasons, &sluicev1.ReasonCount{Reason: r.Reason, Nodes: int32(r.Nodes)})
+		}
+		out.Explanation = ex
+	}
+	return out
+}
+
+// commitToProto converts a commit's result.
+func commitToProto(r *engine.CommitResult) *sluicev1.CommitPlanResponse {
+	out := &sluicev1.CommitPlanResponse{Revision: r.Revision, Applied: decisionsToProto(r.Applied)}
+	for _, rj := range r.Rejected {
+		out.Rejected = append(out.Rejected, &sluicev1.RejectedDecision{
+			Decision: decisionToProto(rj.Decision), Reason: rj.Reason,
+		})
+	}
+	return out
+}
