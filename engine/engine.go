@@ -223,12 +223,10 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	e.mu.Lock()
 	rec := e.record(cluster)
 	e.expireLocked(rec, wall)
+	// The latest cycle's outcome of every job it saw; jobs gone from the store are forgotten.
+	rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
 	for _, o := range res.Jobs {
-		if o.Explanation != nil {
-			rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
-		} else {
-			delete(rec.explanations, o.Job)
-		}
+		rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
 	}
 	if req.Mode != DryRun {
 		rec.queues = map[string]framework.QueueOutcome{}
@@ -244,13 +242,15 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 
 	if req.Mode == AutoCommit {
 		if _, err := e.CommitPlan(cluster, id); err != nil {
-			return plan, fmt.Errorf("auto-commit: %w", err)
+			return nil, fmt.Errorf("auto-commit: %w", err)
 		}
 	}
-	return plan, nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return plan.copy(), nil
 }
 
-// ExplainJob returns the job's latest outcome and the plan it came from.
+// ExplainJob returns the job's outcome in the latest cycle that saw it, and that cycle's plan.
 func (e *Engine) ExplainJob(cluster, job string) (framework.JobOutcome, string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -260,7 +260,7 @@ func (e *Engine) ExplainJob(cluster, job string) (framework.JobOutcome, string, 
 	}
 	ex, ok := rec.explanations[job]
 	if !ok {
-		return framework.JobOutcome{}, "", fmt.Errorf("%w: no explanation for job %q: it is not pending as of the last cycle", ErrNotFound, job)
+		return framework.JobOutcome{}, "", fmt.Errorf("%w: job %q was in no cycle yet", ErrNotFound, job)
 	}
 	return ex.outcome, ex.planID, nil
 }

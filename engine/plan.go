@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,6 +57,14 @@ type Plan struct {
 	base              *state.Snapshot
 }
 
+// copy returns a copy the caller may read without the engine's lock (the result is
+// immutable once the cycle closed). The caller holds e.mu.
+func (p *Plan) copy() *Plan {
+	c := *p
+	c.base = nil
+	return &c
+}
+
 // RejectedDecision is a decision a commit refused, with the conflict.
 type RejectedDecision struct {
 	Decision framework.Decision
@@ -96,7 +105,7 @@ func (e *Engine) GetPlan(cluster, id string) (*Plan, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: plan %q in cluster %q", ErrNotFound, id, cluster)
 	}
-	return p, nil
+	return p.copy(), nil
 }
 
 // takeProposed moves a proposed plan to the given state and returns it.
@@ -119,11 +128,22 @@ func (e *Engine) takeProposed(cluster, id string, to PlanState) (*Plan, error) {
 	return p, nil
 }
 
-// DiscardPlan drops a proposed plan.
+// DiscardPlan drops a proposed plan. Discarding a plan that is already discarded, expired or
+// a dry run succeeds; a committed plan cannot be discarded.
 func (e *Engine) DiscardPlan(cluster, id string) error {
 	p, err := e.takeProposed(cluster, id, PlanDiscarded)
 	if err == nil {
+		e.mu.Lock()
 		p.base = nil
+		e.mu.Unlock()
+		return nil
+	}
+	if !errors.Is(err, ErrFailedPrecondition) {
+		return err
+	}
+	cur, gerr := e.GetPlan(cluster, id)
+	if gerr == nil && cur.State != PlanCommitted {
+		return nil
 	}
 	return err
 }

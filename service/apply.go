@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
@@ -15,16 +14,15 @@ import (
 // decodedBatch is a DeltaBatch checked and converted for the store.
 type decodedBatch struct {
 	batch state.Batch
-	// deltaOf[i] is the index of the delta that became batch.Changes[i]: deletes of objects
-	// that do not exist are dropped, so the two may differ.
+	// deltaOf[i] is the index of the delta that became batch.Changes[i].
 	deltaOf []int
 }
 
 // decodeBatch checks every delta of b and converts it. Field paths start with prefix
-// ("batch" for ApplyDeltas, "" for Sync, whose paths are relative to the DeltaBatch). Deletes
-// of objects that neither exist in in.snap nor are gone by an earlier delete of the batch are
-// dropped, because the API makes deleting a missing object a no-op; the caller must hold the
-// cluster's write lock so that the snapshot stays current until the batch is applied.
+// ("batch" for ApplyDeltas, "" for Sync, whose paths are relative to the DeltaBatch). Deleting
+// a missing object is a no-op in the store. Defaults taken from stored objects (a job's
+// creation time) read in.snap, so the caller holds the cluster's write lock until the batch
+// is applied.
 func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decodedBatch, error) {
 	var fe fieldErrors
 	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll()}}
@@ -38,7 +36,6 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decod
 		}
 		seen[id] = i
 	}
-	deletedJobs := map[string]bool{}
 	for i, d := range b.GetDeltas() {
 		p := idx(sub(prefix, "deltas"), i)
 		var c state.Change
@@ -93,11 +90,8 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decod
 			if ref.Kind != 0 {
 				dup(p, "name", ref.Kind, ref.Key(), i)
 			}
-			if !fe.ok() || !exists(in.snap, ref, deletedJobs) {
+			if !fe.ok() {
 				continue
-			}
-			if ref.Kind == state.KindJob {
-				deletedJobs[ref.Key()] = true
 			}
 			c.Delete = &ref
 		default:
@@ -131,37 +125,6 @@ var kindNames = map[state.Kind]string{
 	state.KindQuota:         "namespace quota",
 	state.KindBudget:        "disruption budget",
 	state.KindHyperNode:     "hypernode",
-}
-
-// exists reports whether the object ref names is in snap and not already deleted by the
-// deletion of its job earlier in the batch.
-func exists(snap *state.Snapshot, ref state.Ref, deletedJobs map[string]bool) bool {
-	if snap == nil {
-		return true
-	}
-	k := ref.Key()
-	var ok bool
-	switch ref.Kind {
-	case state.KindNode:
-		_, ok = snap.Node(k)
-	case state.KindQueue:
-		_, ok = snap.Queue(k)
-	case state.KindJob:
-		_, ok = snap.Job(k)
-	case state.KindTask:
-		var t *api.Task
-		t, ok = snap.Task(k)
-		ok = ok && !deletedJobs[t.JobKey()]
-	case state.KindPriorityClass:
-		_, ok = snap.PriorityClass(k)
-	case state.KindQuota:
-		_, ok = snap.Quota(k)
-	case state.KindBudget:
-		_, ok = snap.Budget(k)
-	case state.KindHyperNode:
-		_, ok = snap.HyperNode(k)
-	}
-	return ok
 }
 
 // applyBatch checks, converts and applies one batch to a cluster and returns the new

@@ -67,9 +67,12 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		return err
 	}
 	sync := &syncState{cluster: cluster}
-	if r := hello.GetResumeRevision(); r != 0 && r != rev {
+	// A revision at or below the cluster's is one this server issued: what the client sent up
+	// to it is here, and what came after (plan commits, other writers) is the server's own.
+	// A revision ahead of the cluster's means the server lost state (an in-memory restart).
+	if r := hello.GetResumeRevision(); r > rev {
 		sync.resync = true
-		reason := fmt.Sprintf("resume revision %d is not the cluster's revision %d", r, rev)
+		reason := fmt.Sprintf("resume revision %d is ahead of the cluster's revision %d: the server lost state; send a replace_all batch", r, rev)
 		if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_ResyncRequired{
 			ResyncRequired: &sluicev1.ResyncRequired{Revision: rev, Reason: reason},
 		}}); err != nil {

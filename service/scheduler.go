@@ -112,15 +112,7 @@ func (sc *scheduler) DiscardPlan(ctx context.Context, req *sluicev1.DiscardPlanR
 	if err := sc.checkPlanRequest(ctx, req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
-	err := sc.s.engine.DiscardPlan(req.GetCluster(), req.GetPlanId())
-	if errors.Is(err, engine.ErrFailedPrecondition) {
-		// Discarded and expired are final states, so reading them after GetPlan is safe.
-		if p, gerr := sc.s.engine.GetPlan(req.GetCluster(), req.GetPlanId()); gerr == nil &&
-			(p.State == engine.PlanDiscarded || p.State == engine.PlanExpired) {
-			err = nil
-		}
-	}
-	if err != nil {
+	if err := sc.s.engine.DiscardPlan(req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
 	return &sluicev1.DiscardPlanResponse{}, nil

@@ -151,6 +151,20 @@ func TestSyncResync(t *testing.T) {
 	}
 }
 
+func TestSyncResumesFromAnOlderRevision(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	first := h.apply("c1", node("n1", cpu("4")))
+	// Another write (a plan commit, say) moves the cluster on; the client saw only first.
+	h.apply("c1", node("n2", cpu("4")))
+	c, w := h.openSync(ctx, "c1", first)
+	if w.GetRevision() <= first {
+		t.Fatalf("welcome revision %d, want above %d", w.GetRevision(), first)
+	}
+	// No resync: the next message answers the batch.
+	wantAck(t, c.batch(1, false, node("n3", cpu("1"))), 1)
+}
+
 func TestSyncFirstMessageMustBeHello(t *testing.T) {
 	h := newHarness(t)
 	ctx := ctxT(t)
