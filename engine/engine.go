@@ -49,6 +49,8 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives structured logs (default discards).
 	Logger *slog.Logger
+	// Observer, if set, is told the timings of every cycle's plugin opens and actions.
+	Observer framework.Observer
 }
 
 // Engine runs cycles and keeps plans. It is safe for concurrent use.
@@ -59,6 +61,7 @@ type Engine struct {
 	ttl      time.Duration
 	clock    func() time.Time
 	log      *slog.Logger
+	observer framework.Observer
 
 	mu       sync.Mutex
 	configs  map[string]*conf.Config
@@ -91,6 +94,7 @@ func New(store *state.Store, opts Options) (*Engine, error) {
 		ttl:      opts.PlanTTL,
 		clock:    opts.Clock,
 		log:      opts.Logger,
+		observer: opts.Observer,
 		configs:  map[string]*conf.Config{},
 		clusters: map[string]*clusterRecord{},
 	}
@@ -167,6 +171,8 @@ type ScheduleRequest struct {
 	Now time.Time
 	// Config overrides the cluster's configuration (dry runs only); nil means none.
 	Config *conf.Config
+	// Observer, if set, is told this cycle's timings (besides Options.Observer).
+	Observer framework.Observer
 }
 
 // Schedule runs one cycle on the cluster's current snapshot and returns its plan.
@@ -194,7 +200,8 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	e.mu.Unlock()
 
 	start := time.Now()
-	ssn, err := framework.OpenSession(fsnap, cfg, e.reg, framework.Options{Now: now, Logger: e.log, UID: id})
+	ssn, err := framework.OpenSession(fsnap, cfg, e.reg, framework.Options{Now: now, Logger: e.log, UID: id,
+		Observer: joinObservers(e.observer, req.Observer)})
 	if err != nil {
 		return nil, fmt.Errorf("open session: %w", err)
 	}
@@ -248,6 +255,29 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return plan.copy(), nil
+}
+
+// joinObservers returns an observer that tells a and b, either of which may be nil.
+func joinObservers(a, b framework.Observer) framework.Observer {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return observerPair{a, b}
+}
+
+type observerPair [2]framework.Observer
+
+func (p observerPair) PluginOpened(name string, start time.Time, d time.Duration) {
+	p[0].PluginOpened(name, start, d)
+	p[1].PluginOpened(name, start, d)
+}
+
+func (p observerPair) ActionDone(name string, start time.Time, d time.Duration) {
+	p[0].ActionDone(name, start, d)
+	p[1].ActionDone(name, start, d)
 }
 
 // ExplainJob returns the job's outcome in the latest cycle that saw it, and that cycle's plan.

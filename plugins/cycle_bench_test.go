@@ -24,7 +24,23 @@ func registry() *framework.Registry {
 
 // benchCycle measures one full dry-run Schedule cycle (snapshot, session, actions, plan) on a
 // generated cluster with the embedded default configuration.
-func benchCycle(b *testing.B, spec synth.Spec) {
+func benchCycle(b *testing.B, spec synth.Spec) { benchCycleConfig(b, spec, conf.Default()) }
+
+// w1Config is ../shared/bench/w1-config.yaml: the tiers used to measure Volcano side by side.
+const w1Config = `
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+`
+
+func benchCycleConfig(b *testing.B, spec synth.Spec, cfg *conf.Config) {
 	c, err := synth.Generate(spec)
 	if err != nil {
 		b.Fatal(err)
@@ -33,7 +49,7 @@ func benchCycle(b *testing.B, spec synth.Spec) {
 	if err := c.Load(st, "bench"); err != nil {
 		b.Fatal(err)
 	}
-	eng, err := engine.New(st, engine.Options{Registry: registry(), DefaultConfig: conf.Default()})
+	eng, err := engine.New(st, engine.Options{Registry: registry(), DefaultConfig: cfg})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,4 +83,14 @@ func BenchmarkAllocateCycle(b *testing.B) {
 			benchCycle(b, synth.Spec{Seed: 1, Nodes: n, Jobs: n, TasksPerJob: 10, Queues: 1, Shapes: synth.Uniform})
 		})
 	}
+}
+
+// BenchmarkW1 is workload W1 of BENCHMARKS.md: 1,000 nodes, 1,000 gangs of 10, one queue,
+// the W1 configuration.
+func BenchmarkW1(b *testing.B) {
+	cfg, err := conf.Parse([]byte(w1Config))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCycleConfig(b, synth.Spec{Seed: 1, Nodes: 1000, Jobs: 1000, TasksPerJob: 10, Queues: 1, Shapes: synth.Uniform}, cfg)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/actions/enqueue"
 	"github.com/sluice-sched/sluice/engine/actions/preempt"
 	"github.com/sluice-sched/sluice/engine/actions/reclaim"
+	"github.com/sluice-sched/sluice/engine/actions/shuffle"
 	"github.com/sluice-sched/sluice/engine/framework"
 )
 
@@ -17,4 +18,5 @@ func Register(reg *framework.Registry) {
 	reg.RegisterAction(backfill.Name, backfill.New)
 	reg.RegisterAction(preempt.Name, preempt.New)
 	reg.RegisterAction(reclaim.Name, reclaim.New)
+	reg.RegisterAction(shuffle.Name, shuffle.New)
 }

@@ -26,6 +26,9 @@ type NodeInfo struct {
 	Tasks map[string]*TaskInfo
 	// Devices is the node's device inventory with per-device usage, sorted by id.
 	Devices []*DeviceInfo
+	// Version changes whenever a task is added to, removed from or updated on the node, so
+	// a cache of answers about the node can tell whether they may have changed.
+	Version uint64
 }
 
 // DeviceInfo is one device of a node and what is allocated on it in this session.
@@ -72,6 +75,32 @@ func (ni *NodeInfo) FutureIdle() *Resource {
 	return ni.Idle.Clone().Add(ni.Releasing).Sub(ni.Pipelined)
 }
 
+// FitsIdle reports whether req fits in the node's idle resources.
+func (ni *NodeInfo) FitsIdle(req *Resource) bool { return req.LessEqual(ni.Idle, Zero) }
+
+// FitsFutureIdle reports whether req fits in the node's future idle resources, like
+// req.LessEqual(ni.FutureIdle(), Zero) without building FutureIdle.
+func (ni *NodeInfo) FitsFutureIdle(req *Resource) bool {
+	fi := func(name string) float64 { return ni.Idle.Get(name) + ni.Releasing.Get(name) - ni.Pipelined.Get(name) }
+	if !lessEqualTol(req.MilliCPU, fi(ResourceCPU)) || !lessEqualTol(req.Memory, fi(ResourceMemory)) {
+		return false
+	}
+	for name, v := range req.Scalars {
+		if !lessEqualTol(v, fi(name)) {
+			return false
+		}
+	}
+	// A dimension the request lacks counts as zero and must not be overdrawn either.
+	for _, m := range []map[string]float64{ni.Idle.Scalars, ni.Releasing.Scalars, ni.Pipelined.Scalars} {
+		for name := range m {
+			if _, asked := req.Scalars[name]; !asked && !lessEqualTol(0, fi(name)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // AddTask places a copy of the task on the node and accounts its resources by status. It
 // fails, changing nothing, when the node lacks idle resources for a non-pipelined task.
 func (ni *NodeInfo) AddTask(t *TaskInfo) error {
@@ -98,6 +127,7 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 	t.NodeName = ni.Name
 	c.NodeName = ni.Name
 	ni.Tasks[c.UID] = c
+	ni.Version++
 	return nil
 }
 
@@ -117,6 +147,7 @@ func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
 	}
 	c.NodeName = ni.Name
 	ni.Tasks[c.UID] = c
+	ni.Version++
 }
 
 // AddExistingTask accounts a task that the snapshot already places on this node, without the
@@ -140,6 +171,7 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 		}
 	}
 	delete(ni.Tasks, cur.UID)
+	ni.Version++
 }
 
 // UpdateTask re-accounts a task whose status changed.

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
@@ -53,6 +54,12 @@ type (
 	// SimulateTaskFn updates a plugin's simulated state when a task is added to or removed
 	// from a node during preemption planning.
 	SimulateTaskFn func(preemptor, task *api.TaskInfo, node *api.NodeInfo) error
+	// ClassKeyFn says what a plugin's predicates and node scores for a task depend on besides
+	// the node's own state (its NodeInfo and the tasks on it): tasks with equal keys get equal
+	// answers from the plugin on a node in the same state. ok is false when the answers for
+	// this task may also depend on other nodes or on anything else that can change during the
+	// cycle without changing the node; batch scores must then be the same for every node.
+	ClassKeyFn func(task *api.TaskInfo) (key string, ok bool)
 	// HyperNodeOrderFn scores hypernodes (by name) for a job; higher is better.
 	HyperNodeOrderFn func(job *api.JobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error)
 )
@@ -106,6 +113,7 @@ type callbacks struct {
 	simulatePredicate *hook[PredicateFn]
 	simulateAlloc     *hook[QueueTaskFn]
 	hyperNodeOrder    *hook[HyperNodeOrderFn]
+	classKey          map[string]ClassKeyFn
 	events            []*EventHandler
 }
 
@@ -139,6 +147,7 @@ func newCallbacks() callbacks {
 		simulatePredicate: newHook[PredicateFn](conf.FlagPredicate),
 		simulateAlloc:     newHook[QueueTaskFn](conf.FlagAllocatable),
 		hyperNodeOrder:    newHook[HyperNodeOrderFn](conf.FlagHyperNodeOrder),
+		classKey:          map[string]ClassKeyFn{},
 	}
 }
 
@@ -280,6 +289,58 @@ func (s *Session) AddSimulateAllocatableFn(name string, fn QueueTaskFn) {
 // AddHyperNodeOrderFn registers a hypernode score.
 func (s *Session) AddHyperNodeOrderFn(name string, fn HyperNodeOrderFn) {
 	s.cb.hyperNodeOrder.add(name, fn)
+}
+
+// AddClassKeyFn declares what the plugin's predicates and node scores depend on, so that
+// actions may reuse them across equivalent tasks (see ClassKeyFn). A plugin with predicates
+// or node scores that declares nothing turns that reuse off.
+func (s *Session) AddClassKeyFn(name string, fn ClassKeyFn) { s.cb.classKey[name] = fn }
+
+// TaskClass returns the task's equivalence class for placement: tasks of one class get the
+// same predicate and node-score answers on a node in the same state. ok is false when some
+// enabled predicate, pre-predicate or node-order plugin has not declared a class for the task,
+// or a best-node chooser is enabled.
+func (s *Session) TaskClass(t *api.TaskInfo) (string, bool) {
+	if !s.cb.bestNode.empty() {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(s.requestKey(t))
+	seen := map[string]bool{}
+	for _, names := range [][]string{s.cb.predicate.enabled, s.cb.prePredicate.enabled, s.cb.nodeOrder.enabled, s.cb.batchNodeOrder.enabled} {
+		for _, n := range names {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			fn, ok := s.cb.classKey[n]
+			if !ok {
+				return "", false
+			}
+			k, ok := fn(t)
+			if !ok {
+				return "", false
+			}
+			b.WriteString("|" + n + ":" + k)
+		}
+	}
+	return b.String(), true
+}
+
+// requestKey describes the task's requests; it is remembered per task spec (requests do not
+// change within a session). TaskClass is not safe for concurrent use.
+func (s *Session) requestKey(t *api.TaskInfo) string {
+	if k, ok := s.requestKeys[t.Spec]; ok && t.Spec != nil {
+		return k
+	}
+	k := t.Resreq.String() + "|" + t.InitResreq.String()
+	if t.Spec != nil {
+		if s.requestKeys == nil {
+			s.requestKeys = map[*api.Task]string{}
+		}
+		s.requestKeys[t.Spec] = k
+	}
+	return k
 }
 
 // AddEventHandler registers allocate/deallocate event handlers.
@@ -435,16 +496,26 @@ func (s *Session) JobEnqueued(j *api.JobInfo) {
 	each(s.cb.jobEnqueued, func(f JobEnqueuedFn) { f(j) })
 }
 
-// VictimTasks returns the tasks the victim choosers agree on, tier by tier as for
-// preemption.
+// VictimTasks returns the tasks the victim choosers pick among tasks: the union of the
+// choices of a tier's plugins, from the first tier where any plugin picks something (Volcano's
+// rule), in the order the plugins chose them.
 func (s *Session) VictimTasks(tasks []*api.TaskInfo) []*api.TaskInfo {
-	return victimsIntersect(s.cb.victimTasks, func(f VictimTasksFn) ([]*api.TaskInfo, Vote) {
-		v := f(tasks)
-		if v == nil {
-			return nil, Abstain
+	for _, t := range s.cb.victimTasks.tiers {
+		seen := map[string]bool{}
+		var out []*api.TaskInfo
+		for _, fn := range t {
+			for _, v := range fn(tasks) {
+				if !seen[v.UID] {
+					seen[v.UID] = true
+					out = append(out, v)
+				}
+			}
 		}
-		return v, Permit
-	})
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
 }
 
 // TargetJob returns the job a plugin wants served first, or nil.

@@ -12,6 +12,8 @@ type hook[F any] struct {
 	gated  bool // false: the callback has no enable flag and is always on
 	byName map[string]F
 	tiers  [][]F
+	// enabled names the plugins whose callbacks are in tiers, in order.
+	enabled []string
 }
 
 func newHook[F any](flag conf.Flag) *hook[F] {
@@ -27,6 +29,7 @@ func (h *hook[F]) add(plugin string, fn F) { h.byName[plugin] = fn }
 // build groups the registered callbacks by tier, keeping only enabled ones.
 func (h *hook[F]) build(tiers []conf.Tier) {
 	h.tiers = h.tiers[:0]
+	h.enabled = h.enabled[:0]
 	for _, t := range tiers {
 		var fns []F
 		for _, p := range t.Plugins {
@@ -35,6 +38,7 @@ func (h *hook[F]) build(tiers []conf.Tier) {
 				continue
 			}
 			fns = append(fns, fn)
+			h.enabled = append(h.enabled, p.Name)
 		}
 		h.tiers = append(h.tiers, fns)
 	}

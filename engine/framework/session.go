@@ -33,6 +33,19 @@ type Options struct {
 	Logger *slog.Logger
 	// UID names the session (the plan id); empty picks one from the revision.
 	UID string
+	// Observer, if set, is told how long each plugin's OnSessionOpen and each action took.
+	Observer Observer
+}
+
+// Observer is the session's observability hook: it is told, from the goroutine running the
+// cycle and in order, when each plugin's OnSessionOpen and each action started and how long
+// it took. It must be quick and must not touch the session. The engine never imports a
+// telemetry library; the service turns these calls into spans and metrics.
+type Observer interface {
+	// PluginOpened reports one plugin's OnSessionOpen (plugins open in tier order).
+	PluginOpened(name string, start time.Time, d time.Duration)
+	// ActionDone reports one action's Execute.
+	ActionDone(name string, start time.Time, d time.Duration)
 }
 
 // QueueFigures are a queue's derived amounts as a queue plugin (proportion, capacity) sees
@@ -77,6 +90,12 @@ type Session struct {
 	queueReasons map[string]string
 	queueFigures map[string]QueueFigures
 	timings      []ActionTiming
+	observer     Observer
+	requestKeys  map[*api.Task]string
+	// nodeIndex maps a node name to its position in NodeList; nodeChanges logs, in order, the
+	// position of every node a statement changed.
+	nodeIndex   map[string]int32
+	nodeChanges []int32
 }
 
 // OpenSession builds a session on a snapshot: session views of every object, the configured
@@ -110,6 +129,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		initialPhase:    make(map[string]api.JobPhase, len(snap.Jobs)),
 		queueReasons:    map[string]string{},
 		queueFigures:    map[string]QueueFigures{},
+		observer:        opts.Observer,
 	}
 	for _, pc := range snap.PriorityClasses {
 		s.PriorityClasses[pc.Name] = pc.Value
@@ -121,6 +141,10 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		s.TotalResource.Add(ni.Allocatable)
 	}
 	sort.Slice(s.NodeList, func(i, j int) bool { return s.NodeList[i].Name < s.NodeList[j].Name })
+	s.nodeIndex = make(map[string]int32, len(s.NodeList))
+	for i, n := range s.NodeList {
+		s.nodeIndex[n.Name] = int32(i)
+	}
 	for _, q := range snap.Queues {
 		s.Queues[q.Name] = api.NewQueueInfo(q)
 	}
@@ -160,7 +184,11 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 				return nil, fmt.Errorf("tiers[%d].plugins[%d] (%s): %w", ti, pi, opt.Name, err)
 			}
 			s.plugins = append(s.plugins, p)
+			start := time.Now()
 			p.OnSessionOpen(s)
+			if s.observer != nil {
+				s.observer.PluginOpened(opt.Name, start, time.Since(start))
+			}
 		}
 	}
 	s.cb.build(cfg.Tiers)
@@ -189,7 +217,11 @@ func (s *Session) RunActions(reg *Registry) error {
 	for _, a := range actions {
 		start := time.Now()
 		a.Execute(s)
-		s.timings = append(s.timings, ActionTiming{Action: a.Name(), Duration: time.Since(start)})
+		d := time.Since(start)
+		s.timings = append(s.timings, ActionTiming{Action: a.Name(), Duration: d})
+		if s.observer != nil {
+			s.observer.ActionDone(a.Name(), start, d)
+		}
 	}
 	return nil
 }
@@ -213,6 +245,17 @@ func (s *Session) SortedQueues() []*api.QueueInfo {
 	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
 	return out
 }
+
+// noteNodeChange logs that a statement changed the node.
+func (s *Session) noteNodeChange(n *api.NodeInfo) {
+	if i, ok := s.nodeIndex[n.Name]; ok {
+		s.nodeChanges = append(s.nodeChanges, i)
+	}
+}
+
+// NodeChanges returns the log of nodes (positions in NodeList) that statements changed, oldest
+// first. A reader remembers how much it has seen and reads on from there; the log only grows.
+func (s *Session) NodeChanges() []int32 { return s.nodeChanges }
 
 // SetQueueReason records why a queue cannot take more work this cycle (e.g. overused); the
 // plan's explanations of its jobs quote it.

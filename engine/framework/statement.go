@@ -68,6 +68,7 @@ func (st *Statement) Evict(victim *api.TaskInfo, reason EvictReason) error {
 	prev := victim.Status
 	j.UpdateTaskStatus(victim, api.Releasing)
 	node.UpdateTask(victim)
+	st.ssn.noteNodeChange(node)
 	st.ssn.fireDeallocate(victim)
 	st.ops = append(st.ops, operation{kind: opEvict, task: victim, node: node.Name, prevStatus: prev, reason: reason})
 	return nil
@@ -91,6 +92,7 @@ func (st *Statement) Pipeline(task *api.TaskInfo, nodeName string) error {
 		task.NodeName = ""
 		return err
 	}
+	st.ssn.noteNodeChange(node)
 	st.ssn.fireAllocate(task)
 	st.ops = append(st.ops, operation{kind: opPipeline, task: task, node: nodeName, prevStatus: prev})
 	return nil
@@ -110,6 +112,7 @@ func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
 		task.NodeName = ""
 		return err
 	}
+	st.ssn.noteNodeChange(node)
 	st.ssn.fireAllocate(task)
 	st.ops = append(st.ops, operation{kind: opAllocate, task: task, node: node.Name, prevStatus: prev})
 	return nil
@@ -125,10 +128,12 @@ func (st *Statement) Discard() {
 		case opEvict:
 			j.UpdateTaskStatus(op.task, op.prevStatus)
 			node.UpdateTask(op.task)
+			st.ssn.noteNodeChange(node)
 			st.ssn.fireAllocate(op.task)
 		case opPipeline, opAllocate:
 			j.UpdateTaskStatus(op.task, op.prevStatus)
 			node.RemoveTask(op.task)
+			st.ssn.noteNodeChange(node)
 			st.ssn.fireDeallocate(op.task)
 			op.task.NodeName = ""
 			op.task.DeviceIDs = nil
@@ -152,6 +157,7 @@ func (st *Statement) Commit() {
 			j := st.ssn.Jobs[op.task.Job]
 			j.UpdateTaskStatus(op.task, api.Binding)
 			st.ssn.Nodes[op.node].UpdateTask(op.task)
+			st.ssn.noteNodeChange(st.ssn.Nodes[op.node])
 			st.ssn.committed = append(st.ssn.committed, Decision{
 				Kind: DecisionBind, Task: op.task.UID, Job: op.task.Job, Node: op.node,
 				DeviceIDs: append([]string(nil), op.task.DeviceIDs...),

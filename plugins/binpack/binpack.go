@@ -95,6 +95,8 @@ func (p *plugin) Name() string { return Name }
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	if p.weight != 0 {
 		ssn.AddNodeOrderFn(Name, p.score)
+		// The score depends only on the task's request (part of every class) and the node.
+		ssn.AddClassKeyFn(Name, func(*api.TaskInfo) (string, bool) { return "", true })
 	}
 }
 

@@ -61,9 +61,11 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 
 // plugin is one session's nodeorder.
 type plugin struct {
-	w    weights
-	ssn  *framework.Session
-	view *k8sutil.View
+	// specKeys remembers each task spec's class key.
+	specKeys k8sutil.SpecKeys
+	w        weights
+	ssn      *framework.Session
+	view     *k8sutil.View
 	// statics holds each task's compiled scoring inputs, by spec; filled at session open and
 	// read-only afterwards. cur caches the last one used.
 	statics map[*api.Task]*taskStatic
@@ -99,6 +101,20 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	}
 	ssn.AddNodeOrderFn(Name, p.nodeOrder)
 	ssn.AddBatchNodeOrderFn(Name, p.batchNodeOrder)
+	ssn.AddClassKeyFn(Name, p.classKey)
+}
+
+// classKey declares the task's scores reusable across tasks with the same requests and node
+// constraints when the batch scores are the same for every node: no task affinity or spread
+// (the task's or placed tasks'), and no PreferNoSchedule taint to normalise.
+func (p *plugin) classKey(task *api.TaskInfo) (string, bool) {
+	if k8sutil.HasTaskConstraints(task.Spec) || len(p.view.WithAffinity()) > 0 {
+		return "", false
+	}
+	if p.w.taint != 0 && p.preferNoSchedule {
+		return "", false
+	}
+	return p.specKeys.Key(task.Spec), true
 }
 
 // OnSessionClose does nothing.

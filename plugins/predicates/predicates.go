@@ -119,9 +119,11 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 
 // plugin is one session's predicates.
 type plugin struct {
-	opts options
-	ssn  *framework.Session
-	view *k8sutil.View
+	// specKeys remembers each task spec's class key.
+	specKeys k8sutil.SpecKeys
+	opts     options
+	ssn      *framework.Session
+	view     *k8sutil.View
 	// statics holds each task's compiled constraints, by spec; filled at session open and
 	// read-only afterwards.
 	statics map[*api.Task]*taskStatic
@@ -150,6 +152,17 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	}
 	ssn.AddPrePredicateFn(Name, p.prePredicate)
 	ssn.AddPredicateFn(Name, p.predicate)
+	ssn.AddClassKeyFn(Name, p.classKey)
+}
+
+// classKey declares the task's answers reusable across tasks with the same node constraints,
+// unless task affinity or topology spread is involved: those depend on other tasks and nodes,
+// so do the anti-affinity terms of tasks already placed.
+func (p *plugin) classKey(task *api.TaskInfo) (string, bool) {
+	if k8sutil.HasTaskConstraints(task.Spec) || len(p.view.WithAffinity()) > 0 {
+		return "", false
+	}
+	return p.specKeys.Key(task.Spec), true
 }
 
 // OnSessionClose does nothing.

@@ -18,8 +18,9 @@ const Name = "allocate"
 
 // Action is one cycle's allocate action.
 type Action struct {
-	// predicateErrorCache is accepted for Volcano compatibility; Sluice's failure cache is
-	// sound either way (see ARCHITECTURE.md).
+	// predicateErrorCache (Volcano's predicateErrorCacheEnable, default true) lets tasks of
+	// one placement class share predicate answers and scores. Sluice's caches are sound, so
+	// turning it off changes only the speed, never a decision (a test checks that).
 	predicateErrorCache bool
 }
 
@@ -65,6 +66,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 	}
 
 	pending := map[string]*util.PriorityQueue[*api.TaskInfo]{}
+	cache := util.NewNodeCache(ssn, a.predicateErrorCache)
 	for !queues.Empty() {
 		queue := queues.Pop()
 		if ssn.Overused(queue) {
@@ -93,13 +95,13 @@ func (a *Action) Execute(ssn *framework.Session) {
 			queues.Push(queue)
 			continue
 		}
-		a.allocateJob(ssn, queue, job, jobs, tasks)
+		a.allocateJob(ssn, cache, queue, job, jobs, tasks)
 		queues.Push(queue)
 	}
 }
 
 // allocateJob places the job's pending tasks in task order through one statement.
-func (a *Action) allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo,
+func (a *Action) allocateJob(ssn *framework.Session, cache *util.NodeCache, queue *api.QueueInfo, job *api.JobInfo,
 	jobs *util.PriorityQueue[*api.JobInfo], tasks *util.PriorityQueue[*api.TaskInfo]) {
 	stmt := ssn.NewStatement()
 	failed := newFailureCache()
@@ -117,7 +119,7 @@ func (a *Action) allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *
 			}
 			continue
 		}
-		if prev := failed.lookup(task); prev != nil {
+		if prev := failed.lookup(ssn, task); prev != nil {
 			// An identical task already fitted nowhere, and nothing since can have helped.
 			job.NodesFitErrors[task.UID] = prev
 			continue
@@ -131,19 +133,16 @@ func (a *Action) allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *
 			job.NodesFitErrors[task.UID] = fe
 			break
 		}
-		nodes, fe := util.PredicateNodes(task, ssn.NodeList, predicate)
-		if len(nodes) == 0 {
-			job.NodesFitErrors[task.UID] = fe
-			failed.record(task, fe)
+		placed := cache.Place(task, predicate)
+		if placed.Node == nil {
+			job.NodesFitErrors[task.UID] = placed.FitErrors
+			failed.record(ssn, task, placed.FitErrors)
 			if job.NeedContinueAllocating() {
 				continue
 			}
 			break
 		}
-		node := pickNode(ssn, task, nodes)
-		if node == nil {
-			continue
-		}
+		node := placed.Node
 		if task.InitResreq.LessEqual(node.Idle, api.Zero) {
 			if err := stmt.Allocate(task, node); err != nil {
 				ssn.Log.Error("allocate failed", "task", task.UID, "node", node.Name, "err", err)
@@ -166,25 +165,6 @@ func (a *Action) allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *
 		job.JobFitErrors = fmt.Sprintf("gang: %d of minAvailable %d placeable", placeable, job.MinAvailable)
 		stmt.Discard()
 	}
-}
-
-// pickNode chooses among the feasible nodes: those with enough idle resources first, then
-// those whose future idle resources suffice; within a group, the best score (first by name
-// on ties).
-func pickNode(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo) *api.NodeInfo {
-	var idle, future []*api.NodeInfo
-	for _, n := range nodes {
-		switch {
-		case task.InitResreq.LessEqual(n.Idle, api.Zero):
-			idle = append(idle, n)
-		case task.InitResreq.LessEqual(n.FutureIdle(), api.Zero):
-			future = append(future, n)
-		}
-	}
-	if n := util.BestNode(ssn, task, idle); n != nil {
-		return n
-	}
-	return util.BestNode(ssn, task, future)
 }
 
 func hasAction(cfg *conf.Config, name string) bool {

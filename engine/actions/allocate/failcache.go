@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/framework"
 )
 
 // failureCache remembers, within one job's allocation, the fit errors of tasks that fitted
@@ -19,7 +20,15 @@ type failureCache struct {
 
 func newFailureCache() *failureCache { return &failureCache{byKey: map[string]*api.FitErrors{}} }
 
-func (c *failureCache) lookup(t *api.TaskInfo) *api.FitErrors {
+// lookup returns the fit errors of an identical task that fitted nowhere. Tasks of a placement
+// class skip this cache: the node cache answers for them, soundly and as fast.
+func (c *failureCache) lookup(ssn *framework.Session, t *api.TaskInfo) *api.FitErrors {
+	if len(c.byKey) == 0 {
+		return nil
+	}
+	if _, ok := ssn.TaskClass(t); ok {
+		return nil
+	}
 	k, ok := equivalenceKey(t)
 	if !ok {
 		return nil
@@ -27,7 +36,10 @@ func (c *failureCache) lookup(t *api.TaskInfo) *api.FitErrors {
 	return c.byKey[k]
 }
 
-func (c *failureCache) record(t *api.TaskInfo, fe *api.FitErrors) {
+func (c *failureCache) record(ssn *framework.Session, t *api.TaskInfo, fe *api.FitErrors) {
+	if _, ok := ssn.TaskClass(t); ok {
+		return
+	}
 	if k, ok := equivalenceKey(t); ok {
 		c.byKey[k] = fe
 	}

@@ -104,7 +104,9 @@ func (a *Action) Execute(ssn *framework.Session) {
 			}
 		}
 	}
-	EvictVictimTasks(ssn, Name)
+	// Volcano's preempt offers the victim-task plugins no tasks: only those that choose
+	// victims on their own (rescheduling) act here.
+	EvictVictimTasks(ssn, Name, nil)
 }
 
 // preemptable is the filter every preemption applies: the victim runs, a best-effort
@@ -202,14 +204,10 @@ func noteFailure(ssn *framework.Session, job *api.JobInfo) {
 	}
 }
 
-// EvictVictimTasks evicts what the victim-task callbacks choose (shuffle, rescheduling) and
-// commits at once.
-func EvictVictimTasks(ssn *framework.Session, action string) {
-	var running []*api.TaskInfo
-	for _, j := range ssn.SortedJobs() {
-		running = append(running, j.TasksIn(api.Running)...)
-	}
-	victims := ssn.VictimTasks(running)
+// EvictVictimTasks evicts what the victim-task callbacks choose among candidates and commits
+// at once.
+func EvictVictimTasks(ssn *framework.Session, action string, candidates []*api.TaskInfo) {
+	victims := ssn.VictimTasks(candidates)
 	if len(victims) == 0 {
 		return
 	}

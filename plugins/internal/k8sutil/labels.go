@@ -1,7 +1,9 @@
 package k8sutil
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
@@ -53,4 +55,55 @@ func (s Selector) Matches(labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// SpecKey describes the placement-relevant parts of a task spec that do not depend on other
+// tasks: node selector, node affinity (required and preferred), tolerations and host ports.
+// Tasks with equal keys are filtered and scored alike by node-local checks.
+func SpecKey(t *api.Task) string {
+	if t == nil {
+		return ""
+	}
+	var b strings.Builder
+	keys := make([]string, 0, len(t.NodeSelector))
+	for k := range t.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q=%q,", k, t.NodeSelector[k])
+	}
+	b.WriteString("|")
+	if t.Affinity != nil {
+		fmt.Fprintf(&b, "%q|%q", t.Affinity.NodeRequired, t.Affinity.NodePreferred)
+	}
+	fmt.Fprintf(&b, "|%q|%v", t.Tolerations, t.Ports)
+	return b.String()
+}
+
+// HasTaskConstraints reports whether the task has task affinity, anti-affinity or topology
+// spread terms: constraints whose answer on a node depends on other tasks and nodes.
+func HasTaskConstraints(t *api.Task) bool {
+	if t == nil {
+		return false
+	}
+	return len(t.TopologySpread) > 0 ||
+		(t.Affinity != nil && (len(t.Affinity.TaskAffinity) > 0 || len(t.Affinity.TaskAntiAffinity) > 0))
+}
+
+// SpecKeys remembers SpecKey per task spec (specs are immutable). The zero value is ready;
+// it is not safe for concurrent use.
+type SpecKeys struct{ m map[*api.Task]string }
+
+// Key returns SpecKey(t), computing it once per spec.
+func (s *SpecKeys) Key(t *api.Task) string {
+	if k, ok := s.m[t]; ok {
+		return k
+	}
+	if s.m == nil {
+		s.m = map[*api.Task]string{}
+	}
+	k := SpecKey(t)
+	s.m[t] = k
+	return k
 }

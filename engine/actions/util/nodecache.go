@@ -1,0 +1,190 @@
+package util
+
+import (
+	"container/heap"
+
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/framework"
+)
+
+// NodeCache remembers, per task class (framework.Session.TaskClass), each node's predicate
+// answer, resource fit and score, and keeps the feasible nodes ordered by score. A node's
+// answers are recomputed only when the session's change log says a statement touched the node
+// (and its Version moved). This is sound because a class key promises that every enabled
+// plugin's answers depend only on the key and the node's own state, and only statements change
+// a node during a cycle. One cache serves one action run on one session; the predicate it is
+// given must be the same for every call.
+type NodeCache struct {
+	ssn     *framework.Session
+	classes map[string]*class
+	off     bool
+}
+
+// class is what one task class knows of every node.
+type class struct {
+	entries []cacheEntry
+	// seen is how much of the session's change log the class has applied.
+	seen int
+	// idle and future order the nodes whose idle (future idle) resources fit the class.
+	idle, future scoreHeap
+}
+
+// cacheEntry is what a class knows of one node at one node version.
+type cacheEntry struct {
+	version uint64
+	err     error
+	// gen identifies this answer; heap items of older answers are stale.
+	gen   uint32
+	score float64
+}
+
+// NewNodeCache returns an empty cache for the session; with enabled false it reuses nothing
+// and every Place computes every answer afresh (the results are the same, only slower).
+func NewNodeCache(ssn *framework.Session, enabled bool) *NodeCache {
+	return &NodeCache{ssn: ssn, classes: map[string]*class{}, off: !enabled}
+}
+
+// Placement is the outcome of choosing a node for a task.
+type Placement struct {
+	// Node is the chosen node, nil when none fits.
+	Node *api.NodeInfo
+	// FitErrors says why each node failed, when none fits.
+	FitErrors *api.FitErrors
+}
+
+// Place filters the session's nodes with fn and chooses the best one as allocate does: nodes
+// whose idle resources fit the task first, else nodes whose future idle resources fit; within
+// a group the highest score, the first by name on ties. Tasks of one class share answers; for
+// a task without a class everything is computed afresh.
+func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
+	nodes := c.ssn.NodeList
+	key, ok := "", false
+	if !c.off {
+		key, ok = c.ssn.TaskClass(task)
+	}
+	if !ok {
+		feasible, fe := PredicateNodes(task, nodes, fn)
+		if len(feasible) == 0 {
+			return Placement{FitErrors: fe}
+		}
+		return Placement{Node: pickByGroup(c.ssn, task, feasible)}
+	}
+	cl, found := c.classes[key]
+	log := c.ssn.NodeChanges()
+	if !found {
+		cl = &class{entries: make([]cacheEntry, len(nodes)), seen: len(log)}
+		c.classes[key] = cl
+		for i := range nodes {
+			c.evaluate(cl, task, fn, i)
+		}
+	} else {
+		for _, i := range log[cl.seen:] {
+			if cl.entries[i].version != nodes[i].Version {
+				c.evaluate(cl, task, fn, int(i))
+			}
+		}
+		cl.seen = len(log)
+	}
+	if i, ok := cl.best(&cl.idle); ok {
+		return Placement{Node: nodes[i]}
+	}
+	if i, ok := cl.best(&cl.future); ok {
+		return Placement{Node: nodes[i]}
+	}
+	fe := api.NewFitErrors()
+	fe.Total = len(nodes)
+	for i, n := range nodes {
+		if err := cl.entries[i].err; err != nil {
+			fe.SetNodeError(n.Name, err)
+		}
+	}
+	return Placement{FitErrors: fe}
+}
+
+// evaluate computes node i's answers for the class and files the node in its group.
+func (c *NodeCache) evaluate(cl *class, task *api.TaskInfo, fn PredicateFn, i int) {
+	n := c.ssn.NodeList[i]
+	e := &cl.entries[i]
+	e.version = n.Version
+	e.gen++
+	e.err = fn(task, n)
+	if e.err != nil {
+		return
+	}
+	idle := n.FitsIdle(task.InitResreq)
+	if !idle && !n.FitsFutureIdle(task.InitResreq) {
+		// The predicate passed but the room is not there: as allocate's resource check says.
+		e.err = ResourceFit(task, n)
+		if e.err == nil {
+			e.err = api.NewFitError(n.Name, api.Unschedulable, "insufficient resources")
+		}
+		return
+	}
+	e.score = 0
+	if c.ssn.HasNodeOrder() {
+		if s, err := c.ssn.NodeOrderFn(task, n); err == nil {
+			e.score = s
+		}
+	}
+	item := scored{score: e.score, node: int32(i), gen: e.gen}
+	if idle {
+		heap.Push(&cl.idle, item)
+	} else {
+		heap.Push(&cl.future, item)
+	}
+}
+
+// best returns the top node of the group, dropping stale items.
+func (cl *class) best(h *scoreHeap) (int, bool) {
+	for h.Len() > 0 {
+		top := h.items[0]
+		if cl.entries[top.node].gen == top.gen {
+			return int(top.node), true
+		}
+		heap.Pop(h)
+	}
+	return 0, false
+}
+
+// scored is a node's score for a class at one answer generation.
+type scored struct {
+	score float64
+	node  int32
+	gen   uint32
+}
+
+// scoreHeap orders nodes by score, highest first, then by position (name order).
+type scoreHeap struct{ items []scored }
+
+func (h scoreHeap) Len() int { return len(h.items) }
+func (h scoreHeap) Less(i, j int) bool {
+	if h.items[i].score != h.items[j].score {
+		return h.items[i].score > h.items[j].score
+	}
+	return h.items[i].node < h.items[j].node
+}
+func (h scoreHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *scoreHeap) Push(x any)   { h.items = append(h.items, x.(scored)) }
+func (h *scoreHeap) Pop() any {
+	n := len(h.items)
+	v := h.items[n-1]
+	h.items = h.items[:n-1]
+	return v
+}
+
+// pickByGroup chooses among feasible nodes: idle-fitting ones first, then future-fitting.
+func pickByGroup(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo) *api.NodeInfo {
+	var idle, future []*api.NodeInfo
+	for _, n := range nodes {
+		switch {
+		case n.FitsIdle(task.InitResreq):
+			idle = append(idle, n)
+		case n.FitsFutureIdle(task.InitResreq):
+			future = append(future, n)
+		}
+	}
+	if n := BestNode(ssn, task, idle); n != nil {
+		return n
+	}
+	return BestNode(ssn, task, future)
+}

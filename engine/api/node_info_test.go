@@ -1,0 +1,50 @@
+package api
+
+import "testing"
+
+func TestFitsFutureIdleMatchesFutureIdle(t *testing.T) {
+	gpu := func(cpu, g float64) *Resource {
+		return NewResource(map[string]float64{"cpu": cpu, "memory": 1 << 30, ResourceGPU: g})
+	}
+	cases := []struct {
+		name                       string
+		idle, releasing, pipelined *Resource
+		req                        *Resource
+	}{
+		{"fits idle", gpu(4, 1), EmptyResource(), EmptyResource(), gpu(2, 1)},
+		{"needs releasing", gpu(1, 0), gpu(2, 1), EmptyResource(), gpu(3, 1)},
+		{"pipelined takes it", gpu(1, 0), gpu(2, 1), gpu(2, 1), gpu(2, 1)},
+		{"overdrawn scalar the request lacks", gpu(4, 0), EmptyResource(), gpu(0, 1), NewResource(map[string]float64{"cpu": 1})},
+		{"too big", gpu(1, 1), gpu(1, 0), EmptyResource(), gpu(3, 0)},
+	}
+	for _, c := range cases {
+		n := &NodeInfo{Idle: c.idle, Releasing: c.releasing, Pipelined: c.pipelined}
+		want := c.req.LessEqual(n.FutureIdle(), Zero)
+		if got := n.FitsFutureIdle(c.req); got != want {
+			t.Errorf("%s: FitsFutureIdle %v, LessEqual(FutureIdle) %v", c.name, got, want)
+		}
+	}
+}
+
+func TestNodeVersionChangesWithTasks(t *testing.T) {
+	n := NewNodeInfo(&Node{Name: "n", Allocatable: *NewResource(map[string]float64{"cpu": 4, "memory": 1 << 30})})
+	task := NewTaskInfo(&Task{Name: "t", Namespace: "ns", Job: "j", Status: Allocated, Resources: *NewResource(map[string]float64{"cpu": 1})}, 0)
+	v := n.Version
+	if err := n.AddTask(task); err != nil {
+		t.Fatal(err)
+	}
+	if n.Version == v {
+		t.Fatal("AddTask kept the version")
+	}
+	v = n.Version
+	task.Status = Releasing
+	n.UpdateTask(task)
+	if n.Version == v {
+		t.Fatal("UpdateTask kept the version")
+	}
+	v = n.Version
+	n.RemoveTask(task)
+	if n.Version == v {
+		t.Fatal("RemoveTask kept the version")
+	}
+}
