@@ -191,7 +191,7 @@ func (ji *JobInfo) roleCounts(keep func(TaskStatus) bool, countBestEffort bool) 
 	out := map[string]int32{}
 	for s, idx := range ji.TaskStatusIndex {
 		for _, t := range idx {
-			if keep(s) || (countBestEffort && s == Pending && t.InitResreq.IsEmpty()) {
+			if keep(s) || (countBestEffort && s == Pending && t.BestEffort) {
 				out[t.Role]++
 			}
 		}

@@ -17,7 +17,7 @@ type TaskInfo struct {
 	Status     TaskStatus
 	NodeName   string
 	Priority   int32
-	// BestEffort is true when the task requests no resources.
+	// BestEffort is true when the task requests no resources and no devices.
 	BestEffort  bool
 	Preemptable bool
 	StartedAt   time.Time
@@ -31,6 +31,11 @@ type TaskInfo struct {
 func NewTaskInfo(t *Task, priority int32) *TaskInfo {
 	req := t.Resources.Clone()
 	req.MaxTaskNum = 0
+	var devices []string
+	if OccupiesNode(t.Status) {
+		// A task that is not on a node holds no device, whatever ids it still carries.
+		devices = append(devices, t.DeviceIDs...)
+	}
 	return &TaskInfo{
 		UID:         t.Key(),
 		Name:        t.Name,
@@ -42,10 +47,10 @@ func NewTaskInfo(t *Task, priority int32) *TaskInfo {
 		Status:      t.Status,
 		NodeName:    t.Node,
 		Priority:    priority,
-		BestEffort:  req.IsEmpty(),
+		BestEffort:  req.IsEmpty() && len(t.Devices) == 0,
 		Preemptable: t.Preemptable,
 		StartedAt:   t.StartedAt,
-		DeviceIDs:   append([]string(nil), t.DeviceIDs...),
+		DeviceIDs:   devices,
 		Spec:        t,
 	}
 }

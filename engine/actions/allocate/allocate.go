@@ -84,7 +84,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 		if !ok {
 			tasks = util.NewPriorityQueue(ssn.TaskOrderFn)
 			for _, t := range job.TasksIn(api.Pending) {
-				if t.Resreq.IsEmpty() {
+				if t.BestEffort {
 					continue // best-effort tasks are backfill's
 				}
 				tasks.Push(t)

@@ -32,7 +32,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 		}
 		stmt := ssn.NewStatement()
 		for _, task := range job.TasksIn(api.Pending) {
-			if !task.InitResreq.IsEmpty() {
+			if !task.BestEffort {
 				continue
 			}
 			if err := ssn.PrePredicateFn(task); err != nil {

@@ -157,9 +157,13 @@ func preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.T
 		if err := util.ValidateVictims(preemptor, node, victims); err != nil {
 			continue
 		}
+		fits := func() bool {
+			return ssn.Allocatable(queue, preemptor) && preemptor.InitResreq.LessEqual(node.FutureIdle(), api.Zero) &&
+				devicesFit(ssn, preemptor, node)
+		}
 		vq := util.VictimsQueue(ssn, victims)
 		for !vq.Empty() {
-			if ssn.Allocatable(queue, preemptor) && preemptor.InitResreq.LessEqual(node.FutureIdle(), api.Zero) {
+			if fits() {
 				break
 			}
 			v := vq.Pop()
@@ -167,7 +171,7 @@ func preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.T
 				ssn.Log.Error("preempt evict failed", "victim", v.UID, "err", err)
 			}
 		}
-		if ssn.Allocatable(queue, preemptor) && preemptor.InitResreq.LessEqual(node.FutureIdle(), api.Zero) {
+		if fits() {
 			if err := stmt.Pipeline(preemptor, node.Name); err != nil {
 				ssn.Log.Error("preempt pipeline failed", "task", preemptor.UID, "node", node.Name, "err", err)
 			}
@@ -175,6 +179,16 @@ func preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.T
 		}
 	}
 	return false
+}
+
+// devicesFit reports whether a preemptor that asks for devices passes the predicates on the
+// node, whose device usage eviction frees at once. Tasks without device requests are judged
+// by resources alone, as in Volcano.
+func devicesFit(ssn *framework.Session, preemptor *api.TaskInfo, node *api.NodeInfo) bool {
+	if preemptor.Spec == nil || len(preemptor.Spec.Devices) == 0 {
+		return true
+	}
+	return ssn.PredicateFn(preemptor, node) == nil
 }
 
 // rule says in words why the victim could be evicted for the preemptor.
