@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-sched/sluice/plugins/drf"
 	"github.com/sluice-sched/sluice/plugins/extender"
 	"github.com/sluice-sched/sluice/plugins/gang"
+	"github.com/sluice-sched/sluice/plugins/networktopologyaware"
 	"github.com/sluice-sched/sluice/plugins/nodegroup"
 	"github.com/sluice-sched/sluice/plugins/nodeorder"
 	"github.com/sluice-sched/sluice/plugins/overcommit"
@@ -54,6 +55,7 @@ func Register(reg *framework.Registry) {
 		{tasktopology.Name, tasktopology.New},
 		{deviceshare.Name, deviceshare.New},
 		{extender.Name, extender.New},
+		{networktopologyaware.Name, networktopologyaware.New},
 	} {
 		reg.RegisterPlugin(p.name, p.new)
 	}

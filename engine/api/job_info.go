@@ -34,6 +34,9 @@ type JobInfo struct {
 	NodesFitErrors map[string]*FitErrors
 	// JobFitErrors is a job-level reason (gang, queue, enqueue).
 	JobFitErrors string
+	// AllocatedHyperNode is the lowest hypernode holding every placed task of the job, for
+	// network-topology-aware scheduling ("" when none is placed).
+	AllocatedHyperNode string
 	// WaitingTime is the SLA waiting time, if the job sets one.
 	WaitingTime *time.Duration
 

@@ -79,6 +79,8 @@ type Session struct {
 	Quotas          []*api.NamespaceQuota
 	Budgets         []*api.DisruptionBudget
 	HyperNodes      []*api.HyperNode
+	// Topology is the hypernode tree built from HyperNodes.
+	Topology *HyperNodeTree
 	// TotalResource is the sum of every node's allocatable.
 	TotalResource *api.Resource
 
@@ -148,6 +150,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 	for _, q := range snap.Queues {
 		s.Queues[q.Name] = api.NewQueueInfo(q)
 	}
+	s.Topology = buildHyperNodeTree(snap.HyperNodes, s.Nodes)
 	for _, j := range snap.Jobs {
 		ji := api.NewJobInfo(j, s.resolvePriority(j.PriorityClass, j.Priority, j.HasPriority, 0))
 		s.Jobs[ji.UID] = ji
@@ -172,6 +175,11 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 			return nil, fmt.Errorf("task %s is on missing node %s", ti.UID, ti.NodeName)
 		}
 		ni.AddExistingTask(ti)
+	}
+	if len(snap.HyperNodes) > 0 {
+		for _, j := range s.Jobs {
+			j.AllocatedHyperNode = s.Topology.JobHyperNode(j)
+		}
 	}
 	for ti, tier := range cfg.Tiers {
 		for pi, opt := range tier.Plugins {

@@ -118,6 +118,39 @@ func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
 	return nil
 }
 
+// Saved is a statement's operations kept for replaying after the statement was discarded (to
+// try several placements and keep the best, as hypernode-aware allocation does).
+type Saved struct{ ops []operation }
+
+// Len returns how many operations were saved.
+func (sv Saved) Len() int { return len(sv.ops) }
+
+// Save records the statement's operations.
+func (st *Statement) Save() Saved { return Saved{ops: append([]operation(nil), st.ops...)} }
+
+// Recover replays saved operations on this statement, in order.
+func (st *Statement) Recover(sv Saved) error {
+	for _, op := range sv.ops {
+		var err error
+		switch op.kind {
+		case opEvict:
+			err = st.Evict(op.task, op.reason)
+		case opPipeline:
+			err = st.Pipeline(op.task, op.node)
+		case opAllocate:
+			node, ok := st.ssn.Nodes[op.node]
+			if !ok {
+				return fmt.Errorf("recover allocate of %s: node %q not in session", op.task.UID, op.node)
+			}
+			err = st.Allocate(op.task, node)
+		}
+		if err != nil {
+			return fmt.Errorf("recover %s: %w", op.task.UID, err)
+		}
+	}
+	return nil
+}
+
 // Discard undoes every operation in reverse order and empties the statement.
 func (st *Statement) Discard() {
 	for i := len(st.ops) - 1; i >= 0; i-- {

@@ -65,8 +65,8 @@ func (a *Action) Execute(ssn *framework.Session) {
 		jq.Push(job)
 	}
 
+	run := &cycle{a: a, ssn: ssn, cache: util.NewNodeCache(ssn, a.predicateErrorCache), hyperNodeScores: map[string]map[string]float64{}}
 	pending := map[string]*util.PriorityQueue[*api.TaskInfo]{}
-	cache := util.NewNodeCache(ssn, a.predicateErrorCache)
 	for !queues.Empty() {
 		queue := queues.Pop()
 		if ssn.Overused(queue) {
@@ -95,22 +95,57 @@ func (a *Action) Execute(ssn *framework.Session) {
 			queues.Push(queue)
 			continue
 		}
-		a.allocateJob(ssn, cache, queue, job, jobs, tasks)
+		var stmt *framework.Statement
+		if hard, highest := job.IsHardTopologyMode(); hard && len(ssn.Topology.Tiers) > 0 {
+			var left *util.PriorityQueue[*api.TaskInfo]
+			stmt, left = run.allocateInHyperNode(queue, job, tasks, highest)
+			if left != nil {
+				pending[job.UID] = left
+				jobs.Push(job)
+			}
+		} else {
+			stmt = run.allocateTasks(queue, job, tasks, nil, "")
+			// Tasks left (the gang was ready before all were placed, or a task fitted
+			// nowhere): the job comes back for them later in the cycle.
+			if !tasks.Empty() {
+				jobs.Push(job)
+			}
+		}
+		if stmt != nil {
+			stmt.Commit()
+		}
 		queues.Push(queue)
 	}
 }
 
-// allocateJob places the job's pending tasks in task order through one statement.
-func (a *Action) allocateJob(ssn *framework.Session, cache *util.NodeCache, queue *api.QueueInfo, job *api.JobInfo,
-	jobs *util.PriorityQueue[*api.JobInfo], tasks *util.PriorityQueue[*api.TaskInfo]) {
+// cycle is one run of the action over a session.
+type cycle struct {
+	a     *Action
+	ssn   *framework.Session
+	cache *util.NodeCache
+	// hyperNodeScores sums, per job and hypernode, the scores of the nodes chosen while
+	// trying the job in that hypernode.
+	hyperNodeScores map[string]map[string]float64
+}
+
+// predicate is allocate's node filter: room in the node's future idle resources, then the
+// plugins' predicates.
+func (c *cycle) predicate(t *api.TaskInfo, n *api.NodeInfo) error {
+	if err := util.ResourceFit(t, n); err != nil {
+		return err
+	}
+	return c.ssn.PredicateFn(t, n)
+}
+
+// allocateTasks places the job's pending tasks in task order through one statement, on all
+// nodes (nodes nil) or on the nodes of one hypernode. It returns the statement when the job
+// is ready (for the caller to commit); when the job is only pipelined its placements stay,
+// uncommitted; otherwise they are discarded. Either way it returns nil then.
+func (c *cycle) allocateTasks(queue *api.QueueInfo, job *api.JobInfo, tasks *util.PriorityQueue[*api.TaskInfo],
+	nodes []*api.NodeInfo, hyperNode string) *framework.Statement {
+	ssn := c.ssn
 	stmt := ssn.NewStatement()
 	failed := newFailureCache()
-	predicate := func(t *api.TaskInfo, n *api.NodeInfo) error {
-		if err := util.ResourceFit(t, n); err != nil {
-			return err
-		}
-		return ssn.PredicateFn(t, n)
-	}
 	for !tasks.Empty() {
 		task := tasks.Pop()
 		if !ssn.Allocatable(queue, task) {
@@ -126,14 +161,23 @@ func (a *Action) allocateJob(ssn *framework.Session, cache *util.NodeCache, queu
 		}
 		if err := ssn.PrePredicateFn(task); err != nil {
 			fe := api.NewFitErrors()
-			fe.Total = len(ssn.NodeList)
-			for _, n := range ssn.NodeList {
+			all := nodes
+			if all == nil {
+				all = ssn.NodeList
+			}
+			fe.Total = len(all)
+			for _, n := range all {
 				fe.SetNodeError(n.Name, err)
 			}
 			job.NodesFitErrors[task.UID] = fe
 			break
 		}
-		placed := cache.Place(task, predicate)
+		var placed util.Placement
+		if nodes == nil {
+			placed = c.cache.Place(task, c.predicate)
+		} else {
+			placed = util.PlaceAmong(ssn, task, nodes, c.predicate)
+		}
 		if placed.Node == nil {
 			job.NodesFitErrors[task.UID] = placed.FitErrors
 			failed.record(ssn, task, placed.FitErrors)
@@ -143,28 +187,34 @@ func (a *Action) allocateJob(ssn *framework.Session, cache *util.NodeCache, queu
 			break
 		}
 		node := placed.Node
-		if task.InitResreq.LessEqual(node.Idle, api.Zero) {
+		if hyperNode != "" {
+			if c.hyperNodeScores[job.UID] == nil {
+				c.hyperNodeScores[job.UID] = map[string]float64{}
+			}
+			c.hyperNodeScores[job.UID][hyperNode] += placed.Score
+		}
+		if node.FitsIdle(task.InitResreq) {
 			if err := stmt.Allocate(task, node); err != nil {
 				ssn.Log.Error("allocate failed", "task", task.UID, "node", node.Name, "err", err)
 			}
-		} else if task.InitResreq.LessEqual(node.FutureIdle(), api.Zero) {
+		} else if node.FitsFutureIdle(task.InitResreq) {
 			if err := stmt.Pipeline(task, node.Name); err != nil {
 				ssn.Log.Error("pipeline failed", "task", task.UID, "node", node.Name, "err", err)
 			}
 		}
 		if ssn.JobReady(job) && !tasks.Empty() {
-			jobs.Push(job)
 			break
 		}
 	}
 	switch {
 	case ssn.JobReady(job):
-		stmt.Commit()
+		return stmt
 	case !ssn.JobPipelined(job):
 		placeable := job.ReadyTaskNum() + job.WaitingTaskNum() + job.PendingBestEffortTaskNum()
 		job.JobFitErrors = fmt.Sprintf("gang: %d of minAvailable %d placeable", placeable, job.MinAvailable)
 		stmt.Discard()
 	}
+	return nil
 }
 
 func hasAction(cfg *conf.Config, name string) bool {

@@ -50,6 +50,8 @@ type Placement struct {
 	Node *api.NodeInfo
 	// FitErrors says why each node failed, when none fits.
 	FitErrors *api.FitErrors
+	// Score is the chosen node's score (0 when it was the only candidate of its group).
+	Score float64
 }
 
 // Place filters the session's nodes with fn and chooses the best one as allocate does: nodes
@@ -63,11 +65,7 @@ func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
 		key, ok = c.ssn.TaskClass(task)
 	}
 	if !ok {
-		feasible, fe := PredicateNodes(task, nodes, fn)
-		if len(feasible) == 0 {
-			return Placement{FitErrors: fe}
-		}
-		return Placement{Node: pickByGroup(c.ssn, task, feasible)}
+		return PlaceAmong(c.ssn, task, nodes, fn)
 	}
 	cl, found := c.classes[key]
 	log := c.ssn.NodeChanges()
@@ -86,10 +84,10 @@ func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
 		cl.seen = len(log)
 	}
 	if i, ok := cl.best(&cl.idle); ok {
-		return Placement{Node: nodes[i]}
+		return Placement{Node: nodes[i], Score: cl.entries[i].score}
 	}
 	if i, ok := cl.best(&cl.future); ok {
-		return Placement{Node: nodes[i]}
+		return Placement{Node: nodes[i], Score: cl.entries[i].score}
 	}
 	fe := api.NewFitErrors()
 	fe.Total = len(nodes)
@@ -172,10 +170,15 @@ func (h *scoreHeap) Pop() any {
 	return v
 }
 
-// pickByGroup chooses among feasible nodes: idle-fitting ones first, then future-fitting.
-func pickByGroup(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo) *api.NodeInfo {
+// PlaceAmong filters the given nodes with fn and chooses as Place does, computing everything
+// afresh.
+func PlaceAmong(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo, fn PredicateFn) Placement {
+	feasible, fe := PredicateNodes(task, nodes, fn)
+	if len(feasible) == 0 {
+		return Placement{FitErrors: fe}
+	}
 	var idle, future []*api.NodeInfo
-	for _, n := range nodes {
+	for _, n := range feasible {
 		switch {
 		case n.FitsIdle(task.InitResreq):
 			idle = append(idle, n)
@@ -183,8 +186,27 @@ func pickByGroup(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeIn
 			future = append(future, n)
 		}
 	}
-	if n := BestNode(ssn, task, idle); n != nil {
-		return n
+	for _, group := range [][]*api.NodeInfo{idle, future} {
+		switch len(group) {
+		case 0:
+			continue
+		case 1:
+			return Placement{Node: group[0]}
+		}
+		scores := PrioritizeNodes(ssn, task, group)
+		n := SelectBestNode(ssn, task, group, scores)
+		for i := range group {
+			if group[i] == n {
+				return Placement{Node: n, Score: scores[i]}
+			}
+		}
+		return Placement{Node: n}
 	}
-	return BestNode(ssn, task, future)
+	// Every node passed fn but none has the room: report it as the resource check would.
+	fe = api.NewFitErrors()
+	fe.Total = len(nodes)
+	for _, n := range feasible {
+		fe.SetNodeError(n.Name, ResourceFit(task, n))
+	}
+	return Placement{FitErrors: fe}
 }

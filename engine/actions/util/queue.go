@@ -22,6 +22,11 @@ func (q *PriorityQueue[T]) Pop() T { return heap.Pop(&q.h).(T) }
 // Empty reports whether the queue has no item.
 func (q *PriorityQueue[T]) Empty() bool { return len(q.h.items) == 0 }
 
+// Clone returns an independent queue with the same items and order.
+func (q *PriorityQueue[T]) Clone() *PriorityQueue[T] {
+	return &PriorityQueue[T]{h: pqHeap[T]{items: append([]T(nil), q.h.items...), less: q.h.less}}
+}
+
 // Len returns the number of items.
 func (q *PriorityQueue[T]) Len() int { return len(q.h.items) }
 
