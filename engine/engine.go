@@ -71,6 +71,7 @@ type Engine struct {
 
 // clusterRecord keeps what the engine remembers of a cluster between cycles.
 type clusterRecord struct {
+	memory       *framework.Memory
 	plans        map[string]*Plan
 	explanations map[string]jobExplanation
 	queues       map[string]framework.QueueOutcome
@@ -155,6 +156,7 @@ func (e *Engine) record(cluster string) *clusterRecord {
 	r, ok := e.clusters[cluster]
 	if !ok {
 		r = &clusterRecord{
+			memory:       framework.NewMemory(),
 			plans:        map[string]*Plan{},
 			explanations: map[string]jobExplanation{},
 			queues:       map[string]framework.QueueOutcome{},
@@ -197,11 +199,15 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	e.mu.Lock()
 	e.seq++
 	id := fmt.Sprintf("%s-r%d-%d", cluster, fsnap.Revision, e.seq)
+	memory := e.record(cluster).memory
 	e.mu.Unlock()
+	if req.Mode == DryRun {
+		memory = memory.Clone() // a dry run leaves no trace
+	}
 
 	start := time.Now()
 	ssn, err := framework.OpenSession(fsnap, cfg, e.reg, framework.Options{Now: now, Logger: e.log, UID: id,
-		Observer: joinObservers(e.observer, req.Observer)})
+		Observer: joinObservers(e.observer, req.Observer), Memory: memory})
 	if err != nil {
 		return nil, fmt.Errorf("open session: %w", err)
 	}

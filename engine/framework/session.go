@@ -35,6 +35,8 @@ type Options struct {
 	UID string
 	// Observer, if set, is told how long each plugin's OnSessionOpen and each action took.
 	Observer Observer
+	// Memory is the cluster's memory across cycles; nil gives the session a fresh one.
+	Memory *Memory
 }
 
 // Observer is the session's observability hook: it is told, from the goroutine running the
@@ -94,6 +96,7 @@ type Session struct {
 	timings      []ActionTiming
 	observer     Observer
 	requestKeys  map[*api.Task]string
+	memory       *Memory
 	// nodeIndex maps a node name to its position in NodeList; nodeChanges logs, in order, the
 	// position of every node a statement changed.
 	nodeIndex   map[string]int32
@@ -132,6 +135,10 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		queueReasons:    map[string]string{},
 		queueFigures:    map[string]QueueFigures{},
 		observer:        opts.Observer,
+	}
+	s.memory = opts.Memory
+	if s.memory == nil {
+		s.memory = NewMemory()
 	}
 	for _, pc := range snap.PriorityClasses {
 		s.PriorityClasses[pc.Name] = pc.Value
