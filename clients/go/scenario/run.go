@@ -336,17 +336,21 @@ func expandPaths(paths []string, bad func(path string, err error)) []string {
 			files = append(files, p)
 			continue
 		}
-		entries, err := os.ReadDir(p)
+		// A directory holds scenarios at any depth.
+		var inDir []string
+		err = filepath.WalkDir(p, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			ext := strings.ToLower(filepath.Ext(e.Name()))
+			if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+				inDir = append(inDir, path)
+			}
+			return nil
+		})
 		if err != nil {
 			bad(p, err)
 			continue
-		}
-		var inDir []string
-		for _, e := range entries {
-			ext := strings.ToLower(filepath.Ext(e.Name()))
-			if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				inDir = append(inDir, filepath.Join(p, e.Name()))
-			}
 		}
 		sort.Strings(inDir)
 		files = append(files, inDir...)
