@@ -94,3 +94,37 @@ func BenchmarkW1(b *testing.B) {
 	}
 	benchCycleConfig(b, synth.Spec{Seed: 1, Nodes: 1000, Jobs: 1000, TasksPerJob: 10, Queues: 1, Shapes: synth.Uniform}, cfg)
 }
+
+// BenchmarkW2 is workload W2 of BENCHMARKS.md: 5,000 nodes, 5,000 gangs of 10 in 20 queues,
+// mixed shapes, the embedded default configuration. Not every task fits, so it reports the
+// cycle time and the placed count rather than requiring all placed.
+func BenchmarkW2(b *testing.B) {
+	spec := synth.Spec{Seed: 1, Nodes: 5000, Jobs: 5000, TasksPerJob: 10, Queues: 20, Shapes: synth.Mixed}
+	c, err := synth.Generate(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := state.New()
+	if err := c.Load(st, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	eng, err := engine.New(st, engine.Options{Registry: registry(), DefaultConfig: conf.Default()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	placed := 0
+	for i := 0; i < b.N; i++ {
+		p, err := eng.Schedule(context.Background(), "bench", engine.ScheduleRequest{Mode: engine.DryRun, Now: time.Unix(0, 0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		placed = 0
+		for _, d := range p.Result.Decisions {
+			if d.Kind == framework.DecisionBind {
+				placed++
+			}
+		}
+	}
+	b.ReportMetric(float64(placed), "placed")
+}
