@@ -1,0 +1,106 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/service"
+)
+
+// ingestBatches builds nodes and gang jobs of 10 tasks as delta batches of about size deltas.
+func ingestBatches(nodes, tasks, size int) [][]*sluicev1.Delta {
+	var all []*sluicev1.Delta
+	for i := 0; i < nodes; i++ {
+		all = append(all, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{
+			Name:        fmt.Sprintf("node-%05d", i),
+			Allocatable: map[string]string{"cpu": "32", "memory": "128Gi", "pods": "110"},
+			Labels:      map[string]string{"pool": "general"},
+		}}})
+	}
+	for j := 0; j < tasks/10; j++ {
+		job := fmt.Sprintf("job-%05d", j)
+		all = append(all, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: job, MinAvailable: 10}}})
+		for t := 0; t < 10; t++ {
+			all = append(all, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: &sluicev1.Task{
+				Name: fmt.Sprintf("%s-%d", job, t), Job: job, Role: "worker",
+				Resources: map[string]string{"cpu": "2", "memory": "4Gi"},
+			}}})
+		}
+	}
+	var out [][]*sluicev1.Delta
+	for len(all) > 0 {
+		n := min(size, len(all))
+		out = append(out, all[:n])
+		all = all[n:]
+	}
+	return out
+}
+
+// BenchmarkSyncIngest streams 10,000 nodes and 100,000 tasks (plus their 10,000 jobs) into a
+// real server over loopback gRPC through one Sync stream, in batches of 1,000 deltas; the
+// client sends batches while a reader checks that every one is acknowledged.
+func BenchmarkSyncIngest(b *testing.B) {
+	batches := ingestBatches(10_000, 100_000, 1000)
+	objects := 0
+	for _, bt := range batches {
+		objects += len(bt)
+	}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		ctx, cancel := context.WithCancel(context.Background())
+		addr, stop, err := service.StartInProcess(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		stream, err := sluicev1.NewClusterStateServiceClient(conn).Sync(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{Hello: &sluicev1.SyncHello{Cluster: "bench"}}}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil { // welcome
+			b.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			for range batches {
+				m, err := stream.Recv()
+				if err != nil {
+					done <- err
+					return
+				}
+				if m.GetAck() == nil {
+					done <- fmt.Errorf("batch not acknowledged: %v", m)
+					return
+				}
+			}
+			done <- nil
+		}()
+		for k, bt := range batches {
+			if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Batch{Batch: &sluicev1.DeltaBatch{Sequence: uint64(k + 1), Deltas: bt}}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		_ = stream.CloseSend()
+		conn.Close()
+		stop()
+		cancel()
+	}
+	b.ReportMetric(float64(objects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
+}
