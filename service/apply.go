@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -131,6 +132,15 @@ var kindNames = map[state.Kind]string{
 // revision. A batch the checks or the store refuse changes nothing and yields an
 // *invalidError whose paths start with prefix.
 func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch) (uint64, error) {
+	rev, err := s.applyBatchLocked(cluster, prefix, b)
+	s.metrics.batchDone(context.Background(), cluster, b, err)
+	if err == nil {
+		s.changes.notify(cluster)
+	}
+	return rev, err
+}
+
+func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch) (uint64, error) {
 	unlock := s.lockCluster(cluster)
 	defer unlock()
 	// Times are stored as the API carries them: UTC, without a monotonic reading.

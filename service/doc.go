@@ -13,8 +13,17 @@
 //   - errors.go holds toStatus, the one function that gives errors their gRPC codes.
 //   - apply.go applies delta batches (for ApplyDeltas and Sync) atomically, mapping the
 //     store's referential errors back to the delta that caused them.
-//   - cluster_state.go and scheduler.go are the two services; server.go wires them into a
-//     grpc.Server with logging, panic recovery, health and reflection.
+//   - cluster_state.go and scheduler.go are the two services; watch.go is WatchPlans
+//     (continuous scheduling, one subscriber per cluster, takeover); server.go wires them into
+//     a grpc.Server with the otelgrpc stats handler, logging, panic recovery, authentication,
+//     rate limits, message size limits, health and reflection.
+//   - auth.go holds the tokens file, the authenticator (bearer tokens compared in constant
+//     time, mTLS client certificates) and the per-method, per-cluster authorization;
+//     ratelimit.go the per-client token buckets; tls.go the server's TLS configuration.
+//   - telemetry.go holds the metrics (exported by NewPrometheusMetrics with the "sluice_"
+//     prefix), the plan-expiry tracker and the engine observer that turns a cycle's plugin
+//     opens and actions into spans; config.go the reloadable server configuration and the
+//     change notifications that wake watches.
 //
 // A Server's Shutdown ends the long-lived streams (Sync, WatchPlans) so that a graceful stop
 // of the grpc.Server completes; StartInProcess runs a complete server for tools and tests.

@@ -105,7 +105,7 @@ func invalid(field, format string, args ...any) error {
 }
 
 // shuttingDown is the error streams end with when the server stops.
-var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server is shutting down")
+var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server shutting down")
 
 // toStatus maps any error of the service, the engine or the store to a gRPC status error. It
 // is the one place where errors get their codes:

@@ -117,6 +117,7 @@ func (b *syncBuffer) String() string {
 // harness is a server on an in-memory connection with clients for both services.
 type harness struct {
 	t     *testing.T
+	lis   *bufconn.Listener
 	store *state.Store
 	eng   *engine.Engine
 	srv   *Server
@@ -130,12 +131,36 @@ type harness struct {
 // newTestServer returns a Server over a fresh store and an engine with testRegistry.
 func newTestServer(t testing.TB, logs *syncBuffer) *Server {
 	t.Helper()
+	return newTestServerWith(t, logs, setup{})
+}
+
+// setup varies the test server: the registry and default configuration of its engine, the
+// plan TTL and clock, and the server's options.
+type setup struct {
+	reg     *framework.Registry
+	config  string
+	planTTL time.Duration
+	clock   func() time.Time
+	opts    func(*Options)
+}
+
+func newTestServerWith(t testing.TB, logs *syncBuffer, su setup) *Server {
+	t.Helper()
 	store := state.New()
-	cfg, err := conf.Parse([]byte(testConfig))
+	if su.reg == nil {
+		su.reg = testRegistry()
+	}
+	if su.config == "" {
+		su.config = testConfig
+	}
+	if su.planTTL == 0 {
+		su.planTTL = time.Minute
+	}
+	cfg, err := conf.Parse([]byte(su.config))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(store, engine.Options{Registry: testRegistry(), DefaultConfig: cfg, PlanTTL: time.Minute})
+	eng, err := engine.New(store, engine.Options{Registry: su.reg, DefaultConfig: cfg, PlanTTL: su.planTTL, Clock: su.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,32 +168,50 @@ func newTestServer(t testing.TB, logs *syncBuffer) *Server {
 	if logs != nil {
 		log = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return New(Options{Store: store, Engine: eng, Logger: log})
+	opts := Options{Store: store, Engine: eng, Logger: log}
+	if su.opts != nil {
+		su.opts(&opts)
+	}
+	return New(opts)
 }
 
 func newHarness(t *testing.T, opts ...grpc.ServerOption) *harness {
 	t.Helper()
+	return newHarnessWith(t, setup{}, opts...)
+}
+
+// newHarnessWith starts a test server on an in-memory connection. Clients made with
+// h.dial carry their own dial options (credentials).
+func newHarnessWith(t *testing.T, su setup, opts ...grpc.ServerOption) *harness {
+	t.Helper()
 	logs := &syncBuffer{}
-	srv := newTestServer(t, logs)
+	srv := newTestServerWith(t, logs, su)
 	h := &harness{t: t, store: srv.store, eng: srv.engine, srv: srv, logs: logs}
-	lis := bufconn.Listen(1 << 20)
+	h.lis = bufconn.Listen(1 << 20)
 	h.gs = NewGRPCServer(srv, opts...)
-	go func() { _ = h.gs.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.conn = conn
-	h.cs = sluicev1.NewClusterStateServiceClient(conn)
-	h.sc = sluicev1.NewSchedulerServiceClient(conn)
+	go func() { _ = h.gs.Serve(h.lis) }()
+	h.conn = h.dial(grpc.WithTransportCredentials(insecure.NewCredentials()))
+	h.cs = sluicev1.NewClusterStateServiceClient(h.conn)
+	h.sc = sluicev1.NewSchedulerServiceClient(h.conn)
 	t.Cleanup(func() {
-		conn.Close()
 		srv.Shutdown()
 		GracefulStop(h.gs, 5*time.Second)
 	})
 	return h
+}
+
+// dial returns a new client connection to the harness's server.
+func (h *harness) dial(opts ...grpc.DialOption) *grpc.ClientConn {
+	h.t.Helper()
+	opts = append([]grpc.DialOption{
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return h.lis.DialContext(ctx) }),
+	}, opts...)
+	conn, err := grpc.NewClient("passthrough:///bufnet", opts...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 func ctxT(t *testing.T) context.Context {

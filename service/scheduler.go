@@ -6,20 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/sluice-sched/sluice/engine"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
-)
-
-// WatchPlans timing.
-const (
-	// DefaultWatchPeriod is the longest time between WatchPlans cycles when the request does
-	// not say.
-	DefaultWatchPeriod = 10 * time.Second
-	// MinWatchPeriod is the shortest period WatchPlans accepts; shorter ones are raised to it.
-	// It is also how often a watch looks for cluster changes.
-	MinWatchPeriod = 100 * time.Millisecond
 )
 
 // scheduler implements sluicev1.SchedulerServiceServer. Handlers check the request, call the
@@ -48,15 +42,20 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	plan, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride())
+	plan, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), false)
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	logging.AddFields(ctx, logging.Fields{"plan", plan.GetId()})
 	return &sluicev1.ScheduleResponse{Plan: plan}, nil
 }
 
-// schedule runs one cycle and converts its plan.
-func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string) (*sluicev1.Plan, error) {
+// schedule runs one cycle and converts its plan. Cycles of one cluster never overlap: they
+// take the cluster's cycle lock (waiting for it ends with ctx). The cycle is traced as a
+// "Schedule" span with a child span per plugin session open and per action: a child of the
+// call's span, or for a WatchPlans cycle (watched) the root of a trace of its own, linked to
+// the stream's span.
+func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string, watched bool) (*sluicev1.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -68,11 +67,64 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		}
 		req.Config = cfg
 	}
-	p, err := s.engine.Schedule(ctx, cluster, req)
+	if err := s.syncConfig(cluster); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockCycle(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	return planToProto(viewOf(p)), nil
+	defer unlock()
+
+	opts := []trace.SpanStartOption{trace.WithAttributes(
+		attribute.String("sluice.cluster", cluster), attribute.String("sluice.mode", modeNames[mode]))}
+	if watched {
+		opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.LinkFromContext(ctx)))
+	}
+	ctx, span := s.tracer.Start(ctx, "Schedule", opts...)
+	defer span.End()
+	req.Observer = &cycleObserver{ctx: ctx, tracer: s.tracer, m: s.metrics, cluster: attribute.String("cluster", cluster)}
+	p, err := s.engine.Schedule(ctx, cluster, req)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(otelcodes.Error, err.Error())
+		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && strings.HasPrefix(err.Error(), "auto-commit:") {
+			s.metrics.committed(ctx, cluster, nil, err)
+		}
+		return nil, err
+	}
+	v := viewOf(p)
+	span.SetAttributes(attribute.String("sluice.plan", v.id), attribute.Int64("sluice.base_revision", int64(v.base)),
+		attribute.Int("sluice.decisions", len(p.Result.Decisions)))
+	s.metrics.cycleDone(ctx, cluster, mode, p)
+	switch mode {
+	case sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT:
+		// The engine does not hand out an auto-commit's rejections; they are not counted.
+		s.metrics.committed(ctx, cluster, &engine.CommitResult{}, nil)
+		s.changes.notify(cluster)
+	case sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN:
+	default:
+		s.plans.proposed(cluster, v.id)
+	}
+	return planToProto(v), nil
+}
+
+// lockCycle takes a cluster's cycle lock, or fails when ctx ends first. It returns the
+// unlock function.
+func (s *Server) lockCycle(ctx context.Context, cluster string) (func(), error) {
+	s.mu.Lock()
+	l, ok := s.cycles[cluster]
+	if !ok {
+		l = make(chan struct{}, 1)
+		s.cycles[cluster] = l
+	}
+	s.mu.Unlock()
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // configError turns the engine's refusal of a configuration into a field violation.
@@ -100,10 +152,17 @@ func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanReq
 	if err := sc.checkPlanRequest(ctx, req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
+	logging.AddFields(ctx, logging.Fields{"plan", req.GetPlanId()})
 	res, err := sc.s.engine.CommitPlan(req.GetCluster(), req.GetPlanId())
 	if err != nil {
+		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) {
+			sc.s.metrics.committed(ctx, req.GetCluster(), nil, err)
+		}
 		return nil, toStatus(err)
 	}
+	sc.s.metrics.committed(ctx, req.GetCluster(), res, nil)
+	sc.s.plans.settled(req.GetCluster(), req.GetPlanId())
+	sc.s.changes.notify(req.GetCluster())
 	return commitToProto(res), nil
 }
 
@@ -112,9 +171,11 @@ func (sc *scheduler) DiscardPlan(ctx context.Context, req *sluicev1.DiscardPlanR
 	if err := sc.checkPlanRequest(ctx, req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
+	logging.AddFields(ctx, logging.Fields{"plan", req.GetPlanId()})
 	if err := sc.s.engine.DiscardPlan(req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
+	sc.s.plans.settled(req.GetCluster(), req.GetPlanId())
 	return &sluicev1.DiscardPlanResponse{}, nil
 }
 
@@ -153,6 +214,9 @@ func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSc
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
+	if err := sc.s.syncConfig(req.GetCluster()); err != nil {
+		return nil, toStatus(err)
+	}
 	text, err := configText(sc.s.engine, req.GetCluster())
 	if err != nil {
 		return nil, toStatus(err)
@@ -181,53 +245,14 @@ func (sc *scheduler) UpdateSchedulerConfig(ctx context.Context, req *sluicev1.Up
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	if _, err := sc.s.engine.SetConfig(req.GetCluster(), []byte(req.GetConfig())); err != nil {
+	if err := sc.s.setClusterConfig(req.GetCluster(), []byte(req.GetConfig())); err != nil {
+		sc.s.log.WarnContext(ctx, "scheduler configuration refused", "cluster", req.GetCluster(), "reason", err.Error())
 		return nil, toStatus(configError("config", err))
 	}
+	sc.s.changes.notify(req.GetCluster())
 	text, err := configText(sc.s.engine, req.GetCluster())
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &sluicev1.UpdateSchedulerConfigResponse{Config: text}, nil
-}
-
-// WatchPlans runs a cycle at once, then again whenever the cluster's revision moves past what
-// the last cycle saw (checked every MinWatchPeriod) or the period has passed, and streams each
-// plan until the client goes away or the server shuts down.
-func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1.SchedulerService_WatchPlansServer) error {
-	ctx := stream.Context()
-	var fe fieldErrors
-	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
-	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
-	checkDuration(&fe, "period", req.GetPeriod())
-	if err := fe.err(); err != nil {
-		return toStatus(err)
-	}
-	period := DefaultWatchPeriod
-	if d := req.GetPeriod().AsDuration(); req.GetPeriod() != nil && d > 0 {
-		period = max(d, MinWatchPeriod)
-	}
-	tick := time.NewTicker(MinWatchPeriod)
-	defer tick.Stop()
-	var seen uint64
-	var last time.Time
-	for {
-		if last.IsZero() || time.Since(last) >= period || sc.s.store.Revision(req.GetCluster()) != seen {
-			plan, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), time.Time{}, "")
-			if err != nil {
-				return toStatus(err)
-			}
-			if err := stream.Send(&sluicev1.WatchPlansResponse{Plan: plan}); err != nil {
-				return err
-			}
-			seen, last = max(plan.GetBaseRevision(), plan.GetCommittedRevision()), time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return toStatus(ctx.Err())
-		case <-sc.s.done:
-			return shuttingDown
-		case <-tick.C:
-		}
-	}
 }

@@ -247,12 +247,22 @@ func TestWatchPlans(t *testing.T) {
 	if el := time.Since(start); el < 2*MinWatchPeriod-20*time.Millisecond {
 		t.Fatalf("3 plans in %v: the period was not raised to the minimum", el)
 	}
+	// A second subscriber is refused, unless it takes over: the first one then ends.
+	dup, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1"})
+	if err == nil {
+		_, err = dup.Recv()
+	}
+	wantCode(t, err, codes.AlreadyExists)
 	// A change triggers a cycle well before a long period ends.
 	s2, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT,
-		Period: durationpb.New(time.Hour)})
+		Period: durationpb.New(time.Hour), Takeover: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	for err == nil {
+		_, err = s.Recv()
+	}
+	wantCode(t, err, codes.Aborted)
 	first, err := s2.Recv()
 	if err != nil {
 		t.Fatal(err)

@@ -7,13 +7,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/state"
@@ -31,7 +41,38 @@ type Options struct {
 	// Clock is the wall clock used for the defaults that depend on time (a job's creation
 	// time, a task's start time); nil means time.Now.
 	Clock func() time.Time
+
+	// Auth authenticates and scopes callers (bearer tokens, client certificates); nil
+	// serves every call without credentials. Health and reflection are always open.
+	Auth *Authenticator
+	// RateLimit is each client's sustained rate in calls per second (a stream counts once,
+	// when it opens); 0 means unlimited. A client is its identity, or without Auth its IP
+	// address. Calls over the limit fail with RESOURCE_EXHAUSTED.
+	RateLimit float64
+	// RateBurst is the size of each client's token bucket; 0 means max(1, RateLimit).
+	RateBurst int
+	// MaxRecvBytes bounds the size of a received message; 0 means DefaultMaxRecvBytes.
+	// Larger messages fail with RESOURCE_EXHAUSTED.
+	MaxRecvBytes int
+
+	// TracerProvider receives the spans of calls (the otelgrpc stats handler) and of cycles
+	// (a "Schedule" span, with one child per plugin session open and per action); nil means
+	// none.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the service's metrics (see NewPrometheusMetrics) and otelgrpc's
+	// call metrics; nil means none.
+	MeterProvider metric.MeterProvider
+
+	// SchedulePeriod is the longest time between WatchPlans cycles when the request gives
+	// no period; 0 means DefaultSchedulePeriod.
+	SchedulePeriod time.Duration
+	// WatchDebounce is how long a watch lets changes settle before the cycle they trigger;
+	// 0 means DefaultWatchDebounce.
+	WatchDebounce time.Duration
 }
+
+// DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
+const DefaultMaxRecvBytes = 16 << 20
 
 // Server implements sluice.v1.ClusterStateService and sluice.v1.SchedulerService over a
 // state store and an engine. It is safe for concurrent use.
@@ -46,8 +87,23 @@ type Server struct {
 	done     chan struct{}
 	shutOnce sync.Once
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	auth           *Authenticator
+	limiter        *clientLimiter
+	maxRecv        int
+	tp             trace.TracerProvider
+	mp             metric.MeterProvider
+	tracer         trace.Tracer
+	metrics        *metrics
+	plans          *planTracker
+	schedulePeriod time.Duration
+	watchDebounce  time.Duration
+	cfg            *configOverlay
+	changes        *changeHub
+	watches        *watchRegistry
+
+	mu     sync.Mutex
+	locks  map[string]*sync.Mutex
+	cycles map[string]chan struct{}
 }
 
 // New returns a server over the store and engine of opts. It panics if either is missing.
@@ -63,12 +119,48 @@ func New(opts Options) *Server {
 		health: health.NewServer(),
 		done:   make(chan struct{}),
 		locks:  map[string]*sync.Mutex{},
+		cycles: map[string]chan struct{}{},
+
+		auth:           opts.Auth,
+		maxRecv:        opts.MaxRecvBytes,
+		tp:             opts.TracerProvider,
+		mp:             opts.MeterProvider,
+		plans:          newPlanTracker(opts.Engine),
+		schedulePeriod: opts.SchedulePeriod,
+		watchDebounce:  opts.WatchDebounce,
+		cfg:            newConfigOverlay(),
+		changes:        newChangeHub(),
+		watches:        newWatchRegistry(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.clock == nil {
 		s.clock = time.Now
+	}
+	if s.maxRecv <= 0 {
+		s.maxRecv = DefaultMaxRecvBytes
+	}
+	if s.schedulePeriod <= 0 {
+		s.schedulePeriod = DefaultSchedulePeriod
+	}
+	s.schedulePeriod = max(s.schedulePeriod, MinWatchPeriod)
+	if s.watchDebounce <= 0 {
+		s.watchDebounce = DefaultWatchDebounce
+	}
+	tp := s.tp
+	if tp == nil {
+		tp = tracenoop.NewTracerProvider()
+	}
+	s.tracer = tp.Tracer(instrumentationName)
+	m, err := newMetrics(s.mp, s.plans)
+	if err != nil {
+		s.log.Error("metrics disabled", "error", err.Error())
+		m, _ = newMetrics(nil, s.plans)
+	}
+	s.metrics = m
+	if opts.RateLimit > 0 {
+		s.limiter = newClientLimiter(opts.RateLimit, opts.RateBurst, time.Now)
 	}
 	for _, name := range []string{"", sluicev1.ClusterStateService_ServiceDesc.ServiceName, sluicev1.SchedulerService_ServiceDesc.ServiceName} {
 		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
@@ -88,7 +180,8 @@ func (s *Server) Register(r grpc.ServiceRegistrar) {
 func (s *Server) Health() *health.Server { return s.health }
 
 // Shutdown starts draining: health turns NOT_SERVING and every Sync and WatchPlans stream
-// ends with UNAVAILABLE, so that a following grpc.Server.GracefulStop does not wait for them.
+// ends with UNAVAILABLE "server shutting down" (a WatchPlans stream after the cycle in
+// progress and its plan), so that a following grpc.Server.GracefulStop does not wait for them.
 // Unary calls in progress finish. It is safe to call more than once.
 func (s *Server) Shutdown() {
 	s.shutOnce.Do(func() {
@@ -125,34 +218,93 @@ func (s *Server) checkCluster(ctx context.Context, fe *fieldErrors, field, clust
 }
 
 // NewGRPCServer returns a gRPC server with s registered, the interceptor chain, the health
-// service and reflection. opts are appended to the server's own options.
+// service and reflection. opts are appended to the server's own options (transport
+// credentials, keepalive, further interceptors, which run inside the server's own).
 //
-// The chain, outermost first: logging (one slog line per call, with method, cluster, code
-// and duration), then panic recovery (a panic becomes INTERNAL and is logged with its stack;
-// the server keeps serving). Recovery sits inside logging so that the log line of a call
-// that panicked shows its INTERNAL code.
+// The otelgrpc stats handler (when Options give a tracer or meter provider) traces and
+// measures every call. The interceptor chain, outermost first:
+//
+//   - logging: one slog line per call, with method, code, duration, and the cluster, plan
+//     and client the handlers and the authentication add;
+//   - panic recovery: a panic becomes INTERNAL and is logged with its stack, and the server
+//     keeps serving (inside logging, so that the log line shows the INTERNAL code);
+//   - the open-streams gauge, for streaming calls;
+//   - authentication and authorization (Options.Auth): a bearer token or a client
+//     certificate, the method's needs (write, admin) and the cluster of every request (and
+//     of every message a stream receives); health and reflection are open;
+//   - per-client rate limits (Options.RateLimit), keyed by identity (so after
+//     authentication) or peer address.
+//
+// Request validation happens in the handlers, in one place (validate.go). Messages larger
+// than Options.MaxRecvBytes are refused by gRPC.
 func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 	logOpts := []logging.Option{
 		logging.WithLogOnEvents(logging.FinishCall),
 		logging.WithLevels(codeToLevel),
+		logging.WithFieldsFromContext(traceFields),
 	}
 	logger := slogAdapter(s.log)
 	rec := recovery.WithRecoveryHandlerContext(s.recovered)
-	all := append([]grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(
-			logging.UnaryServerInterceptor(logger, logOpts...),
-			recovery.UnaryServerInterceptor(rec),
-		),
-		grpc.ChainStreamInterceptor(
-			logging.StreamServerInterceptor(logger, logOpts...),
-			recovery.StreamServerInterceptor(rec),
-		),
-	}, opts...)
-	gs := grpc.NewServer(all...)
+	unary := []grpc.UnaryServerInterceptor{
+		logging.UnaryServerInterceptor(logger, logOpts...),
+		recovery.UnaryServerInterceptor(rec),
+	}
+	stream := []grpc.StreamServerInterceptor{
+		logging.StreamServerInterceptor(logger, logOpts...),
+		recovery.StreamServerInterceptor(rec),
+		s.countStreams,
+	}
+	if s.auth != nil {
+		unary = append(unary, s.authUnary)
+		stream = append(stream, s.authStream)
+	}
+	if s.limiter != nil {
+		notOpen := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool { return !openMethod(c.FullMethod()) })
+		unary = append(unary, selector.UnaryServerInterceptor(ratelimit.UnaryServerInterceptor(s.limiter), notOpen))
+		stream = append(stream, selector.StreamServerInterceptor(ratelimit.StreamServerInterceptor(s.limiter), notOpen))
+	}
+	all := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(s.maxRecv),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
+	}
+	if s.tp != nil || s.mp != nil {
+		hopts := []otelgrpc.Option{
+			otelgrpc.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+			otelgrpc.WithFilter(func(info *stats.RPCTagInfo) bool { return !openMethod(info.FullMethodName) }),
+		}
+		if s.tp != nil {
+			hopts = append(hopts, otelgrpc.WithTracerProvider(s.tp))
+		}
+		if s.mp != nil {
+			hopts = append(hopts, otelgrpc.WithMeterProvider(s.mp))
+		}
+		all = append(all, grpc.StatsHandler(otelgrpc.NewServerHandler(hopts...)))
+	}
+	gs := grpc.NewServer(append(all, opts...)...)
 	s.Register(gs)
 	healthpb.RegisterHealthServer(gs, s.health)
 	reflection.Register(gs)
 	return gs
+}
+
+// traceFields adds the trace id of a traced call to its log line.
+func traceFields(ctx context.Context) logging.Fields {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return logging.Fields{"trace_id", sc.TraceID().String()}
+	}
+	return nil
+}
+
+// countStreams keeps the open-streams gauge.
+func (s *Server) countStreams(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+	if openMethod(info.FullMethod) {
+		return next(srv, ss)
+	}
+	attrs := metric.WithAttributes(attribute.String("method", shortMethod(info.FullMethod)))
+	s.metrics.streams.Add(ss.Context(), 1, attrs)
+	defer s.metrics.streams.Add(context.Background(), -1, attrs)
+	return next(srv, ss)
 }
 
 // recovered turns a handler's panic into INTERNAL, logging the value and the stack.

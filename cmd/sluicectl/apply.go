@@ -17,8 +17,12 @@ func (a *app) apply(args []string) error {
 	fs := a.flags("apply")
 	file := fs.String("f", "", "cluster or scenario `file` (- for standard input)")
 	replace := fs.Bool("replace", false, "replace the whole cluster (replace_all) instead of merging")
+	out := outputFlag(fs)
 	pos, err := a.parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkOutput(*out); err != nil {
 		return err
 	}
 	if len(pos) > 0 {
@@ -61,7 +65,7 @@ func (a *app) apply(args []string) error {
 		// into the state the server has.
 		resp, err := client.ListNodes(a.ctx, &sluicev1.ListNodesRequest{Cluster: a.cluster, PageSize: 1})
 		if err != nil {
-			return rpcError("apply", err)
+			return a.rpcError("apply", err)
 		}
 		resume = resp.GetRevision()
 		if resume == 0 {
@@ -72,7 +76,7 @@ func (a *app) apply(args []string) error {
 
 	stream, err := client.Sync(a.ctx)
 	if err != nil {
-		return rpcError("apply", err)
+		return a.rpcError("apply", err)
 	}
 	if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{
 		Hello: &sluicev1.SyncHello{Cluster: a.cluster, ResumeRevision: resume},
@@ -89,7 +93,7 @@ func (a *app) apply(args []string) error {
 			if errors.Is(err, io.EOF) {
 				return errors.New("apply: the server closed the stream without answering the batch")
 			}
-			return rpcError("apply", err)
+			return a.rpcError("apply", err)
 		}
 		switch m := resp.GetMessage().(type) {
 		case *sluicev1.SyncResponse_Welcome:
@@ -103,6 +107,11 @@ func (a *app) apply(args []string) error {
 			mode := "merged"
 			if *replace {
 				mode = "replaced"
+			}
+			if *out != "table" {
+				return writeValue(a.stdout, *out, map[string]any{
+					"cluster": a.cluster, "mode": mode, "objects": len(batch.Deltas), "revision": m.Ack.GetRevision(),
+				})
 			}
 			fmt.Fprintf(a.stdout, "%s %d objects into cluster %s at revision %d\n",
 				mode, len(batch.Deltas), a.cluster, m.Ack.GetRevision())
@@ -131,8 +140,8 @@ func (a *app) apply(args []string) error {
 func (a *app) streamError(recv func(any) error, sendErr error) error {
 	if errors.Is(sendErr, io.EOF) {
 		if err := recv(new(sluicev1.SyncResponse)); err != nil && !errors.Is(err, io.EOF) {
-			return rpcError("apply", err)
+			return a.rpcError("apply", err)
 		}
 	}
-	return rpcError("apply", sendErr)
+	return a.rpcError("apply", sendErr)
 }

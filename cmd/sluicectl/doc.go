@@ -2,23 +2,31 @@
 //
 // Usage:
 //
-//	sluicectl [--server ADDR] [--cluster NAME] COMMAND [ARGS]
+//	sluicectl [GLOBAL FLAGS] COMMAND [ARGS]
 //
 // Commands:
 //
 //	apply -f FILE [--replace]        send a cluster file (a scenario or its cluster section)
-//	get nodes|queues|jobs|tasks [NAME] [-o table|json]
-//	schedule [--dry-run|--commit] [-o table|json]
-//	commit PLAN_ID [-o table|json]   commit a proposed plan
+//	get nodes|queues|jobs|tasks [NAME]
+//	describe queue NAME              a queue with allocated, deserved, share and overused
+//	delete KIND NAME                 delete a node, queue, job, task, priorityclass, quota,
+//	                                 pdb or hypernode (--ignore-not-found)
+//	schedule [--dry-run|--commit]    run one cycle and print its plan
+//	commit PLAN_ID                   commit a proposed plan
 //	discard PLAN_ID                  discard a proposed plan
-//	explain JOB [-o table|json]      why a job (namespace/name) is where it is
+//	explain JOB                      why a job (namespace/name) is where it is
+//	watch [--commit] [--period D] [--takeover] [--count N]
+//	                                 stream plans (WatchPlans); --commit commits each
 //	config get                       print the scheduler configuration
 //	config set -f FILE               replace the scheduler configuration
 //	scenario run PATH...             play scenario files through the API
+//	completion bash|zsh              print a shell completion script
 //
-// --server defaults to 127.0.0.1:50051 and --cluster to "default"; both may
-// also follow the command. The connection is plaintext gRPC. "scenario run"
-// starts an in-process server on a loopback port unless --server is given.
-// Errors are printed as "sluicectl: ..." on standard error with exit
-// status 1; gRPC errors include their code, message and field violations.
+// Every command that prints takes -o table|json|yaml. Global flags, also accepted after the
+// command: --server (default 127.0.0.1:50051), --cluster (default "default"), --token or
+// --token-file (default $SLUICE_TOKEN) for a bearer token, and --tls, --tls-ca, --tls-cert,
+// --tls-key, --tls-server-name for TLS and mTLS. "scenario run" starts an in-process server
+// on a loopback port unless --server is given. Errors are printed as "sluicectl: ..." on
+// standard error with exit status 1; gRPC errors include their code, message and field
+// violations, and a "hint:" line saying what to do when the caller can fix the cause.
 package main

@@ -57,7 +57,7 @@ func (a *app) get(args []string) error {
 	defer conn.Close()
 	c := sluicev1.NewClusterStateServiceClient(conn)
 	op := "get " + kind
-	asJSON := *out == "json"
+	structured := *out != "table"
 
 	switch kind {
 	case "nodes", "node":
@@ -65,10 +65,10 @@ func (a *app) get(args []string) error {
 		if name != "" {
 			resp, err := c.GetNode(a.ctx, &sluicev1.GetNodeRequest{Cluster: a.cluster, Name: name})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSON(a.stdout, resp.GetNode())
+			if structured {
+				return writeProto(a.stdout, *out, resp.GetNode())
 			}
 			nodes = []*sluicev1.Node{resp.GetNode()}
 		} else {
@@ -77,10 +77,10 @@ func (a *app) get(args []string) error {
 				return resp.GetNodes(), resp.GetNextPageToken(), err
 			})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSONList(a.stdout, nodes)
+			if structured {
+				return writeProtoList(a.stdout, *out, nodes)
 			}
 		}
 		return a.nodeTable(nodes)
@@ -90,10 +90,10 @@ func (a *app) get(args []string) error {
 		if name != "" {
 			resp, err := c.GetQueue(a.ctx, &sluicev1.GetQueueRequest{Cluster: a.cluster, Name: name})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSON(a.stdout, resp.GetQueue())
+			if structured {
+				return writeProto(a.stdout, *out, resp.GetQueue())
 			}
 			queues = []*sluicev1.Queue{resp.GetQueue()}
 		} else {
@@ -102,10 +102,10 @@ func (a *app) get(args []string) error {
 				return resp.GetQueues(), resp.GetNextPageToken(), err
 			})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSONList(a.stdout, queues)
+			if structured {
+				return writeProtoList(a.stdout, *out, queues)
 			}
 		}
 		return a.queueTable(queues)
@@ -117,10 +117,10 @@ func (a *app) get(args []string) error {
 			ns, n := scenario.SplitName(name)
 			resp, err := c.GetJob(a.ctx, &sluicev1.GetJobRequest{Cluster: a.cluster, Namespace: ns, Name: n})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSON(a.stdout, resp.GetJob())
+			if structured {
+				return writeProto(a.stdout, *out, resp.GetJob())
 			}
 			jobs = []*sluicev1.Job{resp.GetJob()}
 			tasks, err = pages(func(tok string) ([]*sluicev1.Task, string, error) {
@@ -133,10 +133,10 @@ func (a *app) get(args []string) error {
 				return resp.GetJobs(), resp.GetNextPageToken(), err
 			})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSONList(a.stdout, jobs)
+			if structured {
+				return writeProtoList(a.stdout, *out, jobs)
 			}
 			tasks, err = pages(func(tok string) ([]*sluicev1.Task, string, error) {
 				resp, err := c.ListTasks(a.ctx, &sluicev1.ListTasksRequest{Cluster: a.cluster, PageSize: listPageSize, PageToken: tok})
@@ -144,7 +144,7 @@ func (a *app) get(args []string) error {
 			})
 		}
 		if err != nil {
-			return rpcError("get tasks", err)
+			return a.rpcError("get tasks", err)
 		}
 		return a.jobTable(jobs, tasks)
 
@@ -154,10 +154,10 @@ func (a *app) get(args []string) error {
 			ns, n := scenario.SplitName(name)
 			resp, err := c.GetTask(a.ctx, &sluicev1.GetTaskRequest{Cluster: a.cluster, Namespace: ns, Name: n})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSON(a.stdout, resp.GetTask())
+			if structured {
+				return writeProto(a.stdout, *out, resp.GetTask())
 			}
 			tasks = []*sluicev1.Task{resp.GetTask()}
 		} else {
@@ -166,10 +166,10 @@ func (a *app) get(args []string) error {
 				return resp.GetTasks(), resp.GetNextPageToken(), err
 			})
 			if err != nil {
-				return rpcError(op, err)
+				return a.rpcError(op, err)
 			}
-			if asJSON {
-				return writeJSONList(a.stdout, tasks)
+			if structured {
+				return writeProtoList(a.stdout, *out, tasks)
 			}
 		}
 		return a.taskTable(tasks)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +15,8 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
@@ -37,6 +41,13 @@ type app struct {
 	stderr  io.Writer
 	server  serverFlag
 	cluster string
+
+	// Credentials: a bearer token (--token, --token-file or $SLUICE_TOKEN) and TLS.
+	token, tokenFile       string
+	tls                    bool
+	tlsCA, tlsCert, tlsKey string
+	tlsServerName          string
+	getenv                 func(string) string
 }
 
 // serverFlag is the --server value; it remembers whether it was given.
@@ -68,28 +79,43 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-const usage = `usage: sluicectl [--server ADDR] [--cluster NAME] COMMAND [ARGS]
+const usage = `usage: sluicectl [GLOBAL FLAGS] COMMAND [ARGS]
 
 Commands:
   apply -f FILE [--replace]              send a cluster file (scenario or cluster section) over Sync
-  get nodes|queues|jobs|tasks [NAME] [-o table|json]
-  schedule [--dry-run|--commit] [-o table|json]
-  commit PLAN_ID [-o table|json]         commit a proposed plan
+  get nodes|queues|jobs|tasks [NAME]     list objects, or show one
+  describe queue NAME                    a queue with its derived figures (allocated, deserved, share, overused)
+  delete KIND NAME [--ignore-not-found]  delete a node, queue, job, task, priorityclass, quota, pdb or hypernode
+  schedule [--dry-run|--commit]          run one scheduling cycle and print its plan
+  commit PLAN_ID                         commit a proposed plan
   discard PLAN_ID                        discard a proposed plan
-  explain JOB [-o table|json]            explain a job (namespace/name; namespace defaults to "default")
-  config get                             print the scheduler configuration
-  config set -f FILE                     replace the scheduler configuration
+  explain JOB                            explain a job (namespace/name; namespace defaults to "default")
+  watch [--commit] [--period D] [--takeover] [--count N]
+                                         stream plans as the cluster changes (WatchPlans); dry runs
+                                         unless --commit, which commits each plan
+  config get                             print the scheduler configuration (admin token)
+  config set -f FILE                     replace the scheduler configuration (admin token)
   scenario run [--server ADDR] PATH...   play scenario files or directories
+  completion bash|zsh                    print a shell completion script
+
+Every command that prints takes -o table|json|yaml (table by default).
 
 Global flags (also accepted after the command):
-  --server ADDR    server address (default 127.0.0.1:50051)
-  --cluster NAME   cluster (default "default")
+  --server ADDR        server address (default 127.0.0.1:50051)
+  --cluster NAME       cluster (default "default")
+  --token TOKEN        bearer token (default $SLUICE_TOKEN)
+  --token-file FILE    read the bearer token from FILE
+  --tls                use TLS with the system's CAs
+  --tls-ca FILE        use TLS, trusting the CA certificates in FILE
+  --tls-cert FILE      client certificate for mTLS (with --tls-key)
+  --tls-key FILE       client certificate's key
+  --tls-server-name N  name to verify in the server's certificate
 `
 
 // run executes one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
-		server: serverFlag{addr: defaultServer}, cluster: defaultCluster}
+		server: serverFlag{addr: defaultServer}, cluster: defaultCluster, getenv: os.Getenv}
 	err := a.dispatch(args)
 	var ee exitError
 	var ue usageError
@@ -116,6 +142,13 @@ func (a *app) flags(name string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Var(&a.server, "server", "server `address`")
 	fs.StringVar(&a.cluster, "cluster", a.cluster, "cluster `name`")
+	fs.StringVar(&a.token, "token", a.token, "bearer `token` (default $SLUICE_TOKEN)")
+	fs.StringVar(&a.tokenFile, "token-file", a.tokenFile, "read the bearer token from `file`")
+	fs.BoolVar(&a.tls, "tls", a.tls, "use TLS with the system's CAs")
+	fs.StringVar(&a.tlsCA, "tls-ca", a.tlsCA, "use TLS, trusting the CA certificates (PEM) in `file`")
+	fs.StringVar(&a.tlsCert, "tls-cert", a.tlsCert, "client certificate `file` (PEM) for mTLS")
+	fs.StringVar(&a.tlsKey, "tls-key", a.tlsKey, "client certificate's key `file` (PEM)")
+	fs.StringVar(&a.tlsServerName, "tls-server-name", a.tlsServerName, "`name` to verify in the server's certificate")
 	return fs
 }
 
@@ -180,22 +213,96 @@ func (a *app) dispatch(args []string) error {
 		return a.config(args)
 	case "scenario":
 		return a.scenario(args)
+	case "describe":
+		return a.describe(args)
+	case "delete":
+		return a.delete(args)
+	case "watch":
+		return a.watch(args)
+	case "completion":
+		return a.completion(args)
 	}
 	return usagef("unknown command %q", cmd)
 }
 
-// dial connects to the server named by --server.
+// dial connects to the server named by --server, with TLS when a TLS flag is given and the
+// bearer token when there is one.
 func (a *app) dial() (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(a.server.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if a.tls || a.tlsCA != "" || a.tlsCert != "" || a.tlsKey != "" || a.tlsServerName != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: a.tlsServerName}
+		if a.tlsCA != "" {
+			pem, err := os.ReadFile(a.tlsCA)
+			if err != nil {
+				return nil, fmt.Errorf("--tls-ca: %w", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--tls-ca: %s holds no PEM certificate", a.tlsCA)
+			}
+		}
+		if (a.tlsCert == "") != (a.tlsKey == "") {
+			return nil, usagef("--tls-cert and --tls-key go together")
+		}
+		if a.tlsCert != "" {
+			cert, err := tls.LoadX509KeyPair(a.tlsCert, a.tlsKey)
+			if err != nil {
+				return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	tok, err := a.bearerToken()
+	if err != nil {
+		return nil, err
+	}
+	if tok != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(tok)))
+	}
+	conn, err := grpc.NewClient(a.server.addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", a.server.addr, err)
 	}
 	return conn, nil
 }
 
+// bearerToken returns the token of --token, --token-file or $SLUICE_TOKEN, in that order.
+func (a *app) bearerToken() (string, error) {
+	switch {
+	case a.token != "" && a.tokenFile != "":
+		return "", usagef("--token and --token-file exclude each other")
+	case a.token != "":
+		return a.token, nil
+	case a.tokenFile != "":
+		b, err := os.ReadFile(a.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" || strings.ContainsAny(tok, "\r\n") {
+			return "", fmt.Errorf("--token-file: %s must hold one token on one line", a.tokenFile)
+		}
+		return tok, nil
+	}
+	return strings.TrimSpace(a.getenv("SLUICE_TOKEN")), nil
+}
+
+// bearerToken sends "authorization: Bearer TOKEN" with every call. It is sent over plaintext
+// connections too, which sluiced accepts only on loopback addresses unless --insecure.
+type bearerToken string
+
+func (t bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+
+func (bearerToken) RequireTransportSecurity() bool { return false }
+
 // rpcError describes a failed call: its code, message and any field
-// violations, one per line.
-func rpcError(op string, err error) error {
+// violations, one per line, and for failures the caller can fix a hint
+// of what to do.
+func (a *app) rpcError(op string, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return fmt.Errorf("%s: %w", op, err)
@@ -209,17 +316,73 @@ func rpcError(op string, err error) error {
 			}
 		}
 	}
+	if h := a.hint(st); h != "" {
+		fmt.Fprintf(&b, "\nhint: %s", h)
+	}
 	return errors.New(b.String())
+}
+
+// hint says what to do about a failure the caller can fix.
+func (a *app) hint(st *status.Status) string {
+	msg := st.Message()
+	usesTLS := a.tls || a.tlsCA != "" || a.tlsCert != "" || a.tlsServerName != ""
+	switch st.Code() {
+	case codes.Unauthenticated:
+		if strings.Contains(msg, "invalid bearer token") {
+			return "the server does not know this token: check --token/--token-file/$SLUICE_TOKEN against the server's --tokens file"
+		}
+		return "pass a bearer token with --token-file FILE (or --token TOKEN, or $SLUICE_TOKEN), or a client certificate with --tls-cert and --tls-key"
+	case codes.PermissionDenied:
+		switch {
+		case strings.Contains(msg, "admin"):
+			return "this needs a token with admin: true in the server's tokens file"
+		case strings.Contains(msg, "read-only"):
+			return "use a token without read_only, or --dry-run where the command has it"
+		}
+		return fmt.Sprintf("the token does not cover cluster %q: pick another with --cluster, or ask for a token whose clusters include it", a.cluster)
+	case codes.ResourceExhausted:
+		if strings.Contains(msg, "rate") {
+			return "the server rate-limits each client (sluiced --rate-limit, --rate-burst): retry later, or batch changes with apply"
+		}
+		return "the message is larger than the server accepts (sluiced --max-recv-bytes): send smaller batches"
+	case codes.AlreadyExists:
+		if strings.Contains(msg, "WatchPlans") {
+			return "another client is watching this cluster: stop it, or pass --takeover to replace it"
+		}
+	case codes.Aborted:
+		if strings.Contains(msg, "took cluster") {
+			return "another watch replaced this one (--takeover)"
+		}
+	case codes.Unavailable:
+		switch {
+		case strings.Contains(msg, "shutting down"):
+			return "the server is restarting or stopping: retry in a moment"
+		case strings.Contains(msg, "first record does not look like a TLS handshake"):
+			return "the server does not use TLS: drop --tls, --tls-ca, --tls-cert and --tls-key"
+		case strings.Contains(msg, "certificate signed by unknown authority") || strings.Contains(msg, "x509"):
+			return "the server's certificate was not verified: pass --tls-ca with the CA that signed it (and --tls-server-name if you connect by another name)"
+		case strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate") || strings.Contains(msg, "unknown certificate"):
+			return "the server requires a client certificate its CA signed: pass --tls-cert and --tls-key"
+		case !usesTLS && (strings.Contains(msg, "server preface") || strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset")):
+			return "the server may require TLS: pass --tls-ca FILE (or --tls for the system's CAs)"
+		}
+		return fmt.Sprintf("is sluiced running at %s? start it with 'sluiced', or pass --server ADDR", a.server.addr)
+	case codes.DeadlineExceeded:
+		return fmt.Sprintf("the server at %s did not answer in time: check it is up and reachable", a.server.addr)
+	case codes.Unimplemented:
+		return "the server is older than this sluicectl: upgrade sluiced"
+	}
+	return ""
 }
 
 // outputFlag adds -o to fs.
 func outputFlag(fs *flag.FlagSet) *string {
-	return fs.String("o", "table", "output `format`: table or json")
+	return fs.String("o", "table", "output `format`: table, json or yaml")
 }
 
 func checkOutput(o string) error {
-	if o != "table" && o != "json" {
-		return usagef("-o: unknown format %q (expected table or json)", o)
+	if o != "table" && o != "json" && o != "yaml" {
+		return usagef("-o: unknown format %q (expected table, json or yaml)", o)
 	}
 	return nil
 }

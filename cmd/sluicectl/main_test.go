@@ -365,7 +365,7 @@ func TestErrorsAreReported(t *testing.T) {
 	if code != 1 || errOut != want {
 		t.Errorf("exit %d stderr %q, want %q", code, errOut, want)
 	}
-	for _, args := range [][]string{{"frobnicate"}, {"get"}, {"get", "pods"}, {"get", "nodes", "-o", "yaml"}, {"get", "--bogus", "nodes"}, {"schedule", "--dry-run", "--commit"}} {
+	for _, args := range [][]string{{"frobnicate"}, {"get"}, {"get", "pods"}, {"get", "nodes", "-o", "xml"}, {"get", "--bogus", "nodes"}, {"schedule", "--dry-run", "--commit"}} {
 		code, _, errOut := sluicectl(t, "", append([]string{"--server", addr}, args...)...)
 		if code != 1 || !strings.HasPrefix(errOut, "sluicectl: ") {
 			t.Errorf("%v: exit %d stderr %q", args, code, errOut)

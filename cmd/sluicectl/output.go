@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"gopkg.in/yaml.v3"
 )
 
 // table writes aligned columns.
@@ -34,18 +36,17 @@ func (t *table) row(cells ...string) {
 
 func (t *table) flush() error { return t.w.Flush() }
 
-// writeJSON prints one message as indented protojson.
-func writeJSON(out io.Writer, m proto.Message) error {
+// writeProto prints one message as indented protojson, or as YAML.
+func writeProto(out io.Writer, format string, m proto.Message) error {
 	b, err := protojson.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return writeIndented(out, json.RawMessage(b))
+	return writeRaw(out, format, b)
 }
 
-// writeJSONList prints messages as an indented JSON array of protojson
-// objects.
-func writeJSONList[M proto.Message](out io.Writer, items []M) error {
+// writeProtoList prints messages as a JSON array of protojson objects, or as a YAML list.
+func writeProtoList[M proto.Message](out io.Writer, format string, items []M) error {
 	raw := make([]json.RawMessage, 0, len(items))
 	for _, m := range items {
 		b, err := protojson.Marshal(m)
@@ -54,16 +55,65 @@ func writeJSONList[M proto.Message](out io.Writer, items []M) error {
 		}
 		raw = append(raw, b)
 	}
-	return writeIndented(out, raw)
-}
-
-func writeIndented(out io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := json.Marshal(raw)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "%s\n", b)
+	return writeRaw(out, format, b)
+}
+
+// writeValue prints a plain Go value (encoding/json) as JSON or YAML.
+func writeValue(out io.Writer, format string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeRaw(out, format, b)
+}
+
+// writeRaw prints JSON text indented, or converted to YAML (keys in the same order).
+func writeRaw(out io.Writer, format string, b []byte) error {
+	if format == "yaml" {
+		y, err := jsonToYAML(b)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(y)
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return err
+	}
+	buf.WriteByte('\n')
+	_, err := out.Write(buf.Bytes())
 	return err
+}
+
+// jsonToYAML converts JSON text to block-style YAML.
+func jsonToYAML(b []byte) ([]byte, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		return nil, err
+	}
+	var plain func(*yaml.Node)
+	plain = func(n *yaml.Node) {
+		n.Style &^= yaml.FlowStyle | yaml.DoubleQuotedStyle
+		for _, c := range n.Content {
+			plain(c)
+		}
+	}
+	plain(&n)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&n); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // resourceOrder puts the common resources first, the rest by name.

@@ -41,10 +41,10 @@ func (a *app) schedule(args []string) error {
 	defer conn.Close()
 	resp, err := sluicev1.NewSchedulerServiceClient(conn).Schedule(a.ctx, &sluicev1.ScheduleRequest{Cluster: a.cluster, Mode: mode})
 	if err != nil {
-		return rpcError("schedule", err)
+		return a.rpcError("schedule", err)
 	}
-	if *out == "json" {
-		return writeJSON(a.stdout, resp.GetPlan())
+	if *out != "table" {
+		return writeProto(a.stdout, *out, resp.GetPlan())
 	}
 	return a.printPlan(resp.GetPlan())
 }
@@ -156,10 +156,10 @@ func (a *app) commit(args []string) error {
 	defer conn.Close()
 	resp, err := sluicev1.NewSchedulerServiceClient(conn).CommitPlan(a.ctx, &sluicev1.CommitPlanRequest{Cluster: a.cluster, PlanId: pos[0]})
 	if err != nil {
-		return rpcError("commit", err)
+		return a.rpcError("commit", err)
 	}
-	if *out == "json" {
-		return writeJSON(a.stdout, resp)
+	if *out != "table" {
+		return writeProto(a.stdout, *out, resp)
 	}
 	fmt.Fprintf(a.stdout, "committed plan %s at revision %d: %d applied, %d rejected\n",
 		pos[0], resp.GetRevision(), len(resp.GetApplied()), len(resp.GetRejected()))
@@ -178,8 +178,12 @@ func (a *app) commit(args []string) error {
 // discard discards a proposed plan.
 func (a *app) discard(args []string) error {
 	fs := a.flags("discard")
+	out := outputFlag(fs)
 	pos, err := a.parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkOutput(*out); err != nil {
 		return err
 	}
 	if len(pos) != 1 {
@@ -191,7 +195,10 @@ func (a *app) discard(args []string) error {
 	}
 	defer conn.Close()
 	if _, err := sluicev1.NewSchedulerServiceClient(conn).DiscardPlan(a.ctx, &sluicev1.DiscardPlanRequest{Cluster: a.cluster, PlanId: pos[0]}); err != nil {
-		return rpcError("discard", err)
+		return a.rpcError("discard", err)
+	}
+	if *out != "table" {
+		return writeValue(a.stdout, *out, map[string]any{"cluster": a.cluster, "planId": pos[0], "discarded": true})
 	}
 	fmt.Fprintf(a.stdout, "discarded plan %s\n", pos[0])
 	return nil
@@ -219,10 +226,10 @@ func (a *app) explain(args []string) error {
 	defer conn.Close()
 	resp, err := sluicev1.NewSchedulerServiceClient(conn).ExplainJob(a.ctx, &sluicev1.ExplainJobRequest{Cluster: a.cluster, Namespace: ns, Name: name})
 	if err != nil {
-		return rpcError("explain", err)
+		return a.rpcError("explain", err)
 	}
-	if *out == "json" {
-		return writeJSON(a.stdout, resp)
+	if *out != "table" {
+		return writeProto(a.stdout, *out, resp)
 	}
 	o := resp.GetOutcome()
 	job := o.GetJob()
@@ -269,6 +276,7 @@ func (a *app) config(args []string) error {
 	}
 	sub, args := args[0], args[1:]
 	fs := a.flags("config " + sub)
+	out := fs.String("o", "yaml", "output `format`: yaml (the configuration as it is), table (the same) or json")
 	var file *string
 	switch sub {
 	case "get":
@@ -283,6 +291,9 @@ func (a *app) config(args []string) error {
 	}
 	if len(pos) > 0 {
 		return usagef("config %s: unexpected argument %q", sub, pos[0])
+	}
+	if err := checkOutput(*out); err != nil {
+		return err
 	}
 	if sub == "set" && *file == "" {
 		return usagef("config set: -f FILE is required")
@@ -302,7 +313,10 @@ func (a *app) config(args []string) error {
 	if sub == "get" {
 		resp, err := c.GetSchedulerConfig(a.ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: a.cluster})
 		if err != nil {
-			return rpcError("config get", err)
+			return a.rpcError("config get", err)
+		}
+		if *out == "json" {
+			return writeProto(a.stdout, "json", resp)
 		}
 		cfg := resp.GetConfig()
 		if !strings.HasSuffix(cfg, "\n") {
@@ -311,8 +325,12 @@ func (a *app) config(args []string) error {
 		_, err = fmt.Fprint(a.stdout, cfg)
 		return err
 	}
-	if _, err := c.UpdateSchedulerConfig(a.ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: a.cluster, Config: string(data)}); err != nil {
-		return rpcError("config set", err)
+	resp, err := c.UpdateSchedulerConfig(a.ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: a.cluster, Config: string(data)})
+	if err != nil {
+		return a.rpcError("config set", err)
+	}
+	if *out == "json" {
+		return writeProto(a.stdout, "json", resp)
 	}
 	fmt.Fprintf(a.stdout, "scheduler configuration of cluster %s updated\n", a.cluster)
 	return nil

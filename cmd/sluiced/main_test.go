@@ -180,7 +180,7 @@ func TestStartupErrors(t *testing.T) {
 		{"bad log level", []string{"--log-level", "loud"}, exitUsage, "--log-level"},
 		{"bad plan ttl", []string{"--plan-ttl", "-1s"}, exitUsage, "--plan-ttl"},
 		{"unknown flag", []string{"--nope"}, exitUsage, "nope"},
-		{"bad listen address", []string{"--config", writeConfig(t, testConfig), "--listen", "256.0.0.1:1"}, exitError, "--listen"},
+		{"bad listen address", []string{"--config", writeConfig(t, testConfig), "--insecure", "--listen", "256.0.0.1:1"}, exitError, "--listen"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

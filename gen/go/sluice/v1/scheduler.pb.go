@@ -1533,8 +1533,12 @@ type WatchPlansRequest struct {
 	// What to do with each plan. Unspecified means propose.
 	Mode ScheduleMode `protobuf:"varint,2,opt,name=mode,proto3,enum=sluice.v1.ScheduleMode" json:"mode,omitempty"`
 	// Longest time between cycles when nothing changes. Unset or zero means the
-	// server's default (10 seconds).
-	Period        *durationpb.Duration `protobuf:"bytes,3,opt,name=period,proto3" json:"period,omitempty"`
+	// server's default (--schedule-period, 1 second unless configured).
+	Period *durationpb.Duration `protobuf:"bytes,3,opt,name=period,proto3" json:"period,omitempty"`
+	// Replace the cluster's current WatchPlans subscriber, if any: its stream
+	// ends with ABORTED and its plan still proposed is discarded. Without it, a
+	// second subscriber for a cluster fails with ALREADY_EXISTS.
+	Takeover      bool `protobuf:"varint,4,opt,name=takeover,proto3" json:"takeover,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1588,6 +1592,13 @@ func (x *WatchPlansRequest) GetPeriod() *durationpb.Duration {
 		return x.Period
 	}
 	return nil
+}
+
+func (x *WatchPlansRequest) GetTakeover() bool {
+	if x != nil {
+		return x.Takeover
+	}
+	return false
 }
 
 // WatchPlansResponse is one message of WatchPlans.
@@ -1927,11 +1938,12 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\"^\n" +
 	"\x12ExplainJobResponse\x12/\n" +
 	"\aoutcome\x18\x01 \x01(\v2\x15.sluice.v1.JobOutcomeR\aoutcome\x12\x17\n" +
-	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\x8d\x01\n" +
+	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\xa9\x01\n" +
 	"\x11WatchPlansRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x121\n" +
-	"\x06period\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x06period\"9\n" +
+	"\x06period\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x1a\n" +
+	"\btakeover\x18\x04 \x01(\bR\btakeover\"9\n" +
 	"\x12WatchPlansResponse\x12#\n" +
 	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\"5\n" +
 	"\x19GetSchedulerConfigRequest\x12\x18\n" +

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// completion prints a shell completion script.
+func (a *app) completion(args []string) error {
+	if len(args) != 1 {
+		return usagef("completion: expected bash or zsh")
+	}
+	switch args[0] {
+	case "bash":
+		_, err := fmt.Fprint(a.stdout, bashCompletion)
+		return err
+	case "zsh":
+		_, err := fmt.Fprint(a.stdout, "#compdef sluicectl\n\nautoload -U +X bashcompinit && bashcompinit\n"+bashCompletion)
+		return err
+	}
+	return usagef("completion: unknown shell %q (expected bash or zsh)", args[0])
+}
+
+var (
+	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario completion help"
+	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name -o"
+	completionKinds    = map[string]string{
+		"get":        "nodes queues jobs tasks",
+		"describe":   "queue",
+		"delete":     "node queue job task priorityclass quota pdb hypernode",
+		"config":     "get set",
+		"scenario":   "run",
+		"completion": "bash zsh",
+	}
+)
+
+// bashCompletion completes commands, kinds, flags, -o formats and file arguments. Object
+// names are not completed (that would need a call to the server).
+var bashCompletion = `# sluicectl completion; load with: source <(sluicectl completion bash)
+_sluicectl() {
+  local cur prev cmd i
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  prev="${COMP_WORDS[COMP_CWORD-1]}"
+  cmd=""
+  for ((i=1; i<COMP_CWORD; i++)); do
+    case "${COMP_WORDS[i]}" in
+      -*) ;;
+      *) case "${COMP_WORDS[i-1]}" in
+           --server|--cluster|--token|--token-file|--tls-ca|--tls-cert|--tls-key|--tls-server-name|-o|-f|--period|--count) ;;
+           *) cmd="${COMP_WORDS[i]}"; break ;;
+         esac ;;
+    esac
+  done
+  case "$prev" in
+    -o) COMPREPLY=($(compgen -W "table json yaml" -- "$cur")); return ;;
+    -f|--token-file|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --server|--cluster|--token|--tls-server-name|--period|--count) return ;;
+  esac
+  if [[ "$cur" == -* ]]; then
+    local extra=""
+    case "$cmd" in
+      apply) extra="-f --replace" ;;
+      schedule) extra="--dry-run --commit" ;;
+      delete) extra="--ignore-not-found" ;;
+      watch) extra="--commit --period --takeover --count" ;;
+      config) extra="-f" ;;
+    esac
+    COMPREPLY=($(compgen -W "` + completionFlags + ` $extra" -- "$cur"))
+    return
+  fi
+  if [[ -z "$cmd" ]]; then
+    COMPREPLY=($(compgen -W "` + completionCommands + `" -- "$cur"))
+    return
+  fi
+  case "$cmd" in
+` + completionCases() + `  esac
+}
+complete -o default -F _sluicectl sluicectl
+`
+
+func completionCases() string {
+	var b strings.Builder
+	for _, cmd := range sortedKeys(completionKinds) {
+		if cmd == "scenario" {
+			b.WriteString("    scenario) if [[ \"$prev\" == scenario ]]; then COMPREPLY=(run); else COMPREPLY=($(compgen -f -- \"$cur\")); fi ;;\n")
+			continue
+		}
+		fmt.Fprintf(&b, "    %s) [[ \"$prev\" == %s ]] && COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", cmd, cmd, completionKinds[cmd])
+	}
+	return b.String()
+}

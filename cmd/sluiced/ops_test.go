@@ -1,0 +1,438 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/service/testpki"
+)
+
+// startedWith runs sluiced with args (plus loopback listen addresses) in the background.
+func startedWith(t *testing.T, ctx context.Context, stderr *lockedBuffer, args []string, w wiring) (grpcAddr, adminAddr string, exit chan int) {
+	t.Helper()
+	type addrs struct{ g, a string }
+	ready := make(chan addrs, 1)
+	exit = make(chan int, 1)
+	if w.register == nil {
+		w.register = register
+	}
+	w.ready = func(g, a string) { ready <- addrs{g, a} }
+	args = append([]string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-level", "debug"}, args...)
+	go func() { exit <- run(ctx, args, stderr, w) }()
+	select {
+	case a := <-ready:
+		return a.g, a.a, exit
+	case code := <-exit:
+		t.Fatalf("sluiced exited with %d before serving:\n%s", code, stderr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("sluiced did not start")
+	}
+	return "", "", nil
+}
+
+func waitExit(t *testing.T, exit chan int, logs *lockedBuffer) {
+	t.Helper()
+	select {
+	case code := <-exit:
+		if code != exitOK {
+			t.Fatalf("exit code %d\n%s", code, logs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sluiced did not stop")
+	}
+}
+
+func tctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestTLSTokensAndMetrics(t *testing.T) {
+	ca := testpki.NewCA(t, "sluiced-test")
+	srvCert := ca.Server(t, "sluiced")
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(tokens, []byte("- {name: rm, token: s3cret-token, clusters: [c1]}\n- {name: ops, token: ops-token, clusters: ['*'], admin: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &lockedBuffer{}
+	grpcAddr, adminAddr, exit := startedWith(t, ctx, logs, []string{"--config", writeConfig(t, testConfig),
+		"--tls-cert", srvCert.CertFile, "--tls-key", srvCert.KeyFile, "--tokens", tokens}, wiring{})
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cs := sluicev1.NewClusterStateServiceClient(conn)
+	sc := sluicev1.NewSchedulerServiceClient(conn)
+	rc := tctx(t)
+	rm := metadata.AppendToOutgoingContext(rc, "authorization", "Bearer s3cret-token")
+	if _, err := cs.ApplyDeltas(rm, &sluicev1.ApplyDeltasRequest{Cluster: "c1", Batch: &sluicev1.DeltaBatch{Deltas: []*sluicev1.Delta{
+		{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{Name: "n1", Allocatable: map[string]string{"cpu": "4"}}}},
+		{Change: &sluicev1.Delta_UpsertQueue{UpsertQueue: &sluicev1.Queue{Name: "q1", Weight: 1}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Schedule(rm, &sluicev1.ScheduleRequest{Cluster: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListNodes(rc, &sluicev1.ListNodesRequest{Cluster: "c1"}); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("without a token: %v", err)
+	}
+	if _, err := cs.ListNodes(rm, &sluicev1.ListNodesRequest{Cluster: "c2"}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("another cluster: %v", err)
+	}
+	if _, err := sc.GetSchedulerConfig(rm, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("configuration without admin: %v", err)
+	}
+	ops := metadata.AppendToOutgoingContext(rc, "authorization", "Bearer ops-token")
+	if _, err := sc.GetSchedulerConfig(ops, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+
+	resp, err := http.Get("http://" + adminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sluice_cycle_duration_seconds", "sluice_action_duration_seconds", "sluice_decisions_total",
+		"sluice_deltas_total", "sluice_streams", "sluice_queue_allocated_milli_cpu", "sluice_plan_expiries_total",
+		"sluice_rpc_server_call_duration_seconds"} {
+		if _, ok := fams[want]; !ok {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+	for name := range fams {
+		if !strings.HasPrefix(name, "sluice_") {
+			t.Errorf("/metrics: %s is not prefixed sluice_", name)
+		}
+	}
+	cancel()
+	waitExit(t, exit, logs)
+}
+
+func TestRefusesToServeExposedWithoutCredentials(t *testing.T) {
+	logs := &lockedBuffer{}
+	code := run(context.Background(), []string{"--listen", "0.0.0.0:0", "--admin-listen", "127.0.0.1:0",
+		"--config", writeConfig(t, testConfig)}, logs, wiring{register: register})
+	if code != exitError || !strings.Contains(logs.String(), "--insecure") || !strings.Contains(logs.String(), "--tokens") {
+		t.Fatalf("exit %d:\n%s", code, logs)
+	}
+	for _, extra := range [][]string{{"--insecure"}, {"--tokens", writeConfig(t, "- {name: a, token: t, clusters: [c]}\n")}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		logs := &lockedBuffer{}
+		exit := make(chan int, 1)
+		ready := make(chan struct{})
+		args := append([]string{"--listen", "0.0.0.0:0", "--admin-listen", "127.0.0.1:0", "--config", writeConfig(t, testConfig)}, extra...)
+		go func() {
+			exit <- run(ctx, args, logs, wiring{register: register, ready: func(string, string) { close(ready) }})
+		}()
+		select {
+		case <-ready:
+		case code := <-exit:
+			t.Fatalf("%v: exit %d:\n%s", extra, code, logs)
+		}
+		cancel()
+		waitExit(t, exit, logs)
+	}
+	if !isLoopback("127.0.0.1:1") || !isLoopback("[::1]:1") || !isLoopback("localhost:1") || isLoopback(":1") || isLoopback("10.0.0.1:1") {
+		t.Fatal("isLoopback")
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-cert", "x.pem"}, "--tls-key"},
+		{[]string{"--client-ca", "ca.pem"}, "--client-ca needs TLS"},
+		{[]string{"--rate-limit", "-1"}, "--rate-limit"},
+		{[]string{"--max-recv-bytes", "0"}, "--max-recv-bytes"},
+		{[]string{"--schedule-period", "1ms"}, "--schedule-period"},
+	}
+	for _, tc := range tests {
+		var stderr lockedBuffer
+		if code := run(context.Background(), tc.args, &stderr, wiring{register: register}); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, stderr.String())
+		}
+	}
+	var stderr lockedBuffer
+	code := run(context.Background(), []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+		"--tokens", writeConfig(t, "- {name: a, clusters: [c]}\n")}, &stderr, wiring{register: register})
+	if code != exitError || !strings.Contains(stderr.String(), "exactly one of token") {
+		t.Errorf("bad tokens file: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestConfigReloadOnChangeAndSIGHUP(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &lockedBuffer{}
+	path := writeConfig(t, testConfig)
+	hup := make(chan os.Signal, 1)
+	grpcAddr, _, exit := startedWith(t, ctx, logs, []string{"--config", path}, wiring{hangup: hup, configPoll: 20 * time.Millisecond})
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sc := sluicev1.NewSchedulerServiceClient(conn)
+	rc := tctx(t)
+	current := func() string {
+		r, err := sc.GetSchedulerConfig(rc, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetConfig()
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s:\n%s", what, logs)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// The file changes: the poll picks it up.
+	next := testConfig + "    enableJobOrder: false\n"
+	writeAt(t, path, next, time.Now().Add(time.Second))
+	waitFor("the changed file was not reloaded", func() bool { return current() == next })
+	// A bad file is refused with its reason; the previous configuration stays.
+	writeAt(t, path, "actions: \"noop, nosuchaction\"\n", time.Now().Add(2*time.Second))
+	waitFor("the bad file was not refused", func() bool {
+		return strings.Contains(logs.String(), "scheduler configuration refused") && strings.Contains(logs.String(), "nosuchaction")
+	})
+	if current() != next {
+		t.Fatal("a refused configuration took effect")
+	}
+	// SIGHUP reloads even when the modification time did not move.
+	third := testConfig + "    enablePredicate: false\n"
+	info, _ := os.Stat(path)
+	writeAt(t, path, third, info.ModTime())
+	hup <- syscall.SIGHUP
+	waitFor("SIGHUP did not reload", func() bool { return current() == third })
+	cancel()
+	waitExit(t, exit, logs)
+}
+
+// writeAt writes a file and sets its modification time.
+func writeAt(t *testing.T, path, text string, mtime time.Time) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// slowAction signals when a cycle reaches it and holds the cycle until released.
+type slowAction struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (slowAction) Name() string { return "slow" }
+
+func (a slowAction) Execute(*framework.Session) {
+	select {
+	case a.entered <- struct{}{}:
+	default:
+	}
+	<-a.release
+}
+
+func TestSIGTERMFinishesTheCycleInProgress(t *testing.T) {
+	slow := slowAction{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	reg := func(r *framework.Registry) {
+		register(r)
+		r.RegisterAction("slow", func(conf.Arguments) (framework.Action, error) { return slow, nil })
+	}
+	logs := &lockedBuffer{}
+	cfg := writeConfig(t, "actions: \"slow\"\ntiers:\n- plugins:\n  - name: noop\n")
+	grpcAddr, _, exit := startedWith(t, context.Background(), logs, []string{"--config", cfg}, wiring{register: reg})
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sc := sluicev1.NewSchedulerServiceClient(conn)
+	rc := tctx(t)
+	// A watch on one cluster, a unary cycle on another.
+	watch, err := sc.WatchPlans(rc, &sluicev1.WatchPlansRequest{Cluster: "w1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-slow.entered
+	slow.release <- struct{}{}
+	if _, err := watch.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := sc.Schedule(rc, &sluicev1.ScheduleRequest{Cluster: "c1"})
+		done <- err
+	}()
+	<-slow.entered
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The watch ends with a clear status while the cycle still runs.
+	_, err = watch.Recv()
+	if status.Code(err) != codes.Unavailable || status.Convert(err).Message() != "server shutting down" {
+		t.Fatalf("watch after SIGTERM: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(slow.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the cycle in progress was cut short: %v", err)
+	}
+	waitExit(t, exit, logs)
+}
+
+// collector is an OTLP trace collector that records span names.
+type collector struct {
+	collectortrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	names []string
+}
+
+func (c *collector) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				c.names = append(c.names, s.GetName())
+			}
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+func TestTracesExportedOverOTLP(t *testing.T) {
+	col := &collector{}
+	gs := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(gs, col)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(lis) }()
+	defer gs.Stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &lockedBuffer{}
+	grpcAddr, _, exit := startedWith(t, ctx, logs, []string{"--config", writeConfig(t, testConfig),
+		"--otlp-endpoint", lis.Addr().String(), "--otlp-insecure"}, wiring{})
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := sluicev1.NewSchedulerServiceClient(conn).Schedule(tctx(t), &sluicev1.ScheduleRequest{Cluster: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	waitExit(t, exit, logs) // the shutdown flushes the exporter
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	for _, want := range []string{"sluice.v1.SchedulerService/Schedule", "Schedule", "action/noop", "plugin/noop/open"} {
+		if !slices.Contains(col.names, want) {
+			t.Errorf("no span %q exported; got %v", want, col.names)
+		}
+	}
+	if t.Failed() {
+		fmt.Println(logs)
+	}
+}
+
+func TestSIGHUPReloads(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &lockedBuffer{}
+	path := writeConfig(t, testConfig)
+	info, _ := os.Stat(path)
+	_, _, exit := startedWith(t, ctx, logs, []string{"--config", path}, wiring{configPoll: time.Hour})
+	writeAt(t, path, testConfig+"    enableJobOrder: false\n", info.ModTime())
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), `"msg":"scheduler configuration reloaded"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("SIGHUP did not reload:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	waitExit(t, exit, logs)
+}
+
+func TestRateAndSizeLimitFlags(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &lockedBuffer{}
+	grpcAddr, _, exit := startedWith(t, ctx, logs, []string{"--config", writeConfig(t, testConfig),
+		"--rate-limit", "0.001", "--rate-burst", "2", "--max-recv-bytes", "1024"}, wiring{})
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cs := sluicev1.NewClusterStateServiceClient(conn)
+	rc := tctx(t)
+	big := &sluicev1.Node{Name: "n1", Labels: map[string]string{"x": strings.Repeat("y", 2000)}}
+	_, err = cs.ApplyDeltas(rc, &sluicev1.ApplyDeltasRequest{Cluster: "c1", Batch: &sluicev1.DeltaBatch{Deltas: []*sluicev1.Delta{
+		{Change: &sluicev1.Delta_UpsertNode{UpsertNode: big}}}}})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a message over --max-recv-bytes: %v", err)
+	}
+	for range 2 {
+		if _, err := cs.ListNodes(rc, &sluicev1.ListNodesRequest{Cluster: "c1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = cs.ListNodes(rc, &sluicev1.ListNodesRequest{Cluster: "c1"})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a call over --rate-limit: %v", err)
+	}
+	cancel()
+	waitExit(t, exit, logs)
+}

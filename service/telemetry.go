@@ -1,0 +1,349 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/framework"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// MetricsNamespace prefixes every metric name on /metrics.
+const MetricsNamespace = "sluice"
+
+// instrumentationName names the service's tracer and meter.
+const instrumentationName = "github.com/sluice-sched/sluice/service"
+
+// NewPrometheusMetrics returns a meter provider whose metrics are served, in the Prometheus
+// text format, by the returned handler (mount it on /metrics). Every metric name starts with
+// "sluice_"; neither target_info nor scope labels are added. Shut the provider down on exit.
+func NewPrometheusMetrics() (*sdkmetric.MeterProvider, http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(
+		otelprom.WithRegisterer(reg),
+		otelprom.WithNamespace(MetricsNamespace),
+		otelprom.WithoutTargetInfo(),
+		otelprom.WithoutScopeInfo(),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prometheus exporter: %w", err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+	return mp, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
+}
+
+// latencyBuckets are the bucket bounds, in seconds, of the latency histograms.
+var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// metrics holds the service's instruments. Names are given without the "sluice_" prefix,
+// which the Prometheus exporter adds (NewPrometheusMetrics); units become suffixes
+// ("_seconds", "_bytes") and counters end in "_total".
+type metrics struct {
+	cycleDuration  metric.Float64Histogram
+	actionDuration metric.Float64Histogram
+	pluginDuration metric.Float64Histogram
+	decisions      metric.Int64Counter
+	unschedulable  metric.Int64Gauge
+	commits        metric.Int64Counter
+	conflicts      metric.Int64Counter
+	streams        metric.Int64UpDownCounter
+	deltas         metric.Int64Counter
+	batches        metric.Int64Counter
+	reloads        metric.Int64Counter
+
+	// queues holds the figures of each cluster's queues after its last cycle that was not a
+	// dry run; the sluice_queue_* gauges read it when they are collected.
+	mu     sync.Mutex
+	queues map[string][]framework.QueueOutcome
+
+	plans *planTracker
+}
+
+// newMetrics creates the instruments on mp (a no-op provider when nil).
+func newMetrics(mp metric.MeterProvider, plans *planTracker) (*metrics, error) {
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	m := &metrics{queues: map[string][]framework.QueueOutcome{}, plans: plans}
+	meter := mp.Meter(instrumentationName)
+	var errs []error
+	hist := func(name, desc string) metric.Float64Histogram {
+		h, err := meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(latencyBuckets...))
+		errs = append(errs, err)
+		return h
+	}
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	m.cycleDuration = hist("cycle.duration", "Duration of scheduling cycles, by cluster and mode.")
+	m.actionDuration = hist("action.duration", "Duration of each action of a scheduling cycle, by cluster and action.")
+	m.pluginDuration = hist("plugin.open.duration", "Duration of each plugin's session open, by cluster and plugin.")
+	m.decisions = counter("decisions", "{decision}", "Decisions of proposed and auto-committed plans (dry runs excluded), by cluster and kind (bind, pipeline, evict).")
+	m.commits = counter("plan.commits", "{plan}", "Plan commits, by cluster and result (committed, failed); auto-commits included.")
+	m.conflicts = counter("plan.conflicts", "{decision}", "Decisions a commit rejected because the cluster changed since the plan's revision, by cluster.")
+	m.deltas = counter("deltas", "{delta}", "Deltas applied to the state store, by cluster and operation (upsert, delete).")
+	m.batches = counter("delta.batches", "{batch}", "Delta batches received, by cluster and result (applied, rejected).")
+	m.reloads = counter("config.reloads", "{reload}", "Reloads of the server's scheduler configuration file, by result (applied, refused).")
+	var err error
+	m.unschedulable, err = meter.Int64Gauge("unschedulable.jobs", metric.WithUnit("{job}"),
+		metric.WithDescription("Jobs with pending tasks after the cluster's last cycle that was not a dry run."))
+	errs = append(errs, err)
+	m.streams, err = meter.Int64UpDownCounter("streams", metric.WithUnit("{stream}"),
+		metric.WithDescription("Open streaming calls (Sync, WatchPlans), by method."))
+	errs = append(errs, err)
+
+	expiries, err := meter.Int64ObservableCounter("plan.expiries", metric.WithUnit("{plan}"),
+		metric.WithDescription("Proposed plans that expired before a commit or discard, by cluster."))
+	errs = append(errs, err)
+	gauge := func(name, unit, desc string) metric.Float64ObservableGauge {
+		g, err := meter.Float64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return g
+	}
+	allocCPU := gauge("queue.allocated.milli_cpu", "", "CPU allocated to a queue's tasks, in millicores.")
+	allocMem := gauge("queue.allocated.memory", "By", "Memory allocated to a queue's tasks.")
+	allocScalar := gauge("queue.allocated.scalar_resources", "", "Other resources allocated to a queue's tasks, by resource, in milli-units (as Volcano reports them).")
+	desCPU := gauge("queue.deserved.milli_cpu", "", "CPU a queue deserves, in millicores.")
+	desMem := gauge("queue.deserved.memory", "By", "Memory a queue deserves.")
+	desScalar := gauge("queue.deserved.scalar_resources", "", "Other resources a queue deserves, by resource, in milli-units (as Volcano reports them).")
+	share := gauge("queue.share", "", "A queue's dominant share: the largest allocated/deserved ratio.")
+	overused := gauge("queue.overused", "", "1 when a queue's allocation exceeds what it deserves, else 0.")
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	for _, method := range []string{"Sync", "WatchPlans"} {
+		m.streams.Add(context.Background(), 0, metric.WithAttributes(attribute.String("method", method)))
+	}
+	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for cluster, qs := range m.queues {
+			for _, q := range qs {
+				attrs := attribute.NewSet(attribute.String("cluster", cluster), attribute.String("queue", q.Queue))
+				with := metric.WithAttributeSet(attrs)
+				observeResource(o, allocCPU, allocMem, allocScalar, cluster, q.Queue, q.Allocated)
+				observeResource(o, desCPU, desMem, desScalar, cluster, q.Queue, q.Deserved)
+				o.ObserveFloat64(share, q.Share, with)
+				ov := 0.0
+				if q.Overused {
+					ov = 1
+				}
+				o.ObserveFloat64(overused, ov, with)
+			}
+		}
+		return nil
+	}, allocCPU, allocMem, allocScalar, desCPU, desMem, desScalar, share, overused)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for cluster, n := range plans.expiries() {
+			o.ObserveInt64(expiries, n, metric.WithAttributes(attribute.String("cluster", cluster)))
+		}
+		return nil
+	}, expiries)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return m, nil
+}
+
+// observeResource reports one resource amount as the Volcano-style trio of gauges: milli-CPU,
+// memory bytes, and one series per other resource.
+func observeResource(o metric.Observer, cpu, mem, scalar metric.Float64ObservableGauge, cluster, queue string, r *api.Resource) {
+	if r == nil {
+		r = api.EmptyResource()
+	}
+	base := []attribute.KeyValue{attribute.String("cluster", cluster), attribute.String("queue", queue)}
+	o.ObserveFloat64(cpu, r.MilliCPU, metric.WithAttributes(base...))
+	o.ObserveFloat64(mem, r.Memory, metric.WithAttributes(base...))
+	for _, name := range sortedKeys(r.Scalars) {
+		o.ObserveFloat64(scalar, r.Scalars[name],
+			metric.WithAttributes(append(base[:2:2], attribute.String("resource", name))...))
+	}
+}
+
+var modeNames = map[sluicev1.ScheduleMode]string{
+	sluicev1.ScheduleMode_SCHEDULE_MODE_UNSPECIFIED: "propose",
+	sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE:     "propose",
+	sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT: "auto_commit",
+	sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN:     "dry_run",
+}
+
+// cycleDone records a finished cycle: its duration, and for cycles that are not dry runs its
+// decisions, unschedulable jobs and queue figures.
+func (m *metrics) cycleDone(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, p *engine.Plan) {
+	c := attribute.String("cluster", cluster)
+	m.cycleDuration.Record(ctx, p.Duration.Seconds(), metric.WithAttributes(c, attribute.String("mode", modeNames[mode])))
+	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN || p.Result == nil {
+		return
+	}
+	kinds := map[framework.DecisionKind]int64{}
+	for _, d := range p.Result.Decisions {
+		kinds[d.Kind]++
+	}
+	for _, k := range []framework.DecisionKind{framework.DecisionBind, framework.DecisionPipeline, framework.DecisionEvict} {
+		// Adding zero too makes every kind's series exist from the first cycle on.
+		m.decisions.Add(ctx, kinds[k], metric.WithAttributes(c, attribute.String("kind", k.String())))
+	}
+	var pending int64
+	for _, o := range p.Result.Jobs {
+		if o.Pending > 0 {
+			pending++
+		}
+	}
+	m.unschedulable.Record(ctx, pending, metric.WithAttributes(c))
+	m.mu.Lock()
+	m.queues[cluster] = p.Result.Queues
+	m.mu.Unlock()
+}
+
+// committed records a commit's outcome.
+func (m *metrics) committed(ctx context.Context, cluster string, res *engine.CommitResult, err error) {
+	c := attribute.String("cluster", cluster)
+	if err != nil {
+		m.commits.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "failed")))
+		return
+	}
+	m.commits.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "committed")))
+	m.conflicts.Add(ctx, int64(len(res.Rejected)), metric.WithAttributes(c))
+}
+
+// batchDone records a delta batch.
+func (m *metrics) batchDone(ctx context.Context, cluster string, b *sluicev1.DeltaBatch, err error) {
+	c := attribute.String("cluster", cluster)
+	if err != nil {
+		m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "rejected")))
+		return
+	}
+	m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "applied")))
+	var upserts, deletes int64
+	for _, d := range b.GetDeltas() {
+		if d.GetDelete() != nil {
+			deletes++
+		} else {
+			upserts++
+		}
+	}
+	if upserts > 0 {
+		m.deltas.Add(ctx, upserts, metric.WithAttributes(c, attribute.String("op", "upsert")))
+	}
+	if deletes > 0 {
+		m.deltas.Add(ctx, deletes, metric.WithAttributes(c, attribute.String("op", "delete")))
+	}
+}
+
+// cycleObserver turns the engine's timings of one cycle into child spans of the cycle's span
+// and into the action and plugin latency histograms.
+type cycleObserver struct {
+	ctx     context.Context
+	tracer  trace.Tracer
+	m       *metrics
+	cluster attribute.KeyValue
+}
+
+func (o *cycleObserver) span(name string, start time.Time, d time.Duration, attrs ...attribute.KeyValue) {
+	_, sp := o.tracer.Start(o.ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	sp.End(trace.WithTimestamp(start.Add(d)))
+}
+
+// PluginOpened implements framework.Observer.
+func (o *cycleObserver) PluginOpened(name string, start time.Time, d time.Duration) {
+	o.span("plugin/"+name+"/open", start, d, attribute.String("sluice.plugin", name))
+	o.m.pluginDuration.Record(o.ctx, d.Seconds(), metric.WithAttributes(o.cluster, attribute.String("plugin", name)))
+}
+
+// ActionDone implements framework.Observer.
+func (o *cycleObserver) ActionDone(name string, start time.Time, d time.Duration) {
+	o.span("action/"+name, start, d, attribute.String("sluice.action", name))
+	o.m.actionDuration.Record(o.ctx, d.Seconds(), metric.WithAttributes(o.cluster, attribute.String("action", name)))
+}
+
+// planTracker follows the proposed plans the service handed out until they are committed,
+// discarded or expire, to count expiries (the engine expires plans silently).
+type planTracker struct {
+	eng *engine.Engine
+
+	mu      sync.Mutex
+	open    map[planKey]struct{}
+	expired map[string]int64
+}
+
+type planKey struct{ cluster, id string }
+
+// sweepThreshold is the number of open plans above which a new proposal sweeps first, so
+// that the set stays bounded when nothing scrapes the metrics.
+const sweepThreshold = 1024
+
+func newPlanTracker(eng *engine.Engine) *planTracker {
+	return &planTracker{eng: eng, open: map[planKey]struct{}{}, expired: map[string]int64{}}
+}
+
+// proposed starts following a plan.
+func (t *planTracker) proposed(cluster, id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.open) >= sweepThreshold {
+		t.sweepLocked()
+	}
+	t.open[planKey{cluster, id}] = struct{}{}
+	if _, ok := t.expired[cluster]; !ok {
+		t.expired[cluster] = 0 // the cluster's series exists from its first proposal on
+	}
+}
+
+// settled stops following a plan that was committed or discarded.
+func (t *planTracker) settled(cluster, id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.open, planKey{cluster, id})
+}
+
+// sweepLocked asks the engine about every open plan and counts the expired ones.
+func (t *planTracker) sweepLocked() {
+	for k := range t.open {
+		p, err := t.eng.GetPlan(k.cluster, k.id)
+		switch {
+		case err != nil:
+			// Forgotten by the engine, which happens only long after it ended; it was not
+			// committed or discarded through this service, so it expired.
+			t.expired[k.cluster]++
+		case p.State == engine.PlanProposed:
+			continue
+		case p.State == engine.PlanExpired:
+			t.expired[k.cluster]++
+		}
+		delete(t.open, k)
+	}
+}
+
+// expiries sweeps and returns the number of expired plans per cluster so far.
+func (t *planTracker) expiries() map[string]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweepLocked()
+	out := make(map[string]int64, len(t.expired))
+	for c, n := range t.expired {
+		out[c] = n
+	}
+	return out
+}

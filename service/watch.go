@@ -1,0 +1,237 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/sluice-sched/sluice/engine"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// WatchPlans timing.
+const (
+	// DefaultSchedulePeriod is the longest time between WatchPlans cycles when neither the
+	// request nor the server (Options.SchedulePeriod, sluiced --schedule-period) says; it is
+	// Volcano's default schedule period.
+	DefaultSchedulePeriod = time.Second
+	// DefaultWatchPeriod is DefaultSchedulePeriod under its older name.
+	DefaultWatchPeriod = DefaultSchedulePeriod
+	// MinWatchPeriod is the shortest period WatchPlans accepts; shorter ones are raised to it.
+	MinWatchPeriod = 100 * time.Millisecond
+	// DefaultWatchDebounce is how long a watch lets changes to its cluster settle before the
+	// cycle they trigger.
+	DefaultWatchDebounce = 100 * time.Millisecond
+	// takeoverWait bounds how long a takeover waits for the replaced stream to end.
+	takeoverWait = 5 * time.Second
+)
+
+// Reasons of WatchPlans failures.
+const (
+	// ReasonWatchExists: the cluster already has a WatchPlans subscriber (set takeover).
+	ReasonWatchExists = "WATCH_EXISTS"
+	// ReasonTakenOver: another subscriber took the cluster's watch over.
+	ReasonTakenOver = "TAKEN_OVER"
+)
+
+// watchSub is a cluster's WatchPlans subscriber.
+type watchSub struct {
+	cluster string
+	// abort is closed when another subscriber takes over; exited when the handler returns.
+	abort, exited chan struct{}
+	abortOnce     sync.Once
+}
+
+// watchRegistry holds at most one subscriber per cluster.
+type watchRegistry struct {
+	mu   sync.Mutex
+	subs map[string]*watchSub
+}
+
+func newWatchRegistry() *watchRegistry { return &watchRegistry{subs: map[string]*watchSub{}} }
+
+// register makes a new subscriber for a cluster. When the cluster has one, it fails with
+// ALREADY_EXISTS, or with takeover aborts it and returns it as old.
+func (r *watchRegistry) register(cluster string, takeover bool) (sub, old *watchSub, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur, ok := r.subs[cluster]; ok {
+		if !takeover {
+			return nil, nil, withInfo(codes.AlreadyExists, ReasonWatchExists, fmt.Sprintf(
+				"cluster %q already has a WatchPlans subscriber; set takeover to replace it", cluster))
+		}
+		old = cur
+		old.abortOnce.Do(func() { close(old.abort) })
+	}
+	sub = &watchSub{cluster: cluster, abort: make(chan struct{}), exited: make(chan struct{})}
+	r.subs[cluster] = sub
+	return sub, old, nil
+}
+
+// unregister removes a subscriber that is still the cluster's.
+func (r *watchRegistry) unregister(sub *watchSub) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.subs[sub.cluster] == sub {
+		delete(r.subs, sub.cluster)
+	}
+	close(sub.exited)
+}
+
+// WatchPlans runs a cycle at once, then again when the cluster changes (its state, or its
+// configuration; changes within DefaultWatchDebounce make one cycle) and at least every period
+// (the request's, else the server's schedule period), and streams each plan. A proposed plan
+// is the subscriber's to commit or discard: the next cycle waits until it has done so or the
+// plan expired. One subscriber per cluster: another fails with ALREADY_EXISTS unless it sets
+// takeover, which ends the current one with ABORTED and discards its proposed plan. The
+// stream ends when the client goes away, or with UNAVAILABLE when the server shuts down
+// (after the cycle in progress).
+func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1.SchedulerService_WatchPlansServer) error {
+	s := sc.s
+	ctx := stream.Context()
+	var fe fieldErrors
+	s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
+	checkDuration(&fe, "period", req.GetPeriod())
+	if err := fe.err(); err != nil {
+		return toStatus(err)
+	}
+	cluster, mode := req.GetCluster(), req.GetMode()
+	period := s.schedulePeriod
+	if d := req.GetPeriod().AsDuration(); req.GetPeriod() != nil && d > 0 {
+		period = max(d, MinWatchPeriod)
+	}
+	sub, old, err := s.watches.register(cluster, req.GetTakeover())
+	if err != nil {
+		return err
+	}
+	defer s.watches.unregister(sub)
+	if old != nil {
+		s.log.InfoContext(ctx, "WatchPlans subscriber taken over", "cluster", cluster)
+		t := time.NewTimer(takeoverWait)
+		select {
+		case <-old.exited:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	changes, unsubscribe := s.changes.subscribe(cluster)
+	defer unsubscribe()
+
+	w := &watch{s: s, stream: stream, ctx: ctx, cluster: cluster, mode: mode}
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	var settle *time.Timer
+	var settled <-chan time.Time
+	defer func() {
+		if settle != nil {
+			settle.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return toStatus(ctx.Err())
+		case <-s.done:
+			return shuttingDown
+		case <-sub.abort:
+			w.discardPending()
+			return withInfo(codes.Aborted, ReasonTakenOver, fmt.Sprintf(
+				"another WatchPlans subscriber took cluster %q over", cluster))
+		case <-changes:
+			if settled == nil {
+				settle = time.NewTimer(s.watchDebounce)
+				settled = settle.C
+			}
+		case <-settled:
+			settled = nil
+			if !w.changed() {
+				continue
+			}
+			if err := w.cycle(); err != nil {
+				return err
+			}
+			tick.Reset(period)
+		case <-tick.C:
+			if err := w.cycle(); err != nil {
+				return err
+			}
+			tick.Reset(period)
+		}
+	}
+}
+
+// watch is the state of one WatchPlans stream.
+type watch struct {
+	s       *Server
+	stream  sluicev1.SchedulerService_WatchPlansServer
+	ctx     context.Context
+	cluster string
+	mode    sluicev1.ScheduleMode
+
+	cycles uint64
+	// seen and cfg are the revision and configuration version the last cycle saw.
+	seen, cfg uint64
+	// pending is the last plan while it may still be proposed.
+	pending string
+}
+
+// changed reports whether the cluster's state or configuration moved since the last cycle.
+func (w *watch) changed() bool {
+	return w.cycles == 0 || w.s.store.Revision(w.cluster) != w.seen || w.s.configVersion(w.cluster) != w.cfg
+}
+
+// waiting reports whether the last plan is still proposed: the subscriber has not committed
+// or discarded it, and it has not expired.
+func (w *watch) waiting() bool {
+	if w.pending == "" {
+		return false
+	}
+	p, err := w.s.engine.GetPlan(w.cluster, w.pending)
+	if err == nil && p.State == engine.PlanProposed {
+		return true
+	}
+	w.pending = ""
+	return false
+}
+
+// cycle runs one cycle, unless the subscriber still has a plan to settle, and sends its plan.
+func (w *watch) cycle() error {
+	select {
+	case <-w.s.done:
+		return shuttingDown
+	default:
+	}
+	if w.waiting() {
+		return nil
+	}
+	cfg := w.s.configVersion(w.cluster)
+	plan, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", true)
+	if err != nil {
+		return toStatus(err)
+	}
+	w.cycles++
+	w.seen, w.cfg = max(plan.GetBaseRevision(), plan.GetCommittedRevision()), cfg
+	if plan.GetState() == sluicev1.PlanState_PLAN_STATE_PROPOSED {
+		w.pending = plan.GetId()
+	}
+	w.s.log.DebugContext(w.ctx, "WatchPlans cycle", "cluster", w.cluster, "plan", plan.GetId(),
+		"revision", plan.GetBaseRevision(), "decisions", len(plan.GetDecisions()))
+	return w.stream.Send(&sluicev1.WatchPlansResponse{Plan: plan})
+}
+
+// discardPending discards the last plan if it is still proposed, so that a subscriber that
+// was taken over cannot commit it.
+func (w *watch) discardPending() {
+	if w.pending == "" {
+		return
+	}
+	if err := w.s.engine.DiscardPlan(w.cluster, w.pending); err == nil {
+		w.s.plans.settled(w.cluster, w.pending)
+	}
+	w.pending = ""
+}

@@ -1,0 +1,353 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// watcher reads a WatchPlans stream in the background.
+type watcher struct {
+	t     *testing.T
+	plans chan *sluicev1.Plan
+	errc  chan error
+}
+
+func (h *harness) watch(ctx context.Context, req *sluicev1.WatchPlansRequest) *watcher {
+	h.t.Helper()
+	s, err := h.sc.WatchPlans(ctx, req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	w := &watcher{t: h.t, plans: make(chan *sluicev1.Plan, 100), errc: make(chan error, 1)}
+	go func() {
+		for {
+			m, err := s.Recv()
+			if err != nil {
+				w.errc <- err
+				return
+			}
+			w.plans <- m.GetPlan()
+		}
+	}()
+	return w
+}
+
+// next returns the next plan, failing after a while.
+func (w *watcher) next() *sluicev1.Plan {
+	w.t.Helper()
+	select {
+	case p := <-w.plans:
+		return p
+	case err := <-w.errc:
+		w.t.Fatalf("watch ended: %v", err)
+	case <-time.After(10 * time.Second):
+		w.t.Fatal("no plan within 10s")
+	}
+	return nil
+}
+
+// none checks that no plan comes for d.
+func (w *watcher) none(d time.Duration) {
+	w.t.Helper()
+	select {
+	case p := <-w.plans:
+		w.t.Fatalf("unexpected plan %s (revision %d, %d decisions)", p.GetId(), p.GetBaseRevision(), len(p.GetDecisions()))
+	case err := <-w.errc:
+		w.t.Fatalf("watch ended: %v", err)
+	case <-time.After(d):
+	}
+}
+
+// end waits for the stream's error.
+func (w *watcher) end() error {
+	w.t.Helper()
+	for {
+		select {
+		case <-w.plans:
+		case err := <-w.errc:
+			return err
+		case <-time.After(10 * time.Second):
+			w.t.Fatal("the watch did not end")
+			return nil
+		}
+	}
+}
+
+func binds(p *sluicev1.Plan) []string {
+	var out []string
+	for _, d := range p.GetDecisions() {
+		if b := d.GetBind(); b != nil {
+			out = append(out, b.GetTask())
+		}
+	}
+	return out
+}
+
+func TestWatchPlansSubscriberCommitsAsStateChanges(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	smallCluster(h, "c1")
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Period: durationpb.New(time.Hour)})
+
+	p := w.next()
+	if p.GetState() != sluicev1.PlanState_PLAN_STATE_PROPOSED || strings.Join(binds(p), " ") != "default/a-0 default/a-1" {
+		t.Fatalf("first plan: %v", p)
+	}
+	// While the plan waits for the subscriber, changes do not make new plans.
+	h.apply("c1", node("n3", cpu("8")))
+	w.none(300 * time.Millisecond)
+	// Committing it lets the next cycle run: it sees the new node and places b.
+	if _, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p.GetId()}); err != nil {
+		t.Fatal(err)
+	}
+	p = w.next()
+	if strings.Join(binds(p), " ") != "default/b-0" {
+		t.Fatalf("plan after the commit: %v", p)
+	}
+	c, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p.GetId()})
+	if err != nil || len(c.GetApplied()) != 1 {
+		t.Fatalf("commit: %v, %v", c, err)
+	}
+	// A new job triggers a cycle within the debounce.
+	start := time.Now()
+	rev := h.apply("c1", job("d", "", 1), task("d-0", "d", cpu("1")))
+	p = w.next()
+	if p.GetBaseRevision() != rev || strings.Join(binds(p), " ") != "default/d-0" {
+		t.Fatalf("plan after the change: %v", p)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("the change took %v to make a plan", el)
+	}
+	// Discarding lets the next periodic cycle propose again; nothing comes before it.
+	if _, err := h.sc.DiscardPlan(ctx, &sluicev1.DiscardPlanRequest{Cluster: "c1", PlanId: p.GetId()}); err != nil {
+		t.Fatal(err)
+	}
+	w.none(300 * time.Millisecond)
+}
+
+func TestWatchPlansDebouncesChanges(t *testing.T) {
+	h := newHarnessWith(t, setup{opts: func(o *Options) { o.WatchDebounce = 300 * time.Millisecond }})
+	ctx := ctxT(t)
+	h.apply("c1", node("n1", cpu("64")))
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN,
+		Period: durationpb.New(time.Hour)})
+	w.next()
+	var last uint64
+	for i := range 5 {
+		name := string(rune('a' + i))
+		last = h.apply("c1", job(name, "", 1), task(name+"-0", name, cpu("1")))
+	}
+	// Normally one cycle sees all five; on a loaded machine the changes may straddle two.
+	plans := 0
+	for {
+		p := w.next()
+		plans++
+		if p.GetBaseRevision() == last {
+			if len(binds(p)) != 5 {
+				t.Fatalf("the last plan does not place the 5 new tasks: %v", p)
+			}
+			break
+		}
+	}
+	if plans > 2 {
+		t.Fatalf("5 quick changes made %d cycles", plans)
+	}
+	w.none(500 * time.Millisecond)
+}
+
+func TestWatchPlansDefaultPeriod(t *testing.T) {
+	h := newHarnessWith(t, setup{opts: func(o *Options) { o.SchedulePeriod = 200 * time.Millisecond }})
+	ctx := ctxT(t)
+	smallCluster(h, "c1")
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	w.next()
+	start := time.Now()
+	w.next()
+	w.next()
+	if el := time.Since(start); el < 350*time.Millisecond || el > 5*time.Second {
+		t.Fatalf("two periodic cycles took %v with a 200ms period", el)
+	}
+	if DefaultSchedulePeriod != time.Second {
+		t.Fatalf("DefaultSchedulePeriod = %v", DefaultSchedulePeriod)
+	}
+}
+
+func TestWatchPlansTakeover(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	smallCluster(h, "c1")
+	w1 := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Period: durationpb.New(time.Hour)})
+	p1 := w1.next()
+
+	_, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1"})
+	if err == nil {
+		s, _ := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1"})
+		_, err = s.Recv()
+	}
+	st := wantCode(t, err, codes.AlreadyExists)
+	if !strings.Contains(st.Message(), "takeover") {
+		t.Errorf("message %q does not say what to do", st.Message())
+	}
+	// Other clusters are independent.
+	smallCluster(h, "c2")
+	h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c2"}).next()
+
+	w2 := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Period: durationpb.New(time.Hour), Takeover: true})
+	err = w1.end()
+	if status.Code(err) != codes.Aborted {
+		t.Fatalf("the replaced watch ended with %v, want ABORTED", err)
+	}
+	// The new subscriber gets the decisions again; the old one's plan is fenced off.
+	p2 := w2.next()
+	if strings.Join(binds(p2), " ") != "default/a-0 default/a-1" {
+		t.Fatalf("new subscriber's plan: %v", p2)
+	}
+	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p1.GetId()})
+	wantCode(t, err, codes.FailedPrecondition)
+	if _, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p2.GetId()}); err != nil {
+		t.Fatal(err)
+	}
+	// Once a subscriber is gone, the next one needs no takeover.
+	cctx, cancel := context.WithCancel(ctx)
+	w3 := h.watch(cctx, &sluicev1.WatchPlansRequest{Cluster: "c3", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	w3.next()
+	cancel()
+	w3.end()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c3", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+		if err == nil {
+			_, err = s.Recv()
+		}
+		if err == nil {
+			break
+		}
+		if status.Code(err) != codes.AlreadyExists || time.Now().After(deadline) {
+			t.Fatalf("watch after the previous one left: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// gate is an action that blocks until released and records how many cycles of each cluster
+// run at once.
+type gate struct {
+	mu       sync.Mutex
+	running  map[string]int
+	overlap  atomic.Bool
+	entered  chan string
+	release  chan struct{}
+	blocking atomic.Bool
+}
+
+func newGate() *gate {
+	return &gate{running: map[string]int{}, entered: make(chan string, 100), release: make(chan struct{})}
+}
+
+func (g *gate) Name() string { return "gate" }
+
+func (g *gate) Execute(ssn *framework.Session) {
+	g.mu.Lock()
+	g.running[ssn.Cluster]++
+	if g.running[ssn.Cluster] > 1 {
+		g.overlap.Store(true)
+	}
+	g.mu.Unlock()
+	select {
+	case g.entered <- ssn.Cluster:
+	default:
+	}
+	if g.blocking.Load() {
+		<-g.release
+	} else {
+		time.Sleep(5 * time.Millisecond)
+	}
+	g.mu.Lock()
+	g.running[ssn.Cluster]--
+	g.mu.Unlock()
+}
+
+func gateSetup(g *gate, opts func(*Options)) setup {
+	reg := testRegistry()
+	reg.RegisterAction("gate", func(conf.Arguments) (framework.Action, error) { return g, nil })
+	return setup{reg: reg, config: "actions: \"gate, fakealloc\"\ntiers:\n- plugins:\n  - name: fakenoop\n", opts: opts}
+}
+
+func TestCyclesOfAClusterNeverOverlap(t *testing.T) {
+	g := newGate()
+	h := newHarnessWith(t, gateSetup(g, func(o *Options) { o.SchedulePeriod = MinWatchPeriod }))
+	ctx := ctxT(t)
+	smallCluster(h, "c1")
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if _, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	w.next()
+	if g.overlap.Load() {
+		t.Fatal("two cycles of one cluster ran at once")
+	}
+}
+
+func TestShutdownFinishesTheCycleInProgress(t *testing.T) {
+	g := newGate()
+	g.blocking.Store(true)
+	h := newHarnessWith(t, gateSetup(g, nil))
+	ctx := ctxT(t)
+	smallCluster(h, "c1")
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT})
+	<-g.entered
+	h.srv.Shutdown()
+	// The cycle in progress is not cut short: once it finishes its plan is committed and sent,
+	// then the stream ends.
+	close(g.release)
+	p := w.next()
+	if p.GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED || len(binds(p)) != 2 {
+		t.Fatalf("plan of the cycle in progress: %v", p)
+	}
+	err := w.end()
+	st := wantCode(t, err, codes.Unavailable)
+	if st.Message() != "server shutting down" {
+		t.Fatalf("message %q", st.Message())
+	}
+}
+
+func TestWatchCyclesOnConfigChange(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	smallCluster(h, "c1")
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN,
+		Period: durationpb.New(time.Hour)})
+	if p := w.next(); len(p.GetStats().GetActions()) != 1 {
+		t.Fatalf("first plan: %v", p)
+	}
+	if _, err := h.sc.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: "c1",
+		Config: "actions: \"fakealloc, otheraction\"\ntiers:\n- plugins:\n  - name: fakenoop\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := w.next(); len(p.GetStats().GetActions()) != 2 {
+		t.Fatalf("plan after the configuration changed: %v", p)
+	}
+}
