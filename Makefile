@@ -8,7 +8,7 @@ SHARED ?= ../shared
 
 ## test: everything CI runs: formatting, vet, buf lint, generated-code freshness, breaking
 ## changes, the Go tests with the race detector, and every scenario through the gRPC API
-test: check gotest scenarios
+test: check gotest scenarios clients-test
 
 ## check: static checks only
 check: fmt vet lint-proto check-generated breaking
@@ -68,3 +68,24 @@ breaking:
 		echo "breaking: checking against $$tag"; \
 		$(BUF) breaking --against ".git#tag=$$tag"; \
 	fi
+
+.PHONY: clients-setup clients-generate clients-check-generated clients-test
+
+## clients-setup: install what the Python and TypeScript clients need (a venv under
+## .cache/clients with pinned grpcio-tools, grpcio and protobuf; npm ci); idempotent
+clients-setup:
+	bash scripts/clients.sh setup
+
+## clients-generate: regenerate the Python and TypeScript clients' code from proto/
+clients-generate:
+	bash scripts/clients.sh generate
+
+## clients-check-generated: fail when the clients' generated code differs from what proto/
+## generates (the Java stubs are generated at build time and not committed)
+clients-check-generated:
+	bash scripts/clients.sh check-generated
+
+## clients-test: set up, check the generated code, then run the Python, TypeScript and Java
+## clients' tests and round-trip examples against a sluiced built and started for the run
+clients-test:
+	bash scripts/clients.sh test

@@ -206,7 +206,7 @@ func jobFromProto(fe *fieldErrors, p string, j *sluicev1.Job, in inputContext) *
 		Labels:             cloneMap(j.GetLabels()),
 		Annotations:        cloneMap(j.GetAnnotations()),
 	}
-	if out.MinAvailable == 0 {
+	if j.MinAvailable == nil {
 		out.MinAvailable = 1
 	}
 	if nt := j.GetNetworkTopology(); nt != nil {
@@ -532,7 +532,7 @@ func jobToProto(j *api.Job) *sluicev1.Job {
 		Namespace:          j.Namespace,
 		Queue:              j.Queue,
 		PriorityClass:      j.PriorityClass,
-		MinAvailable:       j.MinAvailable,
+		MinAvailable:       &j.MinAvailable,
 		MinAvailableByRole: cloneMap(j.MinAvailableByRole),
 		MinResources:       resourceToProto(&j.MinResources),
 		Phase:              jobPhaseToProto(j.Phase),

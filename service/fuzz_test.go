@@ -50,7 +50,7 @@ func seedBatches() []*sluicev1.DeltaBatch {
 			{Change: &sluicev1.Delta_UpsertQueue{UpsertQueue: &sluicev1.Queue{Name: "q1", Weight: 2, Capability: cpu("10"),
 				Reclaimable: proto.Bool(false), State: sluicev1.QueueState_QUEUE_STATE_CLOSING,
 				NodeGroupAffinity: &sluicev1.NodeGroupAffinity{Required: []string{"g1"}}}}},
-			{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: "j", Namespace: "ns", Queue: "q1", MinAvailable: 1,
+			{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: "j", Namespace: "ns", Queue: "q1", MinAvailable: proto.Int32(1),
 				MinAvailableByRole: map[string]int32{"worker": 1}, MinResources: cpu("1"), Phase: sluicev1.JobPhase_JOB_PHASE_RUNNING,
 				NetworkTopology: &sluicev1.NetworkTopology{Mode: "hard", HighestTierAllowed: 2}}}},
 			{Change: &sluicev1.Delta_UpsertTask{UpsertTask: full}},

@@ -242,8 +242,13 @@ func queue(name string, weight int32) *sluicev1.Delta {
 	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertQueue{UpsertQueue: &sluicev1.Queue{Name: name, Weight: weight}}}
 }
 
+// job builds a job upsert; minAvailable 0 leaves the field unset (the server's default, 1).
 func job(name, q string, minAvailable int32) *sluicev1.Delta {
-	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: name, Queue: q, MinAvailable: minAvailable}}}
+	j := &sluicev1.Job{Name: name, Queue: q}
+	if minAvailable != 0 {
+		j.MinAvailable = &minAvailable
+	}
+	return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: j}}
 }
 
 func jobIn(ns, name, q string) *sluicev1.Delta {

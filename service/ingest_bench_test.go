@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 	"github.com/sluice-sched/sluice/service"
@@ -24,7 +25,7 @@ func ingestBatches(nodes, tasks, size int) [][]*sluicev1.Delta {
 	}
 	for j := 0; j < tasks/10; j++ {
 		job := fmt.Sprintf("job-%05d", j)
-		all = append(all, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: job, MinAvailable: 10}}})
+		all = append(all, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: job, MinAvailable: proto.Int32(10)}}})
 		for t := 0; t < 10; t++ {
 			all = append(all, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: &sluicev1.Task{
 				Name: fmt.Sprintf("%s-%d", job, t), Job: job, Role: "worker",

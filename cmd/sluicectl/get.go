@@ -257,9 +257,9 @@ func (a *app) jobTable(jobs []*sluicev1.Job, tasks []*sluicev1.Task) error {
 		case prio == "":
 			prio = "0"
 		}
-		minAvail := j.GetMinAvailable()
-		if minAvail == 0 {
-			minAvail = 1
+		minAvail := int32(1)
+		if j.MinAvailable != nil {
+			minAvail = j.GetMinAvailable()
 		}
 		full := fullName(j.GetNamespace(), j.GetName())
 		t.row(full, queue, scenario.PhaseName(j.GetPhase()), strconv.Itoa(int(minAvail)), prio, strconv.Itoa(count[full]))

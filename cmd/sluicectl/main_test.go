@@ -225,7 +225,7 @@ func newFake() *fake {
 			{Name: "b", Parent: "a", State: sluicev1.QueueState_QUEUE_STATE_CLOSED},
 		},
 		jobs: []*sluicev1.Job{
-			{Name: "train", Namespace: "default", Queue: "a", PriorityClass: "high", MinAvailable: 2, Phase: sluicev1.JobPhase_JOB_PHASE_RUNNING},
+			{Name: "train", Namespace: "default", Queue: "a", PriorityClass: "high", MinAvailable: proto.Int32(2), Phase: sluicev1.JobPhase_JOB_PHASE_RUNNING},
 			{Name: "web", Namespace: "default", Priority: proto.Int32(5), Phase: sluicev1.JobPhase_JOB_PHASE_INQUEUE},
 		},
 		tasks: []*sluicev1.Task{

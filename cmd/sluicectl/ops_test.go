@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 	"gopkg.in/yaml.v3"
 
 	"github.com/sluice-sched/sluice/engine"
@@ -207,7 +208,7 @@ func TestWatchCommitsEachPlan(t *testing.T) {
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+s.rmToken)
 	if _, err := sluicev1.NewClusterStateServiceClient(conn).ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: "c1", Batch: &sluicev1.DeltaBatch{
 		Deltas: []*sluicev1.Delta{
-			{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: "k", Queue: "q", MinAvailable: 1}}},
+			{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: "k", Queue: "q", MinAvailable: proto.Int32(1)}}},
 			{Change: &sluicev1.Delta_UpsertTask{UpsertTask: &sluicev1.Task{Name: "k-0", Job: "k", Resources: map[string]string{"cpu": "1"}}}},
 		},
 	}}); err != nil {

@@ -581,7 +581,7 @@ func (d *decoder) job(c *Cluster, idx *index, i int, n *yaml.Node, path string) 
 		Name:         d.objectName(f.need("name"), f.at("name")),
 		Namespace:    "default",
 		Queue:        "default",
-		MinAvailable: int32(f.optInt("minAvailable", 1, 0, math.MaxInt32)),
+		MinAvailable: proto.Int32(int32(f.optInt("minAvailable", 1, 0, math.MaxInt32))),
 		Phase:        sluicev1.JobPhase_JOB_PHASE_INQUEUE,
 		CreatedAt:    timestamppb.New(Epoch.Add(seconds(float64(i)))),
 	}

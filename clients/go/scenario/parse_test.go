@@ -140,11 +140,11 @@ expect:
 	}
 
 	a, b := c.Jobs[0], c.Jobs[1]
-	if a.Namespace != "default" || a.Queue != "default" || a.MinAvailable != 1 ||
+	if a.Namespace != "default" || a.Queue != "default" || a.GetMinAvailable() != 1 ||
 		a.Phase != sluicev1.JobPhase_JOB_PHASE_INQUEUE || !a.CreatedAt.AsTime().Equal(Epoch) || a.Priority != nil {
 		t.Errorf("job a defaults: %v", a)
 	}
-	if b.Namespace != "ns1" || b.GetPriority() != 5 || b.MinAvailable != 2 ||
+	if b.Namespace != "ns1" || b.GetPriority() != 5 || b.GetMinAvailable() != 2 ||
 		b.Phase != sluicev1.JobPhase_JOB_PHASE_RUNNING || !b.CreatedAt.AsTime().Equal(Epoch.Add(7500*time.Millisecond)) {
 		t.Errorf("job b: %v", b)
 	}
@@ -543,11 +543,11 @@ func TestBatchOfSampleScenario(t *testing.T) {
 			Labels: map[string]string{"kubernetes.io/hostname": "n1"},
 		}}},
 		{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{
-			Name: "low", Namespace: "default", Queue: "default", PriorityClass: "low", MinAvailable: 1,
+			Name: "low", Namespace: "default", Queue: "default", PriorityClass: "low", MinAvailable: proto.Int32(1),
 			Phase: sluicev1.JobPhase_JOB_PHASE_RUNNING, CreatedAt: ts(0),
 		}}},
 		{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{
-			Name: "high", Namespace: "default", Queue: "default", PriorityClass: "high", MinAvailable: 1,
+			Name: "high", Namespace: "default", Queue: "default", PriorityClass: "high", MinAvailable: proto.Int32(1),
 			Phase: sluicev1.JobPhase_JOB_PHASE_INQUEUE, CreatedAt: ts(1),
 		}}},
 		low("0"), low("1"), low("2"), low("3"),

@@ -1494,8 +1494,9 @@ type Job struct {
 	// Job priority; when set it overrides priority_class. Unset means the
 	// priority class's value, or 0 without one.
 	Priority *int32 `protobuf:"varint,5,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
-	// Gang size: tasks that must be placed together. 0 means 1.
-	MinAvailable int32 `protobuf:"varint,6,opt,name=min_available,json=minAvailable,proto3" json:"min_available,omitempty"`
+	// Gang size: tasks that must be placed together. Unset means 1; 0 is a job
+	// without a gang (every task may be placed, and preempted, on its own).
+	MinAvailable *int32 `protobuf:"varint,6,opt,name=min_available,json=minAvailable,proto3,oneof" json:"min_available,omitempty"`
 	// Per-role minimums, for example {"master": 1, "worker": 2}. Empty means none.
 	MinAvailableByRole map[string]int32 `protobuf:"bytes,7,rep,name=min_available_by_role,json=minAvailableByRole,proto3" json:"min_available_by_role,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Minimum resources the job needs, checked at enqueue, as quantities. Empty
@@ -1583,8 +1584,8 @@ func (x *Job) GetPriority() int32 {
 }
 
 func (x *Job) GetMinAvailable() int32 {
-	if x != nil {
-		return x.MinAvailable
+	if x != nil && x.MinAvailable != nil {
+		return *x.MinAvailable
 	}
 	return 0
 }
@@ -2601,14 +2602,14 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\f_reclaimable\"W\n" +
 	"\x0fNetworkTopology\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x120\n" +
-	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowed\"\x90\a\n" +
+	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowed\"\xa7\a\n" +
 	"\x03Job\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x14\n" +
 	"\x05queue\x18\x03 \x01(\tR\x05queue\x12%\n" +
 	"\x0epriority_class\x18\x04 \x01(\tR\rpriorityClass\x12\x1f\n" +
-	"\bpriority\x18\x05 \x01(\x05H\x00R\bpriority\x88\x01\x01\x12#\n" +
-	"\rmin_available\x18\x06 \x01(\x05R\fminAvailable\x12Y\n" +
+	"\bpriority\x18\x05 \x01(\x05H\x00R\bpriority\x88\x01\x01\x12(\n" +
+	"\rmin_available\x18\x06 \x01(\x05H\x01R\fminAvailable\x88\x01\x01\x12Y\n" +
 	"\x15min_available_by_role\x18\a \x03(\v2&.sluice.v1.Job.MinAvailableByRoleEntryR\x12minAvailableByRole\x12E\n" +
 	"\rmin_resources\x18\b \x03(\v2 .sluice.v1.Job.MinResourcesEntryR\fminResources\x12)\n" +
 	"\x05phase\x18\t \x01(\x0e2\x13.sluice.v1.JobPhaseR\x05phase\x129\n" +
@@ -2630,7 +2631,8 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_priority\"\x82\t\n" +
+	"\t_priorityB\x10\n" +
+	"\x0e_min_available\"\x82\t\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x10\n" +

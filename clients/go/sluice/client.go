@@ -1,0 +1,197 @@
+package sluice
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// Client is a connection to a Sluice server. It is safe for concurrent use.
+type Client struct {
+	conn *grpc.ClientConn
+	// State is the raw ClusterStateService stub.
+	State sluicev1.ClusterStateServiceClient
+	// Scheduler is the raw SchedulerService stub.
+	Scheduler sluicev1.SchedulerServiceClient
+}
+
+// Option configures Dial.
+type Option func(*dialOptions)
+
+type dialOptions struct {
+	tls       *tls.Config
+	plaintext bool
+	token     string
+	perRPC    credentials.PerRPCCredentials
+	extra     []grpc.DialOption
+}
+
+// WithTLSConfig connects over TLS with cfg (server roots, client certificates for
+// mTLS, server name). Without any transport option Dial uses TLS with the system's
+// roots.
+func WithTLSConfig(cfg *tls.Config) Option {
+	return func(o *dialOptions) { o.tls = cfg }
+}
+
+// WithInsecure connects in plaintext, without TLS. Use it only on a trusted network
+// (loopback, a pod's sidecar). A bearer token is then sent in the clear.
+func WithInsecure() Option {
+	return func(o *dialOptions) { o.plaintext = true }
+}
+
+// WithBearerToken sends "authorization: Bearer TOKEN" with every call. It requires
+// TLS unless WithInsecure is given too.
+func WithBearerToken(token string) Option {
+	return func(o *dialOptions) { o.token = token }
+}
+
+// WithPerRPCCredentials sends the metadata of creds with every call, for tokens that
+// change over time (credentials/oauth, a file that is rotated, ...).
+func WithPerRPCCredentials(creds credentials.PerRPCCredentials) Option {
+	return func(o *dialOptions) { o.perRPC = creds }
+}
+
+// WithDialOptions appends raw gRPC dial options (interceptors, a custom dialer,
+// message size limits, ...).
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(o *dialOptions) { o.extra = append(o.extra, opts...) }
+}
+
+// TLSConfigFromFiles builds a TLS configuration: caFile (PEM) holds the roots that
+// sign the server's certificate (empty means the system's roots); certFile and
+// keyFile (PEM, both or neither) are the client's certificate for mTLS.
+func TLSConfigFromFiles(caFile, certFile, keyFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("sluice: CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("sluice: CA file %s: no PEM certificate", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("sluice: a client certificate needs both certFile and keyFile")
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("sluice: client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// Dial returns a client for the server at target ("host:port", or any gRPC target
+// such as "dns:///sluice.example:50051"). It does not wait for the connection: the
+// first call does, and a server that is down makes calls fail with UNAVAILABLE.
+func Dial(target string, opts ...Option) (*Client, error) {
+	var o dialOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.plaintext && o.tls != nil {
+		return nil, errors.New("sluice: WithInsecure and WithTLSConfig are exclusive")
+	}
+	var dopts []grpc.DialOption
+	if o.plaintext {
+		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	} else {
+		cfg := o.tls
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		dopts = append(dopts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	}
+	if o.token != "" {
+		dopts = append(dopts, grpc.WithPerRPCCredentials(bearerToken{token: o.token, requireTLS: !o.plaintext}))
+	}
+	if o.perRPC != nil {
+		dopts = append(dopts, grpc.WithPerRPCCredentials(o.perRPC))
+	}
+	dopts = append(dopts, o.extra...)
+	conn, err := grpc.NewClient(target, dopts...)
+	if err != nil {
+		return nil, fmt.Errorf("sluice: %w", err)
+	}
+	return NewClient(conn), nil
+}
+
+// NewClient wraps an existing connection. Close closes it.
+func NewClient(conn *grpc.ClientConn) *Client {
+	return &Client{
+		conn:      conn,
+		State:     sluicev1.NewClusterStateServiceClient(conn),
+		Scheduler: sluicev1.NewSchedulerServiceClient(conn),
+	}
+}
+
+// Conn returns the underlying connection.
+func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// bearerToken sends a static token as "authorization: Bearer ...".
+type bearerToken struct {
+	token      string
+	requireTLS bool
+}
+
+func (b bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.token}, nil
+}
+
+func (b bearerToken) RequireTransportSecurity() bool { return b.requireTLS }
+
+// Apply applies one batch of deltas atomically (ApplyDeltas) and returns the
+// cluster's revision after it. With replaceAll the cluster becomes exactly deltas.
+func (c *Client) Apply(ctx context.Context, cluster string, replaceAll bool, deltas ...*sluicev1.Delta) (uint64, error) {
+	resp, err := c.State.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{
+		Cluster: cluster,
+		Batch:   &sluicev1.DeltaBatch{Deltas: deltas, ReplaceAll: replaceAll},
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetRevision(), nil
+}
+
+// Schedule runs one cycle in mode and returns its plan.
+func (c *Client) Schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode) (*sluicev1.Plan, error) {
+	resp, err := c.Scheduler.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: cluster, Mode: mode})
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetPlan(), nil
+}
+
+// Commit commits a proposed plan.
+func (c *Client) Commit(ctx context.Context, cluster, planID string) (*sluicev1.CommitPlanResponse, error) {
+	return c.Scheduler.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: cluster, PlanId: planID})
+}
+
+// Discard drops a proposed plan.
+func (c *Client) Discard(ctx context.Context, cluster, planID string) error {
+	_, err := c.Scheduler.DiscardPlan(ctx, &sluicev1.DiscardPlanRequest{Cluster: cluster, PlanId: planID})
+	return err
+}
+
+// Explain returns a job's outcome in the most recent cycle that considered it.
+// An empty namespace means "default".
+func (c *Client) Explain(ctx context.Context, cluster, namespace, job string) (*sluicev1.ExplainJobResponse, error) {
+	return c.Scheduler.ExplainJob(ctx, &sluicev1.ExplainJobRequest{Cluster: cluster, Namespace: namespace, Name: job})
+}

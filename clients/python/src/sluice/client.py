@@ -1,0 +1,256 @@
+"""A small wrapper over the generated ``sluice.v1`` stubs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Optional, Union
+
+import grpc
+
+from sluice.v1 import cluster_state_pb2 as cs
+from sluice.v1 import cluster_state_pb2_grpc as cs_grpc
+from sluice.v1 import scheduler_pb2 as sch
+from sluice.v1 import scheduler_pb2_grpc as sch_grpc
+from sluice.v1 import types_pb2 as types
+
+__all__ = [
+    "SluiceClient",
+    "node",
+    "queue",
+    "job",
+    "task",
+    "delete",
+    "binds",
+]
+
+_MODES = {
+    "propose": sch.SCHEDULE_MODE_PROPOSE,
+    "auto_commit": sch.SCHEDULE_MODE_AUTO_COMMIT,
+    "dry_run": sch.SCHEDULE_MODE_DRY_RUN,
+}
+
+_KINDS = {
+    "node": types.OBJECT_KIND_NODE,
+    "queue": types.OBJECT_KIND_QUEUE,
+    "job": types.OBJECT_KIND_JOB,
+    "task": types.OBJECT_KIND_TASK,
+    "priority_class": types.OBJECT_KIND_PRIORITY_CLASS,
+    "namespace_quota": types.OBJECT_KIND_NAMESPACE_QUOTA,
+    "disruption_budget": types.OBJECT_KIND_DISRUPTION_BUDGET,
+    "hyper_node": types.OBJECT_KIND_HYPER_NODE,
+}
+
+PlanOrId = Union[sch.Plan, str]
+
+
+class SluiceClient:
+    """A connection to a Sluice server, bound to one cluster by default.
+
+    ``SluiceClient("127.0.0.1:50051")`` connects in plaintext. Pass ``tls=True`` (the
+    system's roots) or PEM bytes in ``root_certificates`` (and ``private_key`` with
+    ``certificate_chain`` for mTLS) to use TLS, and ``token`` to send
+    ``authorization: Bearer TOKEN`` with every call. Every method takes ``cluster=`` to
+    act on another cluster than the default one, and raises ``grpc.RpcError`` when the
+    call fails (``INVALID_ARGUMENT`` for a bad request, with the offending field in the
+    message).
+
+    The raw stubs are ``client.state`` (ClusterStateService) and ``client.scheduler``
+    (SchedulerService). Use the client as a context manager, or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        cluster: str = "default",
+        *,
+        tls: bool = False,
+        root_certificates: Optional[bytes] = None,
+        private_key: Optional[bytes] = None,
+        certificate_chain: Optional[bytes] = None,
+        token: Optional[str] = None,
+        timeout: Optional[float] = 30.0,
+        options: Sequence[tuple[str, object]] = (),
+    ) -> None:
+        self.cluster = cluster
+        self.timeout = timeout
+        if tls or root_certificates or private_key or certificate_chain:
+            creds = grpc.ssl_channel_credentials(root_certificates, private_key, certificate_chain)
+            self._channel = grpc.secure_channel(target, creds, options=list(options))
+        else:
+            self._channel = grpc.insecure_channel(target, options=list(options))
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self.state = cs_grpc.ClusterStateServiceStub(self._channel)
+        self.scheduler = sch_grpc.SchedulerServiceStub(self._channel)
+
+    def __enter__(self) -> "SluiceClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the channel."""
+        self._channel.close()
+
+    def _call(self, method, request):
+        return method(request, timeout=self.timeout, metadata=self._metadata)
+
+    # Cluster state.
+
+    def apply(
+        self,
+        deltas: Iterable[types.Delta],
+        *,
+        replace_all: bool = False,
+        cluster: Optional[str] = None,
+    ) -> int:
+        """Applies one batch of deltas atomically and returns the cluster's revision
+        after it. With ``replace_all`` the cluster becomes exactly these objects."""
+        req = cs.ApplyDeltasRequest(
+            cluster=cluster or self.cluster,
+            batch=types.DeltaBatch(deltas=list(deltas), replace_all=replace_all),
+        )
+        return self._call(self.state.ApplyDeltas, req).revision
+
+    def nodes(self, *, cluster: Optional[str] = None) -> Iterator[types.Node]:
+        """Yields every node, by name, page by page."""
+        token = ""
+        while True:
+            resp = self._call(
+                self.state.ListNodes,
+                cs.ListNodesRequest(cluster=cluster or self.cluster, page_size=1000, page_token=token),
+            )
+            yield from resp.nodes
+            token = resp.next_page_token
+            if not token:
+                return
+
+    def tasks(
+        self, *, job: str = "", namespace: str = "", cluster: Optional[str] = None
+    ) -> Iterator[types.Task]:
+        """Yields every task (of one job, when given), page by page."""
+        token = ""
+        while True:
+            resp = self._call(
+                self.state.ListTasks,
+                cs.ListTasksRequest(
+                    cluster=cluster or self.cluster, page_size=1000, page_token=token, job=job, namespace=namespace
+                ),
+            )
+            yield from resp.tasks
+            token = resp.next_page_token
+            if not token:
+                return
+
+    # Scheduling.
+
+    def schedule(self, mode: str = "propose", *, cluster: Optional[str] = None) -> sch.Plan:
+        """Runs one cycle and returns its plan. ``mode`` is "propose" (commit or
+        discard the plan afterwards), "auto_commit" or "dry_run"."""
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
+        req = sch.ScheduleRequest(cluster=cluster or self.cluster, mode=_MODES[mode])
+        return self._call(self.scheduler.Schedule, req).plan
+
+    def commit(self, plan: PlanOrId, *, cluster: Optional[str] = None) -> sch.CommitPlanResponse:
+        """Commits a proposed plan; the response lists the decisions that took effect
+        (``applied``) and those refused because the cluster changed (``rejected``)."""
+        req = sch.CommitPlanRequest(cluster=_cluster_of(plan, cluster or self.cluster), plan_id=_id_of(plan))
+        return self._call(self.scheduler.CommitPlan, req)
+
+    def discard(self, plan: PlanOrId, *, cluster: Optional[str] = None) -> None:
+        """Drops a proposed plan."""
+        req = sch.DiscardPlanRequest(cluster=_cluster_of(plan, cluster or self.cluster), plan_id=_id_of(plan))
+        self._call(self.scheduler.DiscardPlan, req)
+
+    def explain(
+        self, job: str, *, namespace: str = "", cluster: Optional[str] = None
+    ) -> sch.ExplainJobResponse:
+        """Returns a job's outcome in the most recent cycle that considered it."""
+        req = sch.ExplainJobRequest(cluster=cluster or self.cluster, namespace=namespace, name=job)
+        return self._call(self.scheduler.ExplainJob, req)
+
+    def watch_plans(
+        self, mode: str = "propose", *, period_seconds: float = 0, cluster: Optional[str] = None
+    ) -> Iterator[sch.Plan]:
+        """Yields the plan of every cycle the server runs as the cluster changes (and
+        at least every ``period_seconds``, 0 meaning the server's default). Runs
+        without a timeout; cancel by closing the client or breaking out."""
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
+        req = sch.WatchPlansRequest(cluster=cluster or self.cluster, mode=_MODES[mode])
+        if period_seconds:
+            req.period.FromNanoseconds(int(period_seconds * 1e9))
+        for resp in self.scheduler.WatchPlans(req, metadata=self._metadata):
+            yield resp.plan
+
+
+def _id_of(plan: PlanOrId) -> str:
+    return plan if isinstance(plan, str) else plan.id
+
+
+def _cluster_of(plan: PlanOrId, default: str) -> str:
+    if isinstance(plan, str) or not plan.cluster:
+        return default
+    return plan.cluster
+
+
+# Delta builders: each returns a sluice.v1.Delta that creates or replaces an object.
+
+
+def node(
+    name: str,
+    allocatable: Mapping[str, str],
+    *,
+    labels: Optional[Mapping[str, str]] = None,
+    unschedulable: bool = False,
+    **fields: object,
+) -> types.Delta:
+    """An upsert of a node offering ``allocatable`` (quantities such as
+    ``{"cpu": "8", "memory": "32Gi", "pods": "110"}``)."""
+    return types.Delta(
+        upsert_node=types.Node(
+            name=name, allocatable=dict(allocatable), labels=dict(labels or {}), unschedulable=unschedulable, **fields
+        )
+    )
+
+
+def queue(name: str, *, weight: int = 1, **fields: object) -> types.Delta:
+    """An upsert of a queue."""
+    return types.Delta(upsert_queue=types.Queue(name=name, weight=weight, **fields))
+
+
+def job(
+    name: str, *, min_available: int = 1, queue: str = "", namespace: str = "", **fields: object
+) -> types.Delta:
+    """An upsert of a job (a gang of ``min_available`` tasks)."""
+    return types.Delta(
+        upsert_job=types.Job(name=name, namespace=namespace, queue=queue, min_available=min_available, **fields)
+    )
+
+
+def task(
+    name: str,
+    job: str,
+    resources: Optional[Mapping[str, str]] = None,
+    *,
+    namespace: str = "",
+    **fields: object,
+) -> types.Delta:
+    """An upsert of a task of ``job`` asking for ``resources``."""
+    return types.Delta(
+        upsert_task=types.Task(name=name, job=job, namespace=namespace, resources=dict(resources or {}), **fields)
+    )
+
+
+def delete(kind: str, name: str, *, namespace: str = "") -> types.Delta:
+    """A deletion; ``kind`` is "node", "queue", "job", "task", "priority_class",
+    "namespace_quota", "disruption_budget" or "hyper_node"."""
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
+    return types.Delta(delete=types.ObjectRef(kind=_KINDS[kind], namespace=namespace, name=name))
+
+
+def binds(decisions: Iterable[sch.Decision]) -> dict[str, str]:
+    """Maps each bound task ("namespace/name") to its node."""
+    return {d.bind.task: d.bind.node for d in decisions if d.WhichOneof("kind") == "bind"}

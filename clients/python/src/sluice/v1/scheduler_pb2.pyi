@@ -1,0 +1,293 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from sluice.v1 import types_pb2 as _types_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ScheduleMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCHEDULE_MODE_UNSPECIFIED: _ClassVar[ScheduleMode]
+    SCHEDULE_MODE_PROPOSE: _ClassVar[ScheduleMode]
+    SCHEDULE_MODE_AUTO_COMMIT: _ClassVar[ScheduleMode]
+    SCHEDULE_MODE_DRY_RUN: _ClassVar[ScheduleMode]
+
+class PlanState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PLAN_STATE_UNSPECIFIED: _ClassVar[PlanState]
+    PLAN_STATE_PROPOSED: _ClassVar[PlanState]
+    PLAN_STATE_COMMITTED: _ClassVar[PlanState]
+    PLAN_STATE_DISCARDED: _ClassVar[PlanState]
+    PLAN_STATE_EXPIRED: _ClassVar[PlanState]
+    PLAN_STATE_DRY_RUN: _ClassVar[PlanState]
+SCHEDULE_MODE_UNSPECIFIED: ScheduleMode
+SCHEDULE_MODE_PROPOSE: ScheduleMode
+SCHEDULE_MODE_AUTO_COMMIT: ScheduleMode
+SCHEDULE_MODE_DRY_RUN: ScheduleMode
+PLAN_STATE_UNSPECIFIED: PlanState
+PLAN_STATE_PROPOSED: PlanState
+PLAN_STATE_COMMITTED: PlanState
+PLAN_STATE_DISCARDED: PlanState
+PLAN_STATE_EXPIRED: PlanState
+PLAN_STATE_DRY_RUN: PlanState
+
+class ScheduleRequest(_message.Message):
+    __slots__ = ("cluster", "mode", "config_override", "now")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    mode: ScheduleMode
+    config_override: str
+    now: _timestamp_pb2.Timestamp
+    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ScheduleResponse(_message.Message):
+    __slots__ = ("plan",)
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    plan: Plan
+    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ...) -> None: ...
+
+class Plan(_message.Message):
+    __slots__ = ("id", "cluster", "base_revision", "decisions", "jobs", "stats", "state", "expires_at", "scheduled_at", "committed_revision")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    BASE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_AT_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    cluster: str
+    base_revision: int
+    decisions: _containers.RepeatedCompositeFieldContainer[Decision]
+    jobs: _containers.RepeatedCompositeFieldContainer[JobOutcome]
+    stats: CycleStats
+    state: PlanState
+    expires_at: _timestamp_pb2.Timestamp
+    scheduled_at: _timestamp_pb2.Timestamp
+    committed_revision: int
+    def __init__(self, id: _Optional[str] = ..., cluster: _Optional[str] = ..., base_revision: _Optional[int] = ..., decisions: _Optional[_Iterable[_Union[Decision, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[JobOutcome, _Mapping]]] = ..., stats: _Optional[_Union[CycleStats, _Mapping]] = ..., state: _Optional[_Union[PlanState, str]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scheduled_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., committed_revision: _Optional[int] = ...) -> None: ...
+
+class Decision(_message.Message):
+    __slots__ = ("bind", "pipeline", "evict")
+    BIND_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    EVICT_FIELD_NUMBER: _ClassVar[int]
+    bind: BindDecision
+    pipeline: PipelineDecision
+    evict: EvictDecision
+    def __init__(self, bind: _Optional[_Union[BindDecision, _Mapping]] = ..., pipeline: _Optional[_Union[PipelineDecision, _Mapping]] = ..., evict: _Optional[_Union[EvictDecision, _Mapping]] = ...) -> None: ...
+
+class BindDecision(_message.Message):
+    __slots__ = ("task", "job", "node", "device_ids")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_IDS_FIELD_NUMBER: _ClassVar[int]
+    task: str
+    job: str
+    node: str
+    device_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., device_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PipelineDecision(_message.Message):
+    __slots__ = ("task", "job", "node")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    task: str
+    job: str
+    node: str
+    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ...) -> None: ...
+
+class EvictDecision(_message.Message):
+    __slots__ = ("task", "job", "node", "reason", "for_task", "action")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    FOR_TASK_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    task: str
+    job: str
+    node: str
+    reason: str
+    for_task: str
+    action: str
+    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., reason: _Optional[str] = ..., for_task: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+
+class ReasonCount(_message.Message):
+    __slots__ = ("reason", "nodes")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    nodes: int
+    def __init__(self, reason: _Optional[str] = ..., nodes: _Optional[int] = ...) -> None: ...
+
+class GangStatus(_message.Message):
+    __slots__ = ("placeable", "min_available")
+    PLACEABLE_FIELD_NUMBER: _ClassVar[int]
+    MIN_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    placeable: int
+    min_available: int
+    def __init__(self, placeable: _Optional[int] = ..., min_available: _Optional[int] = ...) -> None: ...
+
+class Explanation(_message.Message):
+    __slots__ = ("summary", "nodes_total", "reasons", "gang", "queue_reason")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    NODES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    GANG_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_REASON_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    nodes_total: int
+    reasons: _containers.RepeatedCompositeFieldContainer[ReasonCount]
+    gang: GangStatus
+    queue_reason: str
+    def __init__(self, summary: _Optional[str] = ..., nodes_total: _Optional[int] = ..., reasons: _Optional[_Iterable[_Union[ReasonCount, _Mapping]]] = ..., gang: _Optional[_Union[GangStatus, _Mapping]] = ..., queue_reason: _Optional[str] = ...) -> None: ...
+
+class JobOutcome(_message.Message):
+    __slots__ = ("job", "previous_phase", "phase", "ready", "pending", "min_available", "explanation")
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_PHASE_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    MIN_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    EXPLANATION_FIELD_NUMBER: _ClassVar[int]
+    job: str
+    previous_phase: _types_pb2.JobPhase
+    phase: _types_pb2.JobPhase
+    ready: int
+    pending: int
+    min_available: int
+    explanation: Explanation
+    def __init__(self, job: _Optional[str] = ..., previous_phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., ready: _Optional[int] = ..., pending: _Optional[int] = ..., min_available: _Optional[int] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ...) -> None: ...
+
+class ActionTiming(_message.Message):
+    __slots__ = ("action", "duration")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    duration: _duration_pb2.Duration
+    def __init__(self, action: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class CycleStats(_message.Message):
+    __slots__ = ("actions", "total")
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    actions: _containers.RepeatedCompositeFieldContainer[ActionTiming]
+    total: _duration_pb2.Duration
+    def __init__(self, actions: _Optional[_Iterable[_Union[ActionTiming, _Mapping]]] = ..., total: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class CommitPlanRequest(_message.Message):
+    __slots__ = ("cluster", "plan_id")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    plan_id: str
+    def __init__(self, cluster: _Optional[str] = ..., plan_id: _Optional[str] = ...) -> None: ...
+
+class RejectedDecision(_message.Message):
+    __slots__ = ("decision", "reason")
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    decision: Decision
+    reason: str
+    def __init__(self, decision: _Optional[_Union[Decision, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CommitPlanResponse(_message.Message):
+    __slots__ = ("revision", "applied", "rejected")
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    applied: _containers.RepeatedCompositeFieldContainer[Decision]
+    rejected: _containers.RepeatedCompositeFieldContainer[RejectedDecision]
+    def __init__(self, revision: _Optional[int] = ..., applied: _Optional[_Iterable[_Union[Decision, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[RejectedDecision, _Mapping]]] = ...) -> None: ...
+
+class DiscardPlanRequest(_message.Message):
+    __slots__ = ("cluster", "plan_id")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    plan_id: str
+    def __init__(self, cluster: _Optional[str] = ..., plan_id: _Optional[str] = ...) -> None: ...
+
+class DiscardPlanResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ExplainJobRequest(_message.Message):
+    __slots__ = ("cluster", "namespace", "name")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    namespace: str
+    name: str
+    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class ExplainJobResponse(_message.Message):
+    __slots__ = ("outcome", "plan_id")
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    outcome: JobOutcome
+    plan_id: str
+    def __init__(self, outcome: _Optional[_Union[JobOutcome, _Mapping]] = ..., plan_id: _Optional[str] = ...) -> None: ...
+
+class WatchPlansRequest(_message.Message):
+    __slots__ = ("cluster", "mode", "period", "takeover")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    PERIOD_FIELD_NUMBER: _ClassVar[int]
+    TAKEOVER_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    mode: ScheduleMode
+    period: _duration_pb2.Duration
+    takeover: bool
+    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., period: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., takeover: _Optional[bool] = ...) -> None: ...
+
+class WatchPlansResponse(_message.Message):
+    __slots__ = ("plan",)
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    plan: Plan
+    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ...) -> None: ...
+
+class GetSchedulerConfigRequest(_message.Message):
+    __slots__ = ("cluster",)
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    def __init__(self, cluster: _Optional[str] = ...) -> None: ...
+
+class GetSchedulerConfigResponse(_message.Message):
+    __slots__ = ("config",)
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    config: str
+    def __init__(self, config: _Optional[str] = ...) -> None: ...
+
+class UpdateSchedulerConfigRequest(_message.Message):
+    __slots__ = ("cluster", "config")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    config: str
+    def __init__(self, cluster: _Optional[str] = ..., config: _Optional[str] = ...) -> None: ...
+
+class UpdateSchedulerConfigResponse(_message.Message):
+    __slots__ = ("config",)
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    config: str
+    def __init__(self, config: _Optional[str] = ...) -> None: ...

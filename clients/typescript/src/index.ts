@@ -1,0 +1,268 @@
+// TypeScript client of Sluice: the generated sluice.v1 messages (protobuf-es 2.x) and
+// a thin wrapper over Connect's gRPC transport for Node.js.
+
+import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+
+import { ClusterStateService } from "./gen/sluice/v1/cluster_state_pb.js";
+import {
+  SchedulerService,
+  ScheduleMode,
+  type CommitPlanResponse,
+  type Decision,
+  type ExplainJobResponse,
+  type Plan,
+} from "./gen/sluice/v1/scheduler_pb.js";
+import {
+  DeltaSchema,
+  JobSchema,
+  NodeSchema,
+  ObjectKind,
+  QueueSchema,
+  TaskSchema,
+  type Delta,
+  type Node as NodeMessage,
+  type Task as TaskMessage,
+} from "./gen/sluice/v1/types_pb.js";
+
+export * from "./gen/sluice/v1/types_pb.js";
+export * from "./gen/sluice/v1/cluster_state_pb.js";
+export * from "./gen/sluice/v1/scheduler_pb.js";
+
+/** How a cycle's plan is handled: see ScheduleMode. */
+export type Mode = "propose" | "auto_commit" | "dry_run";
+
+const modes: Record<Mode, ScheduleMode> = {
+  propose: ScheduleMode.PROPOSE,
+  auto_commit: ScheduleMode.AUTO_COMMIT,
+  dry_run: ScheduleMode.DRY_RUN,
+};
+
+/** Options of SluiceClient. */
+export interface SluiceClientOptions {
+  /** Cluster the client acts on unless a call names another. Default "default". */
+  cluster?: string;
+  /**
+   * TLS: true for the system's roots, or PEM material (ca for the server's roots,
+   * cert and key for mTLS). Default: plaintext.
+   */
+  tls?: boolean | { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
+  /** Sent as "authorization: Bearer TOKEN" with every call. */
+  token?: string;
+  /** Deadline of unary calls, in milliseconds. Default 30000; 0 means none. */
+  timeoutMs?: number;
+}
+
+/** Per-call override of the client's cluster. */
+export interface CallOptions {
+  cluster?: string;
+}
+
+/**
+ * A connection to a Sluice server. Calls reject with a ConnectError (code and
+ * message, for example InvalidArgument naming the offending field).
+ *
+ *     const c = new SluiceClient("127.0.0.1:50051", { cluster: "demo" });
+ *     await c.apply([node("n1", { cpu: "8" }), job("j"), task("j-0", "j", { cpu: "1" })], { replaceAll: true });
+ *     const plan = await c.schedule();
+ *     const { applied } = await c.commit(plan);
+ *     c.close();
+ */
+export class SluiceClient {
+  /** The raw ClusterStateService client. */
+  readonly state: Client<typeof ClusterStateService>;
+  /** The raw SchedulerService client. */
+  readonly scheduler: Client<typeof SchedulerService>;
+  readonly cluster: string;
+  private readonly sessions: Http2SessionManager;
+  private readonly timeoutMs: number | undefined;
+
+  /** target is "host:port", or a URL ("http://host:port", "https://host:port"). */
+  constructor(target: string, opts: SluiceClientOptions = {}) {
+    this.cluster = opts.cluster ?? "default";
+    this.timeoutMs = opts.timeoutMs === 0 ? undefined : (opts.timeoutMs ?? 30_000);
+    const secure = opts.tls !== undefined && opts.tls !== false;
+    const baseUrl = /^[a-z]+:\/\//.test(target) ? target : `${secure ? "https" : "http"}://${target}`;
+    const tlsOptions = typeof opts.tls === "object" ? opts.tls : {};
+    this.sessions = new Http2SessionManager(baseUrl, undefined, tlsOptions);
+    const interceptors: Interceptor[] = [];
+    if (opts.token) {
+      const value = `Bearer ${opts.token}`;
+      interceptors.push((next) => (req) => {
+        req.header.set("authorization", value);
+        return next(req);
+      });
+    }
+    const transport = createGrpcTransport({ baseUrl, sessionManager: this.sessions, interceptors });
+    this.state = createClient(ClusterStateService, transport);
+    this.scheduler = createClient(SchedulerService, transport);
+  }
+
+  /** Closes the connection; calls in progress fail. */
+  close(): void {
+    this.sessions.abort();
+  }
+
+  /**
+   * Applies one batch of deltas atomically and returns the cluster's revision after
+   * it. With replaceAll the cluster becomes exactly these objects.
+   */
+  async apply(deltas: Delta[], opts: CallOptions & { replaceAll?: boolean } = {}): Promise<bigint> {
+    const resp = await this.state.applyDeltas(
+      { cluster: opts.cluster ?? this.cluster, batch: { deltas, replaceAll: opts.replaceAll ?? false } },
+      { timeoutMs: this.timeoutMs },
+    );
+    return resp.revision;
+  }
+
+  /** Every node, by name. */
+  async nodes(opts: CallOptions = {}): Promise<NodeMessage[]> {
+    const out: NodeMessage[] = [];
+    let pageToken = "";
+    do {
+      const resp = await this.state.listNodes(
+        { cluster: opts.cluster ?? this.cluster, pageSize: 1000, pageToken },
+        { timeoutMs: this.timeoutMs },
+      );
+      out.push(...resp.nodes);
+      pageToken = resp.nextPageToken;
+    } while (pageToken !== "");
+    return out;
+  }
+
+  /** Every task (of one job, when given). */
+  async tasks(opts: CallOptions & { job?: string; namespace?: string } = {}): Promise<TaskMessage[]> {
+    const out: TaskMessage[] = [];
+    let pageToken = "";
+    do {
+      const resp = await this.state.listTasks(
+        { cluster: opts.cluster ?? this.cluster, pageSize: 1000, pageToken, job: opts.job, namespace: opts.namespace },
+        { timeoutMs: this.timeoutMs },
+      );
+      out.push(...resp.tasks);
+      pageToken = resp.nextPageToken;
+    } while (pageToken !== "");
+    return out;
+  }
+
+  /** Runs one cycle and returns its plan. */
+  async schedule(mode: Mode = "propose", opts: CallOptions = {}): Promise<Plan> {
+    const resp = await this.scheduler.schedule(
+      { cluster: opts.cluster ?? this.cluster, mode: modes[mode] },
+      { timeoutMs: this.timeoutMs },
+    );
+    if (!resp.plan) throw new Error("sluice: Schedule returned no plan");
+    return resp.plan;
+  }
+
+  /**
+   * Commits a proposed plan: `applied` lists the decisions that took effect,
+   * `rejected` those refused because the cluster changed since the plan.
+   */
+  async commit(plan: Plan | string, opts: CallOptions = {}): Promise<CommitPlanResponse> {
+    return this.scheduler.commitPlan(
+      { cluster: clusterOf(plan, opts.cluster ?? this.cluster), planId: idOf(plan) },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  /** Drops a proposed plan. */
+  async discard(plan: Plan | string, opts: CallOptions = {}): Promise<void> {
+    await this.scheduler.discardPlan(
+      { cluster: clusterOf(plan, opts.cluster ?? this.cluster), planId: idOf(plan) },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  /** A job's outcome in the most recent cycle that considered it. */
+  async explain(job: string, opts: CallOptions & { namespace?: string } = {}): Promise<ExplainJobResponse> {
+    return this.scheduler.explainJob(
+      { cluster: opts.cluster ?? this.cluster, namespace: opts.namespace ?? "", name: job },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  /**
+   * The plan of every cycle the server runs as the cluster changes (and at least
+   * every periodMs). Stop with signal, or by leaving the for-await loop.
+   */
+  async *watchPlans(
+    mode: Mode = "propose",
+    opts: CallOptions & { periodMs?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<Plan> {
+    const req = {
+      cluster: opts.cluster ?? this.cluster,
+      mode: modes[mode],
+      period: opts.periodMs ? durationFromMs(opts.periodMs) : undefined,
+    };
+    for await (const resp of this.scheduler.watchPlans(req, { signal: opts.signal })) {
+      if (resp.plan) yield resp.plan;
+    }
+  }
+}
+
+function idOf(plan: Plan | string): string {
+  return typeof plan === "string" ? plan : plan.id;
+}
+
+function clusterOf(plan: Plan | string, fallback: string): string {
+  return typeof plan === "string" || plan.cluster === "" ? fallback : plan.cluster;
+}
+
+/**
+ * The fields of a message's init object (what create() takes), without those the
+ * builder sets itself.
+ */
+export type Fields<Desc extends DescMessage, Set extends string> = Omit<
+  Exclude<MessageInitShape<Desc>, MessageShape<Desc>>,
+  Set | "$typeName"
+>;
+
+/** An upsert of a node offering allocatable (quantities: { cpu: "8", memory: "32Gi" }). */
+export function node(
+  name: string,
+  allocatable: Record<string, string>,
+  fields: Fields<typeof NodeSchema, "name" | "allocatable"> = {},
+): Delta {
+  return create(DeltaSchema, {
+    change: { case: "upsertNode", value: create(NodeSchema, { ...fields, name, allocatable }) },
+  });
+}
+
+/** An upsert of a queue. */
+export function queue(name: string, fields: Fields<typeof QueueSchema, "name"> = {}): Delta {
+  return create(DeltaSchema, { change: { case: "upsertQueue", value: create(QueueSchema, { ...fields, name }) } });
+}
+
+/** An upsert of a job: a gang of minAvailable tasks (default 1). */
+export function job(name: string, fields: Fields<typeof JobSchema, "name"> = {}): Delta {
+  return create(DeltaSchema, { change: { case: "upsertJob", value: create(JobSchema, { ...fields, name }) } });
+}
+
+/** An upsert of a task of job asking for resources. */
+export function task(
+  name: string,
+  job: string,
+  resources: Record<string, string> = {},
+  fields: Fields<typeof TaskSchema, "name" | "job" | "resources"> = {},
+): Delta {
+  return create(DeltaSchema, {
+    change: { case: "upsertTask", value: create(TaskSchema, { ...fields, name, job, resources }) },
+  });
+}
+
+/** A deletion; namespace matters for jobs, tasks and disruption budgets. */
+export function remove(kind: ObjectKind, name: string, namespace = ""): Delta {
+  return create(DeltaSchema, { change: { case: "delete", value: { kind, name, namespace } } });
+}
+
+/** Maps each bound task ("namespace/name") to its node. */
+export function binds(decisions: Decision[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const d of decisions) {
+    if (d.kind.case === "bind") out[d.kind.value.task] = d.kind.value.node;
+  }
+  return out;
+}

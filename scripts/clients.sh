@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Installs, generates, checks and tests the Python, TypeScript and Java clients.
+#
+#   scripts/clients.sh setup            # venv + pip packages, npm ci (idempotent)
+#   scripts/clients.sh generate         # regenerate the Python and TypeScript code
+#   scripts/clients.sh check-generated  # fail when the committed generated code is stale
+#   scripts/clients.sh test             # setup, check-generated, then every client's
+#                                       # tests and round trip against a real sluiced
+#   scripts/clients.sh python|typescript|java   # one client's tests (after setup), against
+#                                       # SLUICE_SERVER (no credentials) and
+#                                       # SLUICE_TOKEN_SERVER (wants SLUICE_TOKEN), or
+#                                       # sluiced servers started for the run
+#
+# Needs Go, Python 3.10+ with venv and pip, Node 20+ with npm, Java 17+ with Maven, and the
+# PyPI, npm and Maven Central registries (or their caches). Everything installed goes to
+# SLUICE_CACHE (default .cache/clients in the repository, ignored by git), the npm package's
+# node_modules, clients/java/target, and Maven's ~/.m2.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${SLUICE_CACHE:-$ROOT/.cache/clients}
+VENV=$CACHE/venv
+PY=$VENV/bin/python
+TS=$ROOT/clients/typescript
+JAVA=$ROOT/clients/java
+PYCLIENT=$ROOT/clients/python
+
+# Pins for generating the Python code: grpcio-tools bundles protoc (libprotoc 35.1) and
+# needs a protobuf runtime of the same major; clients/python/pyproject.toml says what
+# the generated code needs at run time.
+GRPCIO_TOOLS=grpcio-tools==1.85.1
+GRPCIO=grpcio==1.85.1
+PROTOBUF=protobuf==7.36.2
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'clients.sh: %s\n' "$*" >&2; exit 1; }
+
+need() {
+	command -v "$1" >/dev/null 2>&1 || die "$1 is not installed: $2"
+}
+
+# setup installs what the clients need; it does nothing that is already done.
+setup() {
+	need go "install Go"
+	need python3 "install Python 3.10+ with venv and pip"
+	need node "install Node.js 20+"
+	need npm "install npm"
+	need mvn "install Maven 3.8+ and a JDK 17+"
+	mkdir -p "$CACHE"
+	[ -f "$ROOT/.cache/.gitignore" ] || { mkdir -p "$ROOT/.cache" && echo '*' >"$ROOT/.cache/.gitignore"; }
+
+	local stamp=$CACHE/venv.stamp want
+	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $(cksum <"$PYCLIENT/pyproject.toml")"
+	if [ ! -x "$PY" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+		log "python: creating $VENV"
+		rm -rf "$VENV"
+		python3 -m venv "$VENV"
+		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF"
+		echo "$want" >"$stamp"
+	fi
+	# The client itself is installed (not editable) on every run, as a user would, so
+	# that the tests see the package's real contents.
+	log "python: pip install clients/python"
+	"$PY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$PYCLIENT"
+	"$PY" -m pip check >/dev/null || die "pip check failed in $VENV"
+
+	stamp=$TS/node_modules/.sluice-lock.cksum
+	want=$(cksum <"$TS/package-lock.json")
+	if [ ! -d "$TS/node_modules" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+		log "typescript: npm ci"
+		(cd "$TS" && npm ci --no-audit --no-fund --loglevel=error)
+		echo "$want" >"$stamp"
+	fi
+}
+
+# gen_python OUT writes the Python code generated from proto/ into OUT/sluice/v1.
+gen_python() {
+	local out=$1
+	mkdir -p "$out"
+	(cd "$ROOT" && "$PY" -m grpc_tools.protoc -Iproto \
+		--python_out="$out" --pyi_out="$out" --grpc_python_out="$out" proto/sluice/v1/*.proto)
+}
+
+# gen_typescript OUT writes the TypeScript code generated from proto/ into OUT.
+gen_typescript() {
+	local out=$1 tmpl
+	tmpl=$(mktemp --suffix=.yaml)
+	sed "s#out: clients/typescript/src/gen#out: $out#" "$TS/buf.gen.yaml" >"$tmpl"
+	(cd "$ROOT" && go tool buf generate --template "$tmpl")
+	rm -f "$tmpl"
+}
+
+generate() {
+	log "python: generating clients/python/src/sluice/v1"
+	rm -f "$PYCLIENT"/src/sluice/v1/*_pb2*.py "$PYCLIENT"/src/sluice/v1/*_pb2*.pyi
+	gen_python "$PYCLIENT/src"
+	log "typescript: generating clients/typescript/src/gen"
+	(cd "$ROOT" && go tool buf generate --template clients/typescript/buf.gen.yaml)
+}
+
+check_generated() {
+	local tmp stale=0
+	tmp=$(mktemp -d)
+	gen_python "$tmp/py"
+	if diff -r -x __init__.py -x __pycache__ "$tmp/py/sluice/v1" "$PYCLIENT/src/sluice/v1" >"$tmp/py.diff"; then
+		echo "clients/python generated code is up to date"
+	else
+		cat "$tmp/py.diff" | head -50 >&2
+		echo "clients/python generated code is stale: run scripts/clients.sh generate" >&2
+		stale=1
+	fi
+	gen_typescript "$tmp/ts"
+	if diff -r "$tmp/ts" "$TS/src/gen" >"$tmp/ts.diff"; then
+		echo "clients/typescript generated code is up to date"
+	else
+		cat "$tmp/ts.diff" | head -50 >&2
+		echo "clients/typescript generated code is stale: run scripts/clients.sh generate" >&2
+		stale=1
+	fi
+	rm -rf "$tmp"
+	return $stale
+}
+
+# Servers started by this script: their pids, and a directory for the binary and logs.
+SERVER_PIDS=()
+SERVER_DIR=
+STARTED=
+stop_servers() {
+	local pid
+	for pid in "${SERVER_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	SERVER_PIDS=()
+	[ -z "$SERVER_DIR" ] || rm -rf "$SERVER_DIR"
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_sluiced NAME [FLAG...] starts sluiced (built once) on free loopback ports with the
+# flags, waits for /healthz on its admin port, and sets STARTED to its gRPC address. (Not
+# in a subshell: the pid list and the EXIT trap must be this shell's.)
+start_sluiced() {
+	local name=$1 try grpc admin i pid
+	shift
+	if [ -z "$SERVER_DIR" ]; then
+		SERVER_DIR=$(mktemp -d)
+		trap stop_servers EXIT
+		log "building sluiced"
+		(cd "$ROOT" && go build -o "$SERVER_DIR/sluiced" ./cmd/sluiced) >&2
+	fi
+	for try in 1 2 3; do
+		grpc=$(free_port)
+		admin=$(free_port)
+		"$SERVER_DIR/sluiced" --listen "127.0.0.1:$grpc" --admin-listen "127.0.0.1:$admin" \
+			--log-level warn "$@" >"$SERVER_DIR/$name.log" 2>&1 &
+		pid=$!
+		SERVER_PIDS+=("$pid")
+		for i in $(seq 1 100); do
+			if python3 -c "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:$admin/healthz', timeout=1).status == 200 else 1)" 2>/dev/null; then
+				log "sluiced ($name) is up: gRPC 127.0.0.1:$grpc, admin 127.0.0.1:$admin"
+				STARTED=127.0.0.1:$grpc
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		log "sluiced ($name) did not come up (try $try):"
+		cat "$SERVER_DIR/$name.log" >&2
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	die "could not start sluiced ($name)"
+}
+
+# A token the second server accepts (only its SHA-256 is in the tokens file).
+TOKEN=clients-test-token
+
+# start_servers starts a plaintext server without credentials (SLUICE_SERVER) and one that
+# wants a bearer token (SLUICE_TOKEN_SERVER, token in SLUICE_TOKEN).
+start_servers() {
+	local tokens
+	start_sluiced open
+	SLUICE_SERVER=$STARTED
+	tokens=$SERVER_DIR/tokens.yaml
+	printf -- '- name: clients-test\n  sha256: %s\n  clusters: ["*"]\n' \
+		"$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)" >"$tokens"
+	start_sluiced tokens --tokens "$tokens"
+	SLUICE_TOKEN_SERVER=$STARTED
+	SLUICE_TOKEN=$TOKEN
+	export SLUICE_SERVER SLUICE_TOKEN_SERVER SLUICE_TOKEN
+}
+
+ensure_servers() {
+	if [ -z "${SLUICE_SERVER:-}" ] || [ -z "${SLUICE_TOKEN_SERVER:-}" ]; then
+		start_servers
+	fi
+}
+
+# The test functions run inside "if" in all_tests, where set -e does not apply: every
+# step says "|| return 1" itself.
+test_python() {
+	log "python: unit tests"
+	(cd "$PYCLIENT" && SLUICE_REQUIRE_SERVERS=1 "$PY" -m unittest discover -s tests -v) || return 1
+	log "python: examples/roundtrip.py"
+	"$PY" "$PYCLIENT/examples/roundtrip.py" --server "$SLUICE_SERVER" || return 1
+	log "python: examples/roundtrip.py with a bearer token"
+	"$PY" "$PYCLIENT/examples/roundtrip.py" --server "$SLUICE_TOKEN_SERVER" --token "$SLUICE_TOKEN" || return 1
+}
+
+test_typescript() {
+	log "typescript: tsc"
+	(cd "$TS" && npm run --silent build) || return 1
+	log "typescript: examples/roundtrip.ts"
+	node "$TS/dist/examples/roundtrip.js" --server "$SLUICE_SERVER" || return 1
+	log "typescript: examples/roundtrip.ts with a bearer token"
+	node "$TS/dist/examples/roundtrip.js" --server "$SLUICE_TOKEN_SERVER" --token "$SLUICE_TOKEN" || return 1
+}
+
+test_java() {
+	log "java: mvn package"
+	# Maven 3.8 prints colour resets even in batch mode; strip them.
+	(cd "$JAVA" && set -o pipefail && mvn -B -q package 2>&1 | sed $'s/\x1b\\[[0-9;]*m//g') || return 1
+	log "java: RoundTrip"
+	java -cp "$JAVA/target/sluice-client-0.1.0.jar:$JAVA/target/lib/*" \
+		io.github.sluicesched.sluice.examples.RoundTrip --server "$SLUICE_SERVER" || return 1
+	log "java: RoundTrip with a bearer token"
+	java -cp "$JAVA/target/sluice-client-0.1.0.jar:$JAVA/target/lib/*" \
+		io.github.sluicesched.sluice.examples.RoundTrip --server "$SLUICE_TOKEN_SERVER" --token "$SLUICE_TOKEN" || return 1
+}
+
+all_tests() {
+	local start=$SECONDS failed=() t
+	setup
+	check_generated
+	start_servers
+	for t in python typescript java; do
+		if "test_$t"; then
+			echo "PASS clients/$t"
+		else
+			echo "FAIL clients/$t" >&2
+			failed+=("$t")
+		fi
+	done
+	echo "client tests and round trips took $((SECONDS - start))s"
+	echo "clients: $((3 - ${#failed[@]})) passed, ${#failed[@]} failed"
+	[ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]}"
+}
+
+case "${1:-}" in
+setup) setup ;;
+generate) setup && generate ;;
+check-generated) setup && check_generated ;;
+python | typescript | java) ensure_servers && "test_$1" ;;
+test) all_tests ;;
+*)
+	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+	;;
+esac
