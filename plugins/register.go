@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-sched/sluice/plugins/resourcestrategyfit"
 	"github.com/sluice-sched/sluice/plugins/sla"
 	"github.com/sluice-sched/sluice/plugins/tasktopology"
+	"github.com/sluice-sched/sluice/plugins/tdm"
 	"github.com/sluice-sched/sluice/plugins/usage"
 )
 
@@ -56,6 +57,7 @@ func Register(reg *framework.Registry) {
 		{deviceshare.Name, deviceshare.New},
 		{extender.Name, extender.New},
 		{networktopologyaware.Name, networktopologyaware.New},
+		{tdm.Name, tdm.New},
 	} {
 		reg.RegisterPlugin(p.name, p.new)
 	}

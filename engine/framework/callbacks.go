@@ -121,7 +121,7 @@ func newCallbacks() callbacks {
 	return callbacks{
 		jobOrder:          newHook[JobOrderFn](conf.FlagJobOrder),
 		queueOrder:        newHook[QueueOrderFn](conf.FlagQueueOrder),
-		victimQueueOrder:  newHook[VictimQueueOrderFn](conf.FlagQueueOrder),
+		victimQueueOrder:  newUngatedHook[VictimQueueOrderFn](),
 		taskOrder:         newHook[TaskOrderFn](conf.FlagTaskOrder),
 		predicate:         newHook[PredicateFn](conf.FlagPredicate),
 		prePredicate:      newHook[PrePredicateFn](conf.FlagPredicate),
@@ -367,12 +367,13 @@ func (s *Session) QueueOrderFn(l, r *api.QueueInfo) bool {
 	return l.UID < r.UID
 }
 
-// VictimQueueOrderFn reports whether queue l should give up victims before r for preemptor.
+// VictimQueueOrderFn reports whether queue l should give up victims before r for preemptor;
+// without an opinion, the queue that goes last in queue order gives first (Volcano's rule).
 func (s *Session) VictimQueueOrderFn(l, r, preemptor *api.QueueInfo) bool {
 	if c := firstNonZero(s.cb.victimQueueOrder, func(f VictimQueueOrderFn) int { return f(l, r, preemptor) }); c != 0 {
 		return c < 0
 	}
-	return l.UID < r.UID
+	return !s.QueueOrderFn(l, r)
 }
 
 // TaskCompare compares tasks with the plugins only (0: no opinion).

@@ -34,7 +34,8 @@ type plugin struct {
 var _ framework.Plugin = (*plugin)(nil)
 
 // New builds the plugin from its arguments: "overcommit-factor" and
-// "overcommit-factor.<resource>", numbers of at least 1. Other arguments are ignored.
+// "overcommit-factor.<resource>", numbers; a factor below 1 means the default (1.2), as in
+// Volcano. A value that is not a number is an error. Other arguments are ignored.
 func New(args conf.Arguments) (framework.Plugin, error) {
 	p := &plugin{factor: DefaultFactor, factors: map[string]float64{}, idle: api.EmptyResource(), inqueue: api.EmptyResource()}
 	for _, key := range args.Keys() {
@@ -51,7 +52,8 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 			return nil, err
 		}
 		if f < 1 {
-			return nil, fmt.Errorf("argument %q: an overcommit factor must be at least 1, got %v", key, f)
+			// Volcano falls back to the default for a factor below 1, and its tests rely on it.
+			f = DefaultFactor
 		}
 		if target == "" {
 			p.factor = f

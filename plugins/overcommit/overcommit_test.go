@@ -26,7 +26,7 @@ func TestNewArguments(t *testing.T) {
 		{"default factor", conf.Arguments{"overcommit-factor": 2}, "", 2, 2},
 		{"per resource", conf.Arguments{"overcommit-factor.cpu": 1.5, "other": "x"}, "", 1.2, 1.5},
 		{"string number", conf.Arguments{"overcommit-factor": "1.5"}, "", 1.5, 1.5},
-		{"below one", conf.Arguments{"overcommit-factor.cpu": 0.5}, `"overcommit-factor.cpu"`, 0, 0},
+		{"below one falls back to the default", conf.Arguments{"overcommit-factor.cpu": 0.5}, "", 1.2, 1.2},
 		{"not a number", conf.Arguments{"overcommit-factor": "lots"}, `"overcommit-factor"`, 0, 0},
 	}
 	for _, tc := range tests {

@@ -89,8 +89,19 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddAllocatableFn(Name, func(q *api.QueueInfo, t *api.TaskInfo) bool {
 		return q.IsOpen() && p.allocatable(q, t)
 	})
-	ssn.AddPreemptiveFn(Name, p.allocatable)
+	ssn.AddPreemptiveFn(Name, func(q *api.QueueInfo, t *api.TaskInfo) bool {
+		return q.IsOpen() && p.allocatable(q, t)
+	})
 	ssn.AddJobEnqueueableFn(Name, func(j *api.JobInfo) framework.Vote { return p.enqueueable(ssn, j) })
+	// The queue books a job's minimum only once the job is enqueued, so a job that a later
+	// plugin refuses leaves no trace (Volcano #5387).
+	ssn.AddJobEnqueuedFn(Name, func(j *api.JobInfo) {
+		if attr := p.queues[j.Queue]; attr != nil {
+			if min := jobMinResources(j); min != nil {
+				attr.inqueue.Add(min)
+			}
+		}
+	})
 	ssn.AddEventHandler(&framework.EventHandler{
 		AllocateFunc: func(e *framework.Event) {
 			if attr := p.queueOf(ssn, e.Task); attr != nil {
@@ -312,7 +323,7 @@ func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, ca
 			allocated = attr.allocated.Clone()
 			allocations[j.Queue] = allocated
 		}
-		if allocated.LessPartly(reclaimer.Resreq, api.Zero) {
+		if allocated.LessPartly(c.Resreq, api.Zero) {
 			continue
 		}
 		if !allocated.LessEqual(attr.deserved, api.Zero) {
@@ -343,7 +354,6 @@ func (p *plugin) enqueueable(ssn *framework.Session, j *api.JobInfo) framework.V
 			describe(over, need, ">", attr.realCapability, "capability")))
 		return framework.Reject
 	}
-	attr.inqueue.Add(min)
 	return framework.Permit
 }
 

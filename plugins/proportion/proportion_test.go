@@ -179,12 +179,20 @@ func TestReclaimable(t *testing.T) {
 	if got := ssn.Reclaimable(reclaimer, cands[:0]); got != nil {
 		t.Errorf("Reclaimable(no candidates) = %v", tu.Names(got))
 	}
-	// A reclaimer asking for a resource the victim queue does not hold gets nothing from it.
+	// Current Volcano compares the victim queue's allocation with each victim's request, not
+	// the reclaimer's: a reclaimer asking for a resource the victim queue lacks still gets
+	// victims, while a candidate asking for more than its queue holds is skipped.
 	gpuTask := reclaimer.Clone()
 	gpuReq := tu.Res(map[string]float64{"cpu": 1, "nvidia.com/gpu": 1})
 	gpuTask.Resreq = &gpuReq
-	if got := ssn.Reclaimable(gpuTask, cands); got != nil {
-		t.Errorf("Reclaimable(gpu reclaimer) = %v, want none", tu.Names(got))
+	if got, want := tu.Names(ssn.Reclaimable(gpuTask, cands)), []string{"hog-0", "hog-1"}; !slices.Equal(got, want) {
+		t.Errorf("Reclaimable(gpu reclaimer) = %v, want %v", got, want)
+	}
+	big := cands[0].Clone()
+	bigReq := tu.Res(map[string]float64{"cpu": 8})
+	big.Resreq = &bigReq
+	if got := ssn.Reclaimable(reclaimer, []*api.TaskInfo{big}); got != nil {
+		t.Errorf("a candidate bigger than its queue's allocation was offered: %v", tu.Names(got))
 	}
 }
 
@@ -274,9 +282,9 @@ func TestAllocatableClosedQueue(t *testing.T) {
 	if ssn.Allocatable(ssn.Queues["closed"], task) {
 		t.Error("a closed queue takes no new task")
 	}
-	// Preemptive skips the open test but keeps the deserved one.
-	if !ssn.Preemptive(ssn.Queues["closed"], task) {
-		t.Error("Preemptive ignores the queue state")
+	// A closed queue does not reclaim either (Volcano's current rule).
+	if ssn.Preemptive(ssn.Queues["closed"], task) {
+		t.Error("a closed queue must not reclaim")
 	}
 }
 
@@ -331,10 +339,12 @@ func TestJobEnqueueable(t *testing.T) {
 	if !ssn.JobEnqueueable(tu.JobOf(t, ssn, "j1")) {
 		t.Fatal("j1 should be enqueueable")
 	}
+	ssn.JobEnqueued(tu.JobOf(t, ssn, "j1")) // as the enqueue action does
 	// j2 needs 3+1+3-1 = 6 <= 6.
 	if !ssn.JobEnqueueable(tu.JobOf(t, ssn, "j2")) {
 		t.Fatal("j2 should be enqueueable")
 	}
+	ssn.JobEnqueued(tu.JobOf(t, ssn, "j2"))
 	// A third 3-cpu job would need 9 > 6.
 	j3 := tu.JobOf(t, ssn, "j1").Clone()
 	j3.UID, j3.Name, j3.JobFitErrors = "ns/j3", "j3", ""
@@ -377,6 +387,10 @@ func TestInqueueAccounting(t *testing.T) {
 	if !ssn.JobEnqueueable(tu.JobOf(t, ssn, "new")) {
 		t.Error("new should fit exactly")
 	}
+	if !near(attr.inqueue.MilliCPU, 4000) {
+		t.Errorf("a vote alone booked the job: inqueue %v cpu, want 4", attr.inqueue.MilliCPU/1000)
+	}
+	ssn.JobEnqueued(tu.JobOf(t, ssn, "new"))
 	if !near(attr.inqueue.MilliCPU, 5000) {
 		t.Errorf("inqueue after enqueue = %v cpu, want 5", attr.inqueue.MilliCPU/1000)
 	}

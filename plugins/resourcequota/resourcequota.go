@@ -61,6 +61,19 @@ func (*plugin) OnSessionOpen(ssn *framework.Session) {
 		}
 	}
 	ssn.AddJobEnqueueableFn(Name, s.enqueueable)
+	// Pending usage grows only when the job is enqueued, so a job that a later plugin refuses
+	// leaves no trace (Volcano #5387).
+	ssn.AddJobEnqueuedFn(Name, s.enqueued)
+}
+
+func (s *session) enqueued(j *api.JobInfo) {
+	want := j.MinResources
+	if want == nil || (want.IsEmpty() && want.MaxTaskNum == 0) {
+		return
+	}
+	pending := s.of(s.pending, j.Namespace)
+	pending.res.Add(want)
+	pending.pods += want.MaxTaskNum
 }
 
 func (*plugin) OnSessionClose(*framework.Session) {}
@@ -86,8 +99,6 @@ func (s *session) enqueueable(j *api.JobInfo) framework.Vote {
 			return framework.Reject
 		}
 	}
-	pending.res.Add(want)
-	pending.pods += want.MaxTaskNum
 	return framework.Permit
 }
 

@@ -83,8 +83,12 @@ func TestJobEnqueueable(t *testing.T) {
 			msg := ""
 			for i, name := range names {
 				j := tu.JobOf(t, ssn, name)
-				if got := ssn.JobEnqueueable(j); got != tc.want[i] {
+				got := ssn.JobEnqueueable(j)
+				if got != tc.want[i] {
 					t.Errorf("job %s: enqueueable %v, want %v (%s)", name, got, tc.want[i], j.JobFitErrors)
+				}
+				if got {
+					ssn.JobEnqueued(j) // as the enqueue action does
 				}
 				if !tc.want[i] && msg == "" {
 					msg = j.JobFitErrors

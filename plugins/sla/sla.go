@@ -1,7 +1,6 @@
 package sla
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -26,19 +25,15 @@ type plugin struct {
 
 var _ framework.Plugin = (*plugin)(nil)
 
-// New builds the plugin for one session. The argument sla-waiting-time, when given, must be a
-// positive Go duration such as "1h" (Volcano logs and ignores anything else).
+// New builds the plugin for one session. The argument sla-waiting-time is a positive Go
+// duration such as "1h"; as in Volcano (and its tests), any other value is ignored and the
+// plugin runs without a global waiting time, jobs' own annotations still applying.
 func New(args conf.Arguments) (framework.Plugin, error) {
 	p := &plugin{}
 	if _, ok := args[JobWaitingTime]; ok {
-		d, err := args.Duration(JobWaitingTime, 0)
-		if err != nil {
-			return nil, err
+		if d, err := args.Duration(JobWaitingTime, 0); err == nil && d > 0 {
+			p.global = &d
 		}
-		if d <= 0 {
-			return nil, fmt.Errorf("argument %q: want a positive duration, got %s", JobWaitingTime, d)
-		}
-		p.global = &d
 	}
 	return p, nil
 }

@@ -1,7 +1,6 @@
 package sla
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -77,24 +76,27 @@ func cluster() *tu.Cluster {
 }
 
 func TestNewArguments(t *testing.T) {
+	hour := time.Hour + 2*time.Minute + 3*time.Second
 	tests := []struct {
-		args    conf.Arguments
-		wantErr bool
+		args conf.Arguments
+		want *time.Duration
 	}{
-		{nil, false},
-		{conf.Arguments{JobWaitingTime: "1h2m3s"}, false},
-		{conf.Arguments{JobWaitingTime: "0s"}, true},
-		{conf.Arguments{JobWaitingTime: "-1m"}, true},
-		{conf.Arguments{JobWaitingTime: 30}, true},
-		{conf.Arguments{JobWaitingTime: "later"}, true},
+		{nil, nil},
+		{conf.Arguments{JobWaitingTime: "1h2m3s"}, &hour},
+		// Volcano ignores a waiting time that is not a positive duration; so does Sluice.
+		{conf.Arguments{JobWaitingTime: "0s"}, nil},
+		{conf.Arguments{JobWaitingTime: "-1m"}, nil},
+		{conf.Arguments{JobWaitingTime: 30}, nil},
+		{conf.Arguments{JobWaitingTime: "later"}, nil},
 	}
 	for _, tc := range tests {
-		_, err := New(tc.args)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("New(%v): error %v, want error %v", tc.args, err, tc.wantErr)
+		p, err := New(tc.args)
+		if err != nil {
+			t.Fatalf("New(%v): %v", tc.args, err)
 		}
-		if err != nil && !strings.Contains(err.Error(), JobWaitingTime) {
-			t.Errorf("New(%v): error %q does not name the argument", tc.args, err)
+		got := p.(*plugin).global
+		if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+			t.Errorf("New(%v): global waiting time %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }

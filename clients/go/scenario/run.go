@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -319,7 +321,36 @@ func runFile(ctx context.Context, conn grpc.ClientConnInterface, file string, se
 		return Result{Name: sc.Name, Failure: fmt.Sprintf("duplicate scenario name (also in %s)", other)}
 	}
 	seen[sc.Name] = file
-	return Run(ctx, conn, sc, sc.Name)
+	return Run(ctx, conn, sc, ClusterName(sc.Name))
+}
+
+// ClusterName turns a scenario name into a valid cluster name (lower-case letters, digits,
+// dots and dashes, at most 63 characters): other characters become dashes, and a name that had
+// to change is shortened and given a hash of the original, so distinct scenarios never share a
+// cluster.
+func ClusterName(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	out := strings.TrimLeft(b.String(), ".-")
+	if out == name && len(out) <= 63 && out != "" {
+		return out
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := hex.EncodeToString(sum[:4])
+	if len(out) > 54 {
+		out = out[:54]
+	}
+	if out == "" {
+		return "s-" + suffix
+	}
+	return strings.TrimRight(out, ".-") + "-" + suffix
 }
 
 // expandPaths lists the scenario files named by paths; problems are

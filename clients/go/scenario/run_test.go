@@ -388,3 +388,31 @@ func TestRunSharedScenariosAgainstFake(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterName(t *testing.T) {
+	long := strings.Repeat("a-very-long-volcano-test-case-name-", 4)
+	cases := []struct{ in, want string }{
+		{"gang-all-or-nothing", "gang-all-or-nothing"},
+		{"Case_With.Caps", "case-with.caps-"},
+		{long, long[:54]},
+	}
+	seen := map[string]string{}
+	for _, c := range cases {
+		got := ClusterName(c.in)
+		if !strings.HasPrefix(got, c.want) || len(got) > 63 {
+			t.Errorf("ClusterName(%q) = %q, want prefix %q and at most 63 characters", c.in, got, c.want)
+		}
+		for _, r := range got {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-') {
+				t.Errorf("ClusterName(%q) = %q has %q", c.in, got, r)
+			}
+		}
+		if prev, dup := seen[got]; dup {
+			t.Errorf("%q and %q share cluster %q", prev, c.in, got)
+		}
+		seen[got] = c.in
+	}
+	if ClusterName(long+"x") == ClusterName(long+"y") {
+		t.Error("two long names that differ only at the end share a cluster")
+	}
+}

@@ -161,7 +161,7 @@ func preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.T
 			return ssn.Allocatable(queue, preemptor) && preemptor.InitResreq.LessEqual(node.FutureIdle(), api.Zero) &&
 				devicesFit(ssn, preemptor, node)
 		}
-		vq := util.VictimsQueue(ssn, victims)
+		vq := util.VictimsQueue(ssn, preemptor, victims)
 		for !vq.Empty() {
 			if fits() {
 				break

@@ -76,7 +76,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			continue
 		}
 		task := tasks.Pop()
-		if !ssn.Allocatable(queue, task) || !ssn.Preemptive(queue, task) {
+		if !ssn.Preemptive(queue, task) {
 			continue
 		}
 		if err := ssn.PrePredicateFn(task); err != nil {
@@ -117,8 +117,9 @@ func reclaimFor(ssn *framework.Session, job *api.JobInfo, task *api.TaskInfo) bo
 			continue
 		}
 		stmt := ssn.NewStatement()
-		reclaimed := api.EmptyResource()
-		vq := util.VictimsQueue(ssn, victims)
+		// What the node will have free anyway counts towards the task (current Volcano).
+		reclaimed := n.FutureIdle()
+		vq := util.VictimsQueue(ssn, task, victims)
 		for !vq.Empty() {
 			v := vq.Pop()
 			reason := framework.EvictReason{Action: Name, ForTask: task.UID,

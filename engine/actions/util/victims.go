@@ -24,14 +24,26 @@ func ValidateVictims(evictor *api.TaskInfo, node *api.NodeInfo, victims []*api.T
 	return nil
 }
 
-// VictimsQueue orders victims for eviction: within one job the reverse of task order, across
-// jobs the reverse of job order (the least important goes first), as Volcano does.
-func VictimsQueue(ssn *framework.Session, victims []*api.TaskInfo) *PriorityQueue[*api.TaskInfo] {
+// VictimsQueue orders victims for eviction as Volcano does: within one job the reverse of task
+// order; across queues the victim queue order for the evictor's queue; otherwise the reverse of
+// job order (the least important goes first).
+func VictimsQueue(ssn *framework.Session, evictor *api.TaskInfo, victims []*api.TaskInfo) *PriorityQueue[*api.TaskInfo] {
+	var evictorQueue *api.QueueInfo
+	if j, ok := ssn.Jobs[evictor.Job]; ok {
+		evictorQueue = ssn.Queues[j.Queue]
+	}
 	q := NewPriorityQueue(func(l, r *api.TaskInfo) bool {
 		if l.Job == r.Job {
 			return ssn.TaskOrderFn(r, l)
 		}
-		return ssn.JobOrderFn(ssn.Jobs[r.Job], ssn.Jobs[l.Job])
+		lj, rj := ssn.Jobs[l.Job], ssn.Jobs[r.Job]
+		if evictorQueue != nil && lj.Queue != rj.Queue {
+			lq, rq := ssn.Queues[lj.Queue], ssn.Queues[rj.Queue]
+			if lq != nil && rq != nil {
+				return ssn.VictimQueueOrderFn(lq, rq, evictorQueue)
+			}
+		}
+		return ssn.JobOrderFn(rj, lj)
 	})
 	for _, v := range victims {
 		q.Push(v)
