@@ -29,7 +29,27 @@ type NodeInfo struct {
 	// Version changes whenever a task is added to, removed from or updated on the node, so
 	// a cache of answers about the node can tell whether they may have changed.
 	Version uint64
+	// Pod slots, as current Volcano counts them (every task takes one "pods" unit of the
+	// node's allocatable pods): slots held by tasks on the node (releasing ones included), by
+	// releasing tasks, and promised to pipelined tasks. A node without a pods figure has
+	// unlimited slots.
+	podsUsed, podsReleasing, podsPipelined int
 }
+
+// MaxPods is the node's pod capacity (0: unlimited).
+func (ni *NodeInfo) MaxPods() int { return ni.Allocatable.MaxTaskNum }
+
+// IdlePods is how many more tasks the node takes now (meaningless when MaxPods is 0).
+func (ni *NodeInfo) IdlePods() int { return ni.MaxPods() - ni.podsUsed }
+
+// FutureIdlePods is how many tasks the node will take once releasing tasks are gone and
+// pipelined tasks placed.
+func (ni *NodeInfo) FutureIdlePods() int {
+	return ni.MaxPods() - ni.podsUsed + ni.podsReleasing - ni.podsPipelined
+}
+
+// podsFit reports whether slots more tasks fit in free pod slots.
+func (ni *NodeInfo) podsFit(free int) bool { return ni.MaxPods() == 0 || free >= 1 }
 
 // DeviceInfo is one device of a node and what is allocated on it in this session.
 type DeviceInfo struct {
@@ -75,12 +95,17 @@ func (ni *NodeInfo) FutureIdle() *Resource {
 	return ni.Idle.Clone().Add(ni.Releasing).Sub(ni.Pipelined)
 }
 
-// FitsIdle reports whether req fits in the node's idle resources.
-func (ni *NodeInfo) FitsIdle(req *Resource) bool { return req.LessEqual(ni.Idle, Zero) }
+// FitsIdle reports whether req (and one pod slot) fits in the node's idle resources.
+func (ni *NodeInfo) FitsIdle(req *Resource) bool {
+	return ni.podsFit(ni.IdlePods()) && req.LessEqual(ni.Idle, Zero)
+}
 
-// FitsFutureIdle reports whether req fits in the node's future idle resources, like
-// req.LessEqual(ni.FutureIdle(), Zero) without building FutureIdle.
+// FitsFutureIdle reports whether req (and one pod slot) fits in the node's future idle
+// resources, like req.LessEqual(ni.FutureIdle(), Zero) without building FutureIdle.
 func (ni *NodeInfo) FitsFutureIdle(req *Resource) bool {
+	if !ni.podsFit(ni.FutureIdlePods()) {
+		return false
+	}
 	fi := func(name string) float64 { return ni.Idle.Get(name) + ni.Releasing.Get(name) - ni.Pipelined.Get(name) }
 	if !lessEqualTol(req.MilliCPU, fi(ResourceCPU)) || !lessEqualTol(req.Memory, fi(ResourceMemory)) {
 		return false
@@ -110,24 +135,12 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 	if _, ok := ni.Tasks[t.UID]; ok {
 		return fmt.Errorf("task %s is already on node %s", t.UID, ni.Name)
 	}
-	c := t.Clone()
-	switch c.Status {
-	case Pipelined:
-		ni.Pipelined.Add(c.Resreq)
-	default:
-		if !c.Resreq.LessEqual(ni.Idle, Zero) {
-			return fmt.Errorf("node %s cannot hold task %s: idle <%s>, request <%s>", ni.Name, t.UID, ni.Idle, c.Resreq)
-		}
-		ni.Idle.Sub(c.Resreq)
-		ni.Used.Add(c.Resreq)
-		if c.Status == Releasing {
-			ni.Releasing.Add(c.Resreq)
-		}
+	if t.Status != Pipelined && !ni.FitsIdle(t.Resreq) {
+		return fmt.Errorf("node %s cannot hold task %s: idle <%s> and %d pod slots, request <%s>",
+			ni.Name, t.UID, ni.Idle, ni.IdlePods(), t.Resreq)
 	}
+	ni.addTaskUnchecked(t)
 	t.NodeName = ni.Name
-	c.NodeName = ni.Name
-	ni.Tasks[c.UID] = c
-	ni.Version++
 	return nil
 }
 
@@ -138,11 +151,14 @@ func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
 	switch c.Status {
 	case Pipelined:
 		ni.Pipelined.Add(c.Resreq)
+		ni.podsPipelined++
 	default:
 		ni.Idle.Sub(c.Resreq)
 		ni.Used.Add(c.Resreq)
+		ni.podsUsed++
 		if c.Status == Releasing {
 			ni.Releasing.Add(c.Resreq)
+			ni.podsReleasing++
 		}
 	}
 	c.NodeName = ni.Name
@@ -163,11 +179,14 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 	switch cur.Status {
 	case Pipelined:
 		ni.Pipelined.Sub(cur.Resreq)
+		ni.podsPipelined--
 	default:
 		ni.Idle.Add(cur.Resreq)
 		ni.Used.Sub(cur.Resreq)
+		ni.podsUsed--
 		if cur.Status == Releasing {
 			ni.Releasing.Sub(cur.Resreq)
+			ni.podsReleasing--
 		}
 	}
 	delete(ni.Tasks, cur.UID)

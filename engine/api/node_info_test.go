@@ -18,7 +18,7 @@ func TestFitsFutureIdleMatchesFutureIdle(t *testing.T) {
 		{"too big", gpu(1, 1), gpu(1, 0), EmptyResource(), gpu(3, 0)},
 	}
 	for _, c := range cases {
-		n := &NodeInfo{Idle: c.idle, Releasing: c.releasing, Pipelined: c.pipelined}
+		n := &NodeInfo{Allocatable: EmptyResource(), Idle: c.idle, Releasing: c.releasing, Pipelined: c.pipelined}
 		want := c.req.LessEqual(n.FutureIdle(), Zero)
 		if got := n.FitsFutureIdle(c.req); got != want {
 			t.Errorf("%s: FitsFutureIdle %v, LessEqual(FutureIdle) %v", c.name, got, want)
@@ -46,5 +46,43 @@ func TestNodeVersionChangesWithTasks(t *testing.T) {
 	n.RemoveTask(task)
 	if n.Version == v {
 		t.Fatal("RemoveTask kept the version")
+	}
+}
+
+func TestPodSlots(t *testing.T) {
+	n := NewNodeInfo(&Node{Name: "n", Allocatable: *NewResource(map[string]float64{"cpu": 8, "memory": 1 << 30, "pods": 1})})
+	none := EmptyResource()
+	task := func(name string, s TaskStatus) *TaskInfo {
+		return NewTaskInfo(&Task{Name: name, Namespace: "ns", Job: "j", Status: s}, 0)
+	}
+	if !n.FitsIdle(none) || !n.FitsFutureIdle(none) {
+		t.Fatal("an empty node with one pod slot takes a task")
+	}
+	run := task("a", Running)
+	if err := n.AddTask(run); err != nil {
+		t.Fatal(err)
+	}
+	if n.FitsIdle(none) || n.FitsFutureIdle(none) {
+		t.Fatal("a node with its only pod slot taken took another task")
+	}
+	if err := n.AddTask(task("b", Allocated)); err == nil {
+		t.Fatal("AddTask beyond the pod capacity succeeded")
+	}
+	run.Status = Releasing
+	n.UpdateTask(run)
+	if n.FitsIdle(none) || !n.FitsFutureIdle(none) {
+		t.Fatal("a releasing task's slot counts for the future only")
+	}
+	if err := n.AddTask(task("c", Pipelined)); err != nil {
+		t.Fatal(err)
+	}
+	if n.FitsFutureIdle(none) {
+		t.Fatal("a pipelined task's slot is promised")
+	}
+	unlimited := NewNodeInfo(&Node{Name: "u", Allocatable: *NewResource(map[string]float64{"cpu": 8})})
+	for i := 0; i < 3; i++ {
+		if err := unlimited.AddTask(task(string(rune('x'+i)), Running)); err != nil {
+			t.Fatalf("a node without a pods figure refused task %d: %v", i, err)
+		}
 	}
 }

@@ -158,7 +158,7 @@ func preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.T
 			continue
 		}
 		fits := func() bool {
-			return ssn.Allocatable(queue, preemptor) && preemptor.InitResreq.LessEqual(node.FutureIdle(), api.Zero) &&
+			return ssn.Allocatable(queue, preemptor) && node.FitsFutureIdle(preemptor.InitResreq) &&
 				devicesFit(ssn, preemptor, node)
 		}
 		vq := util.VictimsQueue(ssn, preemptor, victims)

@@ -117,8 +117,13 @@ func reclaimFor(ssn *framework.Session, job *api.JobInfo, task *api.TaskInfo) bo
 			continue
 		}
 		stmt := ssn.NewStatement()
-		// What the node will have free anyway counts towards the task (current Volcano).
+		// What the node will have free anyway counts towards the task (current Volcano), pod
+		// slots included.
 		reclaimed := n.FutureIdle()
+		pods := n.FutureIdlePods()
+		enough := func() bool {
+			return task.InitResreq.LessEqual(reclaimed, api.Zero) && (n.MaxPods() == 0 || pods >= 1)
+		}
 		vq := util.VictimsQueue(ssn, task, victims)
 		for !vq.Empty() {
 			v := vq.Pop()
@@ -129,11 +134,12 @@ func reclaimFor(ssn *framework.Session, job *api.JobInfo, task *api.TaskInfo) bo
 				continue
 			}
 			reclaimed.Add(v.Resreq)
-			if task.InitResreq.LessEqual(reclaimed, api.Zero) {
+			pods++
+			if enough() {
 				break
 			}
 		}
-		if task.InitResreq.LessEqual(reclaimed, api.Zero) {
+		if enough() {
 			if err := stmt.Pipeline(task, n.Name); err != nil {
 				ssn.Log.Error("reclaim pipeline failed", "task", task.UID, "node", n.Name, "err", err)
 			}

@@ -123,12 +123,14 @@ func BestNode(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo)
 // (idle + releasing - pipelined), as allocate's built-in resource check, with a reason naming
 // the short dimensions.
 func ResourceFit(task *api.TaskInfo, node *api.NodeInfo) error {
-	fi := node.FutureIdle()
-	if task.InitResreq.LessEqual(fi, api.Zero) {
+	if node.FitsFutureIdle(task.InitResreq) {
 		return nil
 	}
 	reasons := []string{}
-	for _, r := range fi.Insufficient(task.InitResreq) {
+	if node.MaxPods() > 0 && node.FutureIdlePods() < 1 {
+		reasons = append(reasons, "insufficient pods")
+	}
+	for _, r := range node.FutureIdle().Insufficient(task.InitResreq) {
 		reasons = append(reasons, "insufficient "+r)
 	}
 	if len(reasons) == 0 {

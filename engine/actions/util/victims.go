@@ -21,6 +21,9 @@ func ValidateVictims(evictor *api.TaskInfo, node *api.NodeInfo, victims []*api.T
 	if !evictor.InitResreq.LessEqual(fi, api.Zero) {
 		return errors.New("evicting every victim would not free enough resources")
 	}
+	if node.MaxPods() > 0 && node.FutureIdlePods()+len(victims) < 1 {
+		return errors.New("evicting every victim would not free a pod slot")
+	}
 	return nil
 }
 
