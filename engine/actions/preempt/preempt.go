@@ -17,10 +17,21 @@ import (
 const Name = "preempt"
 
 // Action is one cycle's preempt action.
-type Action struct{}
+type Action struct {
+	// topologyAware (enableTopologyAwarePreemption) judges each node by simulating the
+	// evictions: constraints that eviction can satisfy (a running task's anti-affinity) no
+	// longer rule a node out, and victims the preemptor can live with are spared.
+	topologyAware bool
+}
 
-// New builds the action; it takes no arguments.
-func New(conf.Arguments) (framework.Action, error) { return &Action{}, nil }
+// New builds the action from its `configurations` arguments.
+func New(args conf.Arguments) (framework.Action, error) {
+	ta, err := args.Bool("enableTopologyAwarePreemption", false)
+	if err != nil {
+		return nil, err
+	}
+	return &Action{topologyAware: ta}, nil
+}
 
 // Name returns "preempt".
 func (a *Action) Name() string { return Name }
@@ -66,7 +77,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			assigned := false
 			for ssn.JobStarving(job) && !tasksOf[job.UID].Empty() {
 				preemptor := tasksOf[job.UID].Pop()
-				ok := preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
+				ok := a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
 					if !preemptable(preemptor, t) {
 						return false
 					}
@@ -94,7 +105,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			for !tasks.Empty() {
 				preemptor := tasks.Pop()
 				stmt := ssn.NewStatement()
-				ok := preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
+				ok := a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
 					return preemptable(preemptor, t) && t.Job == preemptor.Job
 				})
 				stmt.Commit()
@@ -131,9 +142,12 @@ func pendingTasks(ssn *framework.Session, job *api.JobInfo) *util.PriorityQueue[
 
 // preempt tries to place the preemptor on a node by evicting victims there; it reports
 // whether the preemptor was pipelined.
-func preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
+func (a *Action) preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
 	if err := ssn.PrePredicateFn(preemptor); err != nil {
 		return false
+	}
+	if a.topologyAware {
+		return preemptBySimulation(ssn, stmt, preemptor, filter)
 	}
 	job := ssn.Jobs[preemptor.Job]
 	queue := ssn.Queues[job.Queue]

@@ -111,11 +111,8 @@ func (c *NodeCache) evaluate(cl *class, task *api.TaskInfo, fn PredicateFn, i in
 	}
 	idle := n.FitsIdle(task.InitResreq)
 	if !idle && !n.FitsFutureIdle(task.InitResreq) {
-		// The predicate passed but the room is not there: as allocate's resource check says.
-		e.err = ResourceFit(task, n)
-		if e.err == nil {
-			e.err = api.NewFitError(n.Name, api.Unschedulable, "insufficient resources")
-		}
+		// The predicate passed but the room is not there (a pod slot, say).
+		e.err = RoomError(task, n)
 		return
 	}
 	e.score = 0
@@ -202,11 +199,27 @@ func PlaceAmong(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInf
 		}
 		return Placement{Node: n}
 	}
-	// Every node passed fn but none has the room: report it as the resource check would.
+	// Every node passed fn but none has the room.
 	fe = api.NewFitErrors()
 	fe.Total = len(nodes)
 	for _, n := range feasible {
-		fe.SetNodeError(n.Name, ResourceFit(task, n))
+		fe.SetNodeError(n.Name, RoomError(task, n))
 	}
 	return Placement{FitErrors: fe}
+}
+
+// RoomError says why a task fits neither the node's idle nor its future idle resources and
+// pod slots.
+func RoomError(task *api.TaskInfo, n *api.NodeInfo) error {
+	var reasons []string
+	if n.MaxPods() > 0 && n.FutureIdlePods() < 1 {
+		reasons = append(reasons, "insufficient pods")
+	}
+	for _, r := range n.FutureIdle().Insufficient(task.InitResreq) {
+		reasons = append(reasons, "insufficient "+r)
+	}
+	if len(reasons) == 0 {
+		reasons = append(reasons, "insufficient resources")
+	}
+	return api.NewFitError(n.Name, api.Unschedulable, reasons...)
 }

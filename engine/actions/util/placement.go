@@ -121,16 +121,16 @@ func BestNode(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo)
 
 // ResourceFit reports whether the task's request fits in the node's future idle resources
 // (idle + releasing - pipelined), as allocate's built-in resource check, with a reason naming
-// the short dimensions.
+// the short dimensions. It does not count pod slots.
 func ResourceFit(task *api.TaskInfo, node *api.NodeInfo) error {
-	if node.FitsFutureIdle(task.InitResreq) {
+	// Pod slots are the predicates' to judge (with every other reason), as in Volcano, whose
+	// resource check ignores the pods dimension.
+	fi := node.FutureIdle()
+	if task.InitResreq.LessEqual(fi, api.Zero) {
 		return nil
 	}
 	reasons := []string{}
-	if node.MaxPods() > 0 && node.FutureIdlePods() < 1 {
-		reasons = append(reasons, "insufficient pods")
-	}
-	for _, r := range node.FutureIdle().Insufficient(task.InitResreq) {
+	for _, r := range fi.Insufficient(task.InitResreq) {
 		reasons = append(reasons, "insufficient "+r)
 	}
 	if len(reasons) == 0 {
