@@ -201,7 +201,9 @@ func (p *plugin) buildHierarchical(ssn *framework.Session) (bool, string) {
 	if root.capability.IsEmpty() {
 		root.capability = infiniteResource(p.total)
 	}
-	root.realCapability = root.capability.Clone()
+	// The root may hold at most what the cluster has: its real capability is the cluster
+	// total (Volcano), whatever capability it states, which children still inherit.
+	root.realCapability = p.total.Clone()
 	p.limitChildren(root)
 	for _, name := range p.names {
 		p.queues[name].updateShare()

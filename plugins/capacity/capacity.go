@@ -467,9 +467,10 @@ func (p *plugin) reclaimeeAncestorToCheck(reclaimer, reclaimee *queueAttr, lvl i
 }
 
 // enqueueable: Reject when the tree is broken, the queue is not a leaf (with hierarchy) or
-// not open; Permit a job without minResources; otherwise Permit when, for the queue and every
-// ancestor, minResources + allocated + inqueue - elastic fits in the real capability in every
-// dimension minResources asks for.
+// not open; Permit a job without minResources, and one that keeps its queue within its
+// deserved amount (withinDeserved); otherwise Permit when, for the queue and every ancestor,
+// minResources + allocated + inqueue - elastic fits in the real capability in every dimension
+// minResources asks for.
 func (p *plugin) enqueueable(ssn *framework.Session, j *api.JobInfo) framework.Vote {
 	if !p.ready {
 		setFitError(j, "queue hierarchy is broken")
@@ -492,6 +493,9 @@ func (p *plugin) enqueueable(ssn *framework.Session, j *api.JobInfo) framework.V
 	if min == nil {
 		return framework.Permit
 	}
+	if withinDeserved(attr, min) {
+		return framework.Permit
+	}
 	for _, a := range p.chain(attr) {
 		need := min.Clone().Add(a.allocated).Add(a.inqueue).Sub(a.elastic)
 		if over := exceededIn(need, a.realCapability, min); len(over) > 0 {
@@ -505,6 +509,28 @@ func (p *plugin) enqueueable(ssn *framework.Session, j *api.JobInfo) framework.V
 		}
 	}
 	return framework.Permit
+}
+
+// withinDeserved reports whether the queue, with the job admitted, stays within its deserved
+// amount (already raised to its guarantee): allocated + inqueue - elastic + minResources is at
+// most deserved in cpu and memory and in every scalar deserved names (a scalar it does not
+// name is not limited, as Volcano's LessEqual with an infinite default). Such a job is entitled
+// to its resources (reclaim can win them back), so it is admitted whatever the real capability
+// of the queue or its ancestors says. A queue without deserved has no such entitlement.
+func withinDeserved(attr *queueAttr, min *api.Resource) bool {
+	if attr.deserved.IsEmpty() {
+		return false
+	}
+	need := min.Clone().Add(attr.allocated).Add(attr.inqueue).Sub(attr.elastic)
+	if !lessEqualTol(need.MilliCPU, attr.deserved.MilliCPU) || !lessEqualTol(need.Memory, attr.deserved.Memory) {
+		return false
+	}
+	for _, k := range attr.deserved.ScalarNames() {
+		if !lessEqualTol(need.Get(k), attr.deserved.Scalars[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // enqueued counts an admitted job's minResources as inqueue in its queue and, with hierarchy,

@@ -481,10 +481,11 @@ func TestHierarchicalBuild(t *testing.T) {
 		allocatedCPU float64
 		deservedCPU  float64
 	}{
-		{"root", nil, math.MaxFloat64, math.MaxInt64, 3, 4}, // the children's deserved, org raised to its guarantee
-		// org: root's (infinite) less the guarantees under root (2), plus its own 2; its cap 8.
+		// root: the cluster total; deserved is the children's, org raised to its guarantee.
+		{"root", nil, 10, 2000, 3, 4},
+		// org: root's 10 less the guarantees under root (2), plus its own 2; its cap 8.
 		{"org", []string{"root"}, 8, 1000, 2, 2},
-		{"lab", []string{"root"}, math.MaxFloat64, math.MaxInt64, 1, 2},
+		{"lab", []string{"root"}, 8, 2000, 1, 2},
 		// team-a: org's 8 less the guarantees under org (1), plus 1.
 		{"team-a", []string{"root", "org"}, 8, 1000, 1, 3},
 		// team-b: 7 capped by its capability 3; gpu inherited from org.
@@ -562,7 +563,9 @@ func TestHierarchicalAllocatable(t *testing.T) {
 		{name: "ancestor capability", queue: "team-a", req: cpu(7), want: false,
 			reason: "queue team-a (ancestor org) capacity insufficient: cpu 9 > capability 8"},
 		{name: "inner queue takes nothing", queue: "org", req: cpu(1), want: false},
-		{name: "unlimited under root", queue: "lab", req: cpu(50), want: true},
+		{name: "under root: the cluster less the guarantees", queue: "lab", req: cpu(7), want: true},
+		{name: "under root: past the cluster less the guarantees", queue: "lab", req: cpu(8), want: false,
+			reason: "queue lab capacity insufficient: cpu 9 > capability 8"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -661,6 +664,51 @@ func TestHierarchicalEnqueue(t *testing.T) {
 	inner.Queue, inner.JobFitErrors = "org", ""
 	if ssn.JobEnqueueable(inner) {
 		t.Error("a job of an inner queue is rejected")
+	}
+}
+
+// TestEnqueueWithinDeserved: a job that keeps its queue within its deserved amount (raised to
+// its guarantee) is admitted even when the cluster is full; one that goes past it is checked
+// against the real capabilities, the root's being the cluster total.
+func TestEnqueueWithinDeserved(t *testing.T) {
+	c := tu.NewCluster()
+	c.Node("n1", tu.Res(map[string]float64{"cpu": 4, "nvidia.com/gpu": 2}))
+	c.Queue("dept", 1).Guarantee = tu.Res(map[string]float64{"cpu": 4, "nvidia.com/gpu": 2})
+	for _, q := range []struct {
+		name string
+		g    api.Resource
+	}{
+		{"full", tu.Res(map[string]float64{"cpu": 2, "nvidia.com/gpu": 1})},
+		{"wants", tu.Res(map[string]float64{"cpu": 2, "nvidia.com/gpu": 1})},
+		{"gpu-only", tu.Res(map[string]float64{"nvidia.com/gpu": 1})},
+	} {
+		a := c.Queue(q.name, 1)
+		a.Parent, a.Guarantee = "dept", q.g
+	}
+	run := c.Job("run", "full", 1)
+	run.Phase, run.MinResources = api.JobRunning, tu.Res(map[string]float64{"cpu": 4, "nvidia.com/gpu": 2})
+	c.Task(run, "run-0", api.Running, "n1", tu.Res(map[string]float64{"cpu": 4, "nvidia.com/gpu": 2}))
+	add := func(name, queue string, r api.Resource) {
+		j := c.Job(name, queue, 1)
+		j.Phase, j.MinResources = api.JobPending, r
+		c.Task(j, name+"-0", api.Pending, "", r)
+	}
+	add("in", "wants", tu.Res(map[string]float64{"cpu": 2, "nvidia.com/gpu": 1}))
+	add("past", "wants", tu.Res(map[string]float64{"cpu": 3, "nvidia.com/gpu": 1}))
+	add("cpu", "gpu-only", tu.Res(map[string]float64{"cpu": 1, "nvidia.com/gpu": 1}))
+	ssn := c.Open(t, hierarchy, builders)
+	if j := tu.JobOf(t, ssn, "in"); !ssn.JobEnqueueable(j) {
+		t.Errorf("a job within its queue's guarantee is admitted on a full cluster: %s", j.JobFitErrors)
+	}
+	if j := tu.JobOf(t, ssn, "past"); ssn.JobEnqueueable(j) {
+		t.Error("a job past its queue's guarantee is stopped by the full cluster")
+	} else if want := "queue wants resource quota insufficient: cpu 3 > capability 2"; j.JobFitErrors != want {
+		// wants may use the cluster (root: 4 cpu) less dept's guarantees (4) plus its own (2).
+		t.Errorf("JobFitErrors = %q, want %q", j.JobFitErrors, want)
+	}
+	// gpu-only deserves no cpu: asking for cpu is past its deserved amount.
+	if j := tu.JobOf(t, ssn, "cpu"); ssn.JobEnqueueable(j) {
+		t.Error("cpu beyond a gpu-only deserved amount is stopped by the full cluster")
 	}
 }
 

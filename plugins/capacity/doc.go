@@ -9,7 +9,7 @@
 // capability (its "real capability"), and its deserved amount is capped by that and raised to
 // its guarantee. With enableHierarchy every queue is known and hangs under its parent (a queue
 // without one under "root", which the plugin makes when the snapshot has no queue of that
-// name); jobs may only be in leaf queues; a job counts in its queue and every ancestor; a
+// name, and whose real capability is the cluster total); jobs may only be in leaf queues; a job counts in its queue and every ancestor; a
 // child's real capability is its parent's less all its siblings' guarantees, plus its own
 // guarantee, capped by its capability, whose unset cpu, memory and scalars it inherits from the
 // parent. A broken tree (a cycle, an unknown parent, a job in an inner queue) makes the plugin
@@ -38,8 +38,11 @@
 //     request within their real capability in every dimension it asks for. A refusal sets the
 //     queue's reason ("queue q1 capacity insufficient: cpu 32 > capability 30").
 //   - JobEnqueueable: Reject a job of a closed or inner queue; Permit one without
-//     minResources; otherwise Permit when minResources + allocated + inqueue - elastic fits in
-//     the real capability of the queue and every ancestor.
+//     minResources; Permit one that keeps its queue within its deserved amount (raised to its
+//     guarantee: allocated + inqueue - elastic + minResources at most deserved in cpu, memory
+//     and the scalars deserved names), whatever the cluster holds, since reclaim can win that
+//     back; otherwise Permit when minResources + allocated + inqueue - elastic fits in the real
+//     capability of the queue and every ancestor.
 //   - JobEnqueued: count the job's minResources as inqueue in its queue and ancestors.
 //   - Event handlers: allocations and deallocations update the queue's (and ancestors')
 //     allocated amount and the queue's share.
