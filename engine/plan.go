@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 )
@@ -54,14 +53,12 @@ type Plan struct {
 	Result    *framework.Result
 	// CommittedRevision is the store revision the commit produced (0 before).
 	CommittedRevision uint64
-	base              *state.Snapshot
 }
 
 // copy returns a copy the caller may read without the engine's lock (the result is
 // immutable once the cycle closed). The caller holds e.mu.
 func (p *Plan) copy() *Plan {
 	c := *p
-	c.base = nil
 	return &c
 }
 
@@ -84,7 +81,6 @@ func (e *Engine) expireLocked(rec *clusterRecord, now time.Time) {
 	for id, p := range rec.plans {
 		if p.State == PlanProposed && now.After(p.ExpiresAt) {
 			p.State = PlanExpired
-			p.base = nil
 		}
 		if p.State != PlanProposed && now.Sub(p.CreatedAt) > 10*e.ttl {
 			delete(rec.plans, id)
@@ -131,11 +127,8 @@ func (e *Engine) takeProposed(cluster, id string, to PlanState) (*Plan, error) {
 // DiscardPlan drops a proposed plan. Discarding a plan that is already discarded, expired or
 // a dry run succeeds; a committed plan cannot be discarded.
 func (e *Engine) DiscardPlan(cluster, id string) error {
-	p, err := e.takeProposed(cluster, id, PlanDiscarded)
+	_, err := e.takeProposed(cluster, id, PlanDiscarded)
 	if err == nil {
-		e.mu.Lock()
-		p.base = nil
-		e.mu.Unlock()
 		return nil
 	}
 	if !errors.Is(err, ErrFailedPrecondition) {
@@ -151,132 +144,50 @@ func (e *Engine) DiscardPlan(cluster, id string) error {
 // CommitPlan writes a proposed plan into the store: a bind makes its task Binding on the
 // node with its devices, an eviction makes its task Releasing, and job phase changes are
 // recorded. A decision that conflicts with a change made since the plan's revision (task or
-// node changed or gone, room taken) is rejected by name; the rest apply, in one transaction.
+// node changed or gone, room taken) is rejected by name; the rest apply, in one transaction
+// (state.Store.CommitPlan, which a replicated store puts in its log: the conflict checks run
+// when it applies, alike on every replica).
 func (e *Engine) CommitPlan(cluster, id string) (*CommitResult, error) {
 	p, err := e.takeProposed(cluster, id, PlanCommitted)
 	if err != nil {
 		return nil, err
 	}
-	res := &CommitResult{}
-	rev, err := e.store.Update(cluster, func(tx *state.Txn) error {
-		res.Applied, res.Rejected = nil, nil
-		for _, d := range p.Result.Decisions {
-			if d.Kind == framework.DecisionPipeline {
-				continue
-			}
-			reason, err := applyDecision(tx, p.base, d)
-			if err != nil {
-				return err
-			}
-			if reason != "" {
-				res.Rejected = append(res.Rejected, RejectedDecision{Decision: d, Reason: reason})
-				continue
-			}
-			res.Applied = append(res.Applied, d)
+	pc := &state.PlanCommit{BaseRevision: p.BaseRevision}
+	var decisions []framework.Decision
+	for _, d := range p.Result.Decisions {
+		var kind state.DecisionKind
+		switch d.Kind {
+		case framework.DecisionBind:
+			kind = state.Bind
+		case framework.DecisionEvict:
+			kind = state.Evict
+		default:
+			continue
 		}
-		for _, o := range p.Result.Jobs {
-			if err := applyPhase(tx, p.base, o); err != nil {
-				return err
-			}
+		pc.Decisions = append(pc.Decisions, state.PlanDecision{Kind: kind, Task: d.Task, Node: d.Node, DeviceIDs: d.DeviceIDs})
+		decisions = append(decisions, d)
+	}
+	for _, o := range p.Result.Jobs {
+		if o.Phase != o.PreviousPhase {
+			pc.Phases = append(pc.Phases, state.PhaseChange{Job: o.Job, Phase: o.Phase})
 		}
-		return nil
-	})
+	}
+	out, err := e.store.CommitPlan(cluster, pc)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {
 		p.State = PlanProposed
 		return nil, fmt.Errorf("commit plan %s: %w", id, err)
 	}
-	p.CommittedRevision = rev
-	p.base = nil
-	res.Revision = rev
-	e.log.Info("plan committed", "cluster", cluster, "plan", id, "applied", len(res.Applied), "rejected", len(res.Rejected), "revision", rev)
+	res := &CommitResult{Revision: out.Revision}
+	for i, d := range decisions {
+		if reason := out.Rejected[i]; reason != "" {
+			res.Rejected = append(res.Rejected, RejectedDecision{Decision: d, Reason: reason})
+			continue
+		}
+		res.Applied = append(res.Applied, d)
+	}
+	p.CommittedRevision = out.Revision
+	e.log.Info("plan committed", "cluster", cluster, "plan", id, "applied", len(res.Applied), "rejected", len(res.Rejected), "revision", out.Revision)
 	return res, nil
-}
-
-// applyDecision applies one bind or evict inside the commit transaction; it returns a
-// conflict reason (decision rejected) or an error (commit aborted).
-func applyDecision(tx *state.Txn, base *state.Snapshot, d framework.Decision) (string, error) {
-	cur, ok := tx.Task(d.Task)
-	if !ok {
-		return fmt.Sprintf("task %s no longer exists", d.Task), nil
-	}
-	if old, ok := base.Task(d.Task); !ok || old != cur {
-		return fmt.Sprintf("task %s changed since the plan's revision", d.Task), nil
-	}
-	node, ok := tx.Node(d.Node)
-	if !ok {
-		return fmt.Sprintf("node %s no longer exists", d.Node), nil
-	}
-	next := *cur
-	switch d.Kind {
-	case framework.DecisionBind:
-		if cur.Status != api.Pending {
-			return fmt.Sprintf("task %s is %s, not Pending", d.Task, cur.Status), nil
-		}
-		if node.Unschedulable {
-			return fmt.Sprintf("node %s is unschedulable", d.Node), nil
-		}
-		if short := roomShortfall(tx, node, &cur.Resources); short != "" {
-			return fmt.Sprintf("node %s has no room for task %s: insufficient %s", d.Node, d.Task, short), nil
-		}
-		next.Status = api.Binding
-		next.Node = d.Node
-		next.DeviceIDs = append([]string(nil), d.DeviceIDs...)
-	case framework.DecisionEvict:
-		if cur.Node != d.Node || !api.AllocatedStatus(cur.Status) {
-			return fmt.Sprintf("task %s is no longer running on node %s", d.Task, d.Node), nil
-		}
-		next.Status = api.Releasing
-	default:
-		return "", nil
-	}
-	if err := tx.Upsert(state.Change{Task: &next}); err != nil {
-		return "", fmt.Errorf("apply %s of %s: %w", d.Kind, d.Task, err)
-	}
-	return "", nil
-}
-
-// roomShortfall names the resources the node lacks for req, given its current tasks.
-func roomShortfall(tx *state.Txn, node *api.Node, req *api.Resource) string {
-	free := node.Allocatable.Clone()
-	n := 0
-	for _, t := range tx.TasksOnNode(node.Name) {
-		if api.OccupiesNode(t.Status) {
-			free.Sub(&t.Resources)
-			n++
-		}
-	}
-	if node.Allocatable.MaxTaskNum > 0 && n+1 > node.Allocatable.MaxTaskNum {
-		return "pods"
-	}
-	short := free.Insufficient(req)
-	if len(short) == 0 {
-		return ""
-	}
-	out := short[0]
-	for _, s := range short[1:] {
-		out += ", " + s
-	}
-	return out
-}
-
-// applyPhase records a job's new phase if the job is unchanged since the plan's revision.
-func applyPhase(tx *state.Txn, base *state.Snapshot, o framework.JobOutcome) error {
-	if o.Phase == o.PreviousPhase {
-		return nil
-	}
-	cur, ok := tx.Job(o.Job)
-	if !ok {
-		return nil
-	}
-	if old, ok := base.Job(o.Job); !ok || old != cur {
-		return nil
-	}
-	next := *cur
-	next.Phase = o.Phase
-	if err := tx.Upsert(state.Change{Job: &next}); err != nil {
-		return fmt.Errorf("record phase of job %s: %w", o.Job, err)
-	}
-	return nil
 }
