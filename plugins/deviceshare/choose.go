@@ -111,14 +111,14 @@ func (f *failure) reason() string {
 // the node. A task never takes one device for two requests. Whole requests take the free
 // devices with the lowest ids; shares take the fullest fitting devices first (most used
 // memory, then most used cores), ties by id. The node's devices are sorted by id.
-func choose(node *api.NodeInfo, ws []want) ([]part, *failure) {
+func choose(node *api.NodeInfo, ws []want, exclude func(*api.DeviceInfo) bool) ([]part, *failure) {
 	taken := make([]bool, len(node.Devices))
 	var parts []part
 	var cands []int
 	for _, w := range ws {
 		cands = cands[:0]
 		for i, d := range node.Devices {
-			if !taken[i] && w.matches(d) && w.fitsNow(d) {
+			if !taken[i] && w.matches(d) && w.fitsNow(d) && (exclude == nil || !exclude(d)) {
 				cands = append(cands, i)
 			}
 		}

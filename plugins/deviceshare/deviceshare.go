@@ -26,6 +26,9 @@ const (
 	ArgSchedulePolicy = "deviceshare.SchedulePolicy"
 	// ArgScheduleWeight multiplies the node score; 0 (the default) registers no score.
 	ArgScheduleWeight = "deviceshare.ScheduleWeight"
+	// ArgGPUExclusiveRules is a list of label sets: tasks matching one rule never share a
+	// device with each other.
+	ArgGPUExclusiveRules = "deviceshare.GPUExclusiveRules"
 )
 
 // Schedule policies.
@@ -70,7 +73,83 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 	if weight < 0 {
 		return nil, fmt.Errorf("argument %q: want a non-negative integer, got %d", ArgScheduleWeight, weight)
 	}
-	return &plugin{policy: policy, weight: weight}, nil
+	rules, err := exclusiveRules(args[ArgGPUExclusiveRules])
+	if err != nil {
+		return nil, err
+	}
+	return &plugin{policy: policy, weight: weight, rules: rules}, nil
+}
+
+// exclusiveRules reads the GPU exclusive rules: a list of maps from label to value.
+func exclusiveRules(v any) ([]map[string]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("argument %q: want a list of label maps, got %T", ArgGPUExclusiveRules, v)
+	}
+	var out []map[string]string
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("argument %q[%d]: want a map of labels, got %T", ArgGPUExclusiveRules, i, item)
+		}
+		rule := map[string]string{}
+		for k, val := range m {
+			rule[k] = fmt.Sprint(val)
+		}
+		if len(rule) > 0 {
+			out = append(out, rule)
+		}
+	}
+	return out, nil
+}
+
+// matchedRules lists the exclusive rules whose labels the task carries.
+func (p *plugin) matchedRules(labels map[string]string) []int {
+	var out []int
+	for i, rule := range p.rules {
+		ok := true
+		for k, v := range rule {
+			if labels[k] != v {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// exclusion returns the filter of devices the task may not share: those held by a task that
+// matches an exclusive rule the task matches too (nil when the task matches none).
+func (p *plugin) exclusion(task *api.TaskInfo) func(*api.DeviceInfo) bool {
+	if len(p.rules) == 0 {
+		return nil
+	}
+	mine := p.matchedRules(task.Labels())
+	if len(mine) == 0 {
+		return nil
+	}
+	return func(d *api.DeviceInfo) bool {
+		for uid := range d.Holders {
+			if uid == task.UID {
+				continue
+			}
+			theirs := p.matchedRules(p.labels[uid])
+			for _, a := range mine {
+				for _, b := range theirs {
+					if a == b {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
 }
 
 // plugin is one session's deviceshare. Its ledger records what every task holds, so that a
@@ -78,6 +157,9 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 type plugin struct {
 	policy string
 	weight int
+	rules  []map[string]string
+	// labels maps every task's UID to its labels, for the exclusive rules.
+	labels map[string]map[string]string
 
 	ssn *framework.Session
 	// held maps a task UID to the devices it holds in this session.
@@ -98,6 +180,14 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
 	p.held = map[string]*grant{}
 	p.evicted = map[string]eviction{}
+	p.labels = map[string]map[string]string{}
+	if len(p.rules) > 0 {
+		for _, j := range ssn.Jobs {
+			for _, t := range j.Tasks {
+				p.labels[t.UID] = t.Labels()
+			}
+		}
+	}
 	p.accountSnapshot(ssn)
 
 	ssn.AddPredicateFn(Name, p.predicate)
@@ -110,7 +200,7 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 		if t.Spec == nil {
 			return "", true
 		}
-		return fmt.Sprintf("%v", t.Spec.Devices), true
+		return fmt.Sprintf("%v|%v", t.Spec.Devices, p.matchedRules(t.Labels())), true
 	})
 }
 
@@ -123,7 +213,7 @@ func (p *plugin) predicate(task *api.TaskInfo, node *api.NodeInfo) error {
 	if len(ws) == 0 {
 		return nil
 	}
-	if _, f := choose(node, ws); f != nil {
+	if _, f := choose(node, ws, p.exclusion(task)); f != nil {
 		return api.NewFitError(node.Name, f.code, f.reason())
 	}
 	return nil

@@ -196,3 +196,22 @@ func TestScore(t *testing.T) {
 		})
 	}
 }
+
+func TestExclusiveRulesArgument(t *testing.T) {
+	p, err := New(conf.Arguments{ArgGPUExclusiveRules: []any{map[string]any{"app": "training", "team": "ml"}, map[string]any{"workload": "inference"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.(*plugin)
+	if got := pl.matchedRules(map[string]string{"app": "training", "team": "ml", "x": "y"}); len(got) != 1 || got[0] != 0 {
+		t.Errorf("matched %v, want rule 0", got)
+	}
+	if got := pl.matchedRules(map[string]string{"app": "training"}); len(got) != 0 {
+		t.Errorf("a partial match matched %v", got)
+	}
+	for _, bad := range []any{"training", []any{"app=training"}} {
+		if _, err := New(conf.Arguments{ArgGPUExclusiveRules: bad}); err == nil || !strings.Contains(err.Error(), ArgGPUExclusiveRules) {
+			t.Errorf("rules %v: error %v, want one naming the argument", bad, err)
+		}
+	}
+}

@@ -42,4 +42,7 @@
 // deviceshare.NodeLockEnable are accepted, validated as booleans and for Volcano's conflicts
 // (sharing with number, vGPU with either), and otherwise ignored: in Sluice requests say
 // whether they want whole devices or shares, and the resource manager does the binding.
+//
+// deviceshare.GPUExclusiveRules is a list of label sets; tasks that match the same rule never
+// share a device, while tasks matching no rule share freely.
 package deviceshare

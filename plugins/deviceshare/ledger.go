@@ -47,7 +47,7 @@ func (p *plugin) accountSnapshot(ssn *framework.Session) {
 		}
 	}
 	for _, u := range later {
-		parts, f := choose(u.node, wantsOf(u.task))
+		parts, f := choose(u.node, wantsOf(u.task), p.exclusion(u.task))
 		if f != nil {
 			ssn.Log.Warn("deviceshare: cannot account devices of a placed task", "task", u.task.UID, "node", u.node.Name, "reason", f.reason())
 			continue
@@ -171,7 +171,7 @@ func (p *plugin) allocate(ev *framework.Event) {
 		p.setDeviceIDs(node, t, nil)
 		return
 	}
-	parts, f := choose(node, ws)
+	parts, f := choose(node, ws, p.exclusion(t))
 	if f != nil {
 		// An action placed the task without asking the predicate after its evictions.
 		p.ssn.Log.Warn("deviceshare: no devices for a placed task", "task", t.UID, "node", node.Name, "reason", f.reason())

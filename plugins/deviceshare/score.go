@@ -20,7 +20,7 @@ func (p *plugin) score(task *api.TaskInfo, node *api.NodeInfo) (float64, error) 
 	if len(ws) == 0 || p.policy == "" {
 		return 0, nil
 	}
-	parts, f := choose(node, ws)
+	parts, f := choose(node, ws, p.exclusion(task))
 	if f != nil {
 		return 0, nil
 	}
