@@ -8,6 +8,8 @@
 #                                    environment to use (also written to DIR/env)
 #   setup.sh stop DIR                stop the daemons started in DIR (by their recorded pids)
 #   setup.sh restart-ctld DIR        stop slurmctld and start it again (its state survives)
+#   setup.sh stop-ctld DIR           stop slurmctld only
+#   setup.sh start-ctld DIR          start slurmctld again after stop-ctld
 #   setup.sh status DIR              sinfo and squeue of the cluster in DIR
 #
 # No systemd: every daemon runs in the foreground (-D / -F) in the background of this
@@ -15,8 +17,9 @@
 # DIR; nothing under /etc is touched. Needs root (Slurm runs its jobs as root here).
 #
 # The cluster: partition "batch" (default) with nodes sn1..sn3, 4 CPUs and 4000 MiB each,
-# and partition "gpu" with sn1 and sn2, which have 2 GPUs each (gres/gpu backed by empty files, since 22.05 drops file-less
-# GPUs). SchedulerType=sched/builtin; jobs submitted held (sbatch -H) wait for the adapter.
+# and partition "gpu" with sn1 and sn2, which have 2 GPUs each (gres/gpu backed by empty
+# files: Slurm 22.05 drops file-less GPUs). SchedulerType=sched/builtin; jobs submitted
+# held (sbatch -H) wait for the adapter.
 #
 # Environment: SLURM_E2E_PORT_BASE (default 16800): slurmctld listens on BASE+17, the slurmd
 # of node i on BASE+100+i.
@@ -252,6 +255,19 @@ cmd_restart_ctld() {
 	log "slurmctld restarted"
 }
 
+cmd_stop_ctld() {
+	local dir=${1:?usage: setup.sh stop-ctld DIR}
+	stop_pid "$dir/run/slurmctld.bgpid"
+	log "slurmctld stopped"
+}
+
+cmd_start_ctld() {
+	local dir=${1:?usage: setup.sh start-ctld DIR}
+	alive "$dir/run/slurmctld.bgpid" && die "slurmctld is running"
+	start_ctld "$dir"
+	log "slurmctld started"
+}
+
 cmd_status() {
 	local dir=${1:?usage: setup.sh status DIR}
 	SLURM_CONF=$dir/etc/slurm.conf sinfo -N -o "%N %T %c %m %G"
@@ -263,9 +279,11 @@ install) cmd_install ;;
 start) cmd_start "${2:-}" ;;
 stop) cmd_stop "${2:-}" ;;
 restart-ctld) cmd_restart_ctld "${2:-}" ;;
+stop-ctld) cmd_stop_ctld "${2:-}" ;;
+start-ctld) cmd_start_ctld "${2:-}" ;;
 status) cmd_status "${2:-}" ;;
 *)
-	sed -n '2,20p' "$0" >&2
+	sed -n '2,23p' "$0" >&2
 	exit 2
 	;;
 esac
