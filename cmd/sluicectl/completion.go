@@ -22,7 +22,7 @@ func (a *app) completion(args []string) error {
 }
 
 var (
-	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario completion help"
+	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench completion help"
 	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name -o"
 	completionKinds    = map[string]string{
 		"get":        "nodes queues jobs tasks",
@@ -64,6 +64,7 @@ _sluicectl() {
       delete) extra="--ignore-not-found" ;;
       watch) extra="--commit --period --takeover --count" ;;
       config) extra="-f" ;;
+      bench) extra="--nodes --jobs --tasks-per-job --queues --shapes --config --seed --cycles --grpc --batch --cpuprofile --memprofile" ;;
     esac
     COMPREPLY=($(compgen -W "` + completionFlags + ` $extra" -- "$cur"))
     return

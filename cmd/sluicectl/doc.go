@@ -20,13 +20,18 @@
 //	config get                       print the scheduler configuration
 //	config set -f FILE               replace the scheduler configuration
 //	scenario run PATH...             play scenario files through the API
+//	bench [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
+//	      [--config FILE] [--seed N] [--cycles N] [--grpc] [--cpuprofile FILE]
+//	                                 time scheduling cycles on a generated cluster, in this
+//	                                 process and with --grpc through a loopback server
 //	completion bash|zsh              print a shell completion script
 //
 // Every command that prints takes -o table|json|yaml. Global flags, also accepted after the
 // command: --server (default 127.0.0.1:50051), --cluster (default "default"), --token or
 // --token-file (default $SLUICE_TOKEN) for a bearer token, and --tls, --tls-ca, --tls-cert,
 // --tls-key, --tls-server-name for TLS and mTLS. "scenario run" starts an in-process server
-// on a loopback port unless --server is given. Errors are printed as "sluicectl: ..." on
+// on a loopback port unless --server is given. "bench" talks to no server but its own, takes
+// only its own flags, and prints key=value lines, the last one a summary. Errors are printed as "sluicectl: ..." on
 // standard error with exit status 1; gRPC errors include their code, message and field
 // violations, and a "hint:" line saying what to do when the caller can fix the cause.
 package main

@@ -96,9 +96,15 @@ Commands:
   config get                             print the scheduler configuration (admin token)
   config set -f FILE                     replace the scheduler configuration (admin token)
   scenario run [--server ADDR] PATH...   play scenario files or directories
+  bench [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
+        [--config FILE] [--seed N] [--cycles N] [--grpc] [--cpuprofile FILE]
+                                         generate a cluster and time scheduling cycles in this
+                                         process (and with --grpc through Sync and Schedule on
+                                         a loopback server); the last line sums up (key=value)
   completion bash|zsh                    print a shell completion script
 
-Every command that prints takes -o table|json|yaml (table by default).
+Every command that prints takes -o table|json|yaml (table by default), bench aside.
+bench takes only its own flags ('sluicectl bench -h').
 
 Global flags (also accepted after the command):
   --server ADDR        server address (default 127.0.0.1:50051)
@@ -219,6 +225,8 @@ func (a *app) dispatch(args []string) error {
 		return a.delete(args)
 	case "watch":
 		return a.watch(args)
+	case "bench":
+		return a.bench(args)
 	case "completion":
 		return a.completion(args)
 	}

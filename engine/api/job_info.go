@@ -217,7 +217,7 @@ func pipelinedStatus(s TaskStatus) bool { return readyStatus(s) || s == Pipeline
 
 // CheckTaskValid reports whether every role has enough live tasks for its minimum.
 func (ji *JobInfo) CheckTaskValid() bool {
-	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
 	return ji.rolesMeetMin(ji.roleCounts(func(s TaskStatus) bool { return pipelinedStatus(s) || s == Pending }, false))
@@ -225,7 +225,7 @@ func (ji *JobInfo) CheckTaskValid() bool {
 
 // CheckTaskReady reports whether every role's minimum is met by placed tasks.
 func (ji *JobInfo) CheckTaskReady() bool {
-	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
 	return ji.rolesMeetMin(ji.roleCounts(readyStatus, true))
@@ -233,7 +233,7 @@ func (ji *JobInfo) CheckTaskReady() bool {
 
 // CheckTaskPipelined reports whether every role's minimum is met counting pipelined tasks.
 func (ji *JobInfo) CheckTaskPipelined() bool {
-	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
 	return ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, true))
@@ -243,6 +243,9 @@ func (ji *JobInfo) CheckTaskPipelined() bool {
 func (ji *JobInfo) CheckTaskStarving() bool {
 	if ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
+	}
+	if len(ji.TaskMinAvailable) == 0 {
+		return false
 	}
 	return !ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, false))
 }

@@ -61,12 +61,28 @@ func res(cpu, memGi, pods, gpus float64) api.Resource {
 	return *api.NewResource(m)
 }
 
+// Epoch is the creation time of the first generated job; job j is created j seconds later.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // Cluster is a generated cluster.
 type Cluster struct {
 	Nodes  []*api.Node
 	Queues []*api.Queue
 	Jobs   []*api.Job
 	Tasks  []*api.Task
+}
+
+// Now returns a cycle clock for the cluster: one minute after its last job was created
+// (one minute after Epoch for a cluster without jobs). Cycles run at the same clock decide the
+// same.
+func (c *Cluster) Now() time.Time {
+	now := Epoch
+	for _, j := range c.Jobs {
+		if j.CreatedAt.After(now) {
+			now = j.CreatedAt
+		}
+	}
+	return now.Add(time.Minute)
 }
 
 // Objects returns the number of objects.
@@ -99,7 +115,7 @@ func Generate(s Spec) (*Cluster, error) {
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	epoch := Epoch
 	for j := 0; j < s.Jobs; j++ {
 		job := &api.Job{
 			Name:         fmt.Sprintf("job-%05d", j),

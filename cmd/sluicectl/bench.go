@@ -1,0 +1,477 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sluice-sched/sluice/clients/go/synthpb"
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/engine/state"
+	"github.com/sluice-sched/sluice/engine/synth"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/service"
+)
+
+// benchOptions are the flags of "bench".
+type benchOptions struct {
+	spec       synth.Spec
+	shapes     string
+	configFile string
+	cycles     int
+	grpc       bool
+	batch      int
+	cpuProfile string
+	memProfile string
+}
+
+func (a *app) benchFlags(o *benchOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&o.spec.Nodes, "nodes", 1000, "`number` of nodes")
+	fs.IntVar(&o.spec.Jobs, "jobs", 1000, "`number` of gang jobs")
+	fs.IntVar(&o.spec.TasksPerJob, "tasks-per-job", 10, "tasks per job (the gang size)")
+	fs.IntVar(&o.spec.Queues, "queues", 1, "`number` of queues (jobs are spread round-robin)")
+	fs.StringVar(&o.shapes, "shapes", string(synth.Uniform), "node and task `shapes`: uniform, or mixed (several task sizes, 10% GPU tasks, several node classes)")
+	fs.Uint64Var(&o.spec.Seed, "seed", 1, "generator `seed`; the same flags and seed give the same cluster")
+	fs.StringVar(&o.configFile, "config", "", "scheduler configuration `file` (Volcano scheduler-conf YAML); the embedded default otherwise")
+	fs.IntVar(&o.cycles, "cycles", 5, "measured cycles per path, after one warm-up cycle (cycle=0)")
+	fs.BoolVar(&o.grpc, "grpc", false, "also ingest through Sync and schedule through gRPC on a loopback server")
+	fs.IntVar(&o.batch, "batch", 1000, "deltas per Sync batch (with --grpc)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the cycles (warm-up included) to `file`")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to `file` after the cycles")
+	return fs
+}
+
+// bench generates a cluster from a seed (engine/synth) and runs full dry-run Schedule cycles
+// on it in this process. With --grpc it also starts a real server on a loopback port, streams
+// the cluster through Sync in batches and runs the same cycles through the Schedule RPC (dry
+// runs, so every cycle sees the same state), alternating in-process and gRPC cycles so that
+// both see the same machine load. Every cycle, in either path, must decide as the first did.
+//
+// It prints a line per cycle, then a last line of key=value pairs: nodes, queues, jobs, tasks,
+// placed, cycles, cycle_ms (median in-process cycle), tasks_per_s (tasks placed per second of
+// the median cycle), session_ms (median of the engine's session time within the cycle),
+// rss_mib (the process's peak RSS, VmHWM), and with --grpc grpc_cycle_ms (median, as the
+// client sees the call), grpc_session_ms (median session time on the server), ingest_s,
+// ingest_objects_per_s and grpc_overhead_pct (median gRPC cycle against median in-process
+// cycle). A cycle minus its session is the snapshot and, through gRPC, the plan's conversion,
+// encoding, transfer and decoding.
+func (a *app) bench(args []string) error {
+	var o benchOptions
+	fs := a.benchFlags(&o)
+	pos, err := a.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("bench: unexpected argument %q", pos[0])
+	}
+	o.spec.Shapes = synth.Shapes(o.shapes)
+	if err := o.spec.Validate(); err != nil {
+		return usagef("bench: %v", err)
+	}
+	if o.cycles < 1 {
+		return usagef("bench: --cycles must be at least 1, got %d", o.cycles)
+	}
+	if o.batch < 1 {
+		return usagef("bench: --batch must be at least 1, got %d", o.batch)
+	}
+	reg := service.NewRegistry()
+	var cfg *conf.Config
+	var cfgText []byte
+	if o.configFile != "" {
+		cfgText, err = os.ReadFile(o.configFile)
+		if err != nil {
+			return fmt.Errorf("bench: --config: %w", err)
+		}
+		if cfg, err = conf.Parse(cfgText); err == nil {
+			err = reg.Validate(cfg)
+		}
+		if err != nil {
+			return fmt.Errorf("bench: --config %s: %v", o.configFile, err)
+		}
+	}
+	b := &benchRun{a: a, o: o, reg: reg, cfg: cfg, cfgText: cfgText, cluster: a.cluster}
+	return b.run()
+}
+
+// benchRun is one run of "bench".
+type benchRun struct {
+	a       *app
+	o       benchOptions
+	reg     *framework.Registry
+	cfg     *conf.Config
+	cfgText []byte
+	cluster string
+	c       *synth.Cluster
+	now     time.Time
+
+	eng    *engine.Engine
+	conn   *grpc.ClientConn
+	client sluicev1.SchedulerServiceClient
+
+	cpuProfile *os.File // nil without --cpuprofile
+
+	// fingerprint of the first cycle's decisions; every later cycle, in either path, must
+	// decide the same.
+	fingerprint uint64
+	fpSet       bool
+}
+
+// cycleResult is one measured cycle.
+type cycleResult struct {
+	wall    time.Duration // the call, as its caller sees it
+	session time.Duration // the engine's own session time (open, actions, close)
+	placed  int           // bind decisions
+	decided int           // all decisions
+	fp      uint64
+	respMiB float64 // gRPC only: the response's size
+}
+
+func (b *benchRun) printf(format string, args ...any) { fmt.Fprintf(b.a.stdout, format, args...) }
+
+func (b *benchRun) run() (err error) {
+	ctx := b.a.ctx
+	// The profiles' files are created first, so that a bad path fails before the work.
+	var cpuProfile, memProfile *os.File
+	for _, p := range []struct {
+		flag, path string
+		f          **os.File
+	}{{"--cpuprofile", b.o.cpuProfile, &cpuProfile}, {"--memprofile", b.o.memProfile, &memProfile}} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
+		if err != nil {
+			return fmt.Errorf("bench: %s: %w", p.flag, err)
+		}
+		defer func() {
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("bench: %s: %w", p.flag, cerr)
+			}
+		}()
+		*p.f = f
+	}
+	b.cpuProfile = cpuProfile
+	start := time.Now()
+	c, err := synth.Generate(b.o.spec)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	b.c, b.now = c, c.Now()
+	b.printf("generate seed=%d shapes=%s nodes=%d queues=%d jobs=%d tasks=%d objects=%d generate_s=%.3f\n",
+		b.o.spec.Seed, b.o.spec.Shapes, len(c.Nodes), len(c.Queues), len(c.Jobs), len(c.Tasks), c.Objects(), time.Since(start).Seconds())
+
+	var ingest time.Duration
+	if b.o.grpc {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		addr, stop, err := service.StartInProcess(sctx)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		defer stop()
+		b.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(service.DefaultMaxRecvBytes)))
+		if err != nil {
+			return fmt.Errorf("bench: connect to %s: %w", addr, err)
+		}
+		defer b.conn.Close()
+		b.client = sluicev1.NewSchedulerServiceClient(b.conn)
+		if ingest, err = b.ingest(ctx); err != nil {
+			return err
+		}
+		if b.cfgText != nil {
+			if _, err := b.client.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: b.cluster, Config: string(b.cfgText)}); err != nil {
+				return b.a.rpcError("bench: --config", err)
+			}
+		}
+	}
+	start = time.Now()
+	st := state.New()
+	if err := c.Load(st, b.cluster); err != nil {
+		return fmt.Errorf("bench: load: %w", err)
+	}
+	b.eng, err = engine.New(st, engine.Options{Registry: b.reg, DefaultConfig: b.cfg})
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	b.printf("load path=inprocess objects=%d load_s=%.3f\n", c.Objects(), time.Since(start).Seconds())
+
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	local, remote, err := b.cycles(ctx)
+	if err != nil {
+		return err
+	}
+	if memProfile != nil {
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(memProfile); err != nil {
+			return fmt.Errorf("bench: --memprofile: %w", err)
+		}
+	}
+
+	med := median(local, func(r cycleResult) time.Duration { return r.wall })
+	placed := local[len(local)-1].placed
+	kv := []string{
+		"nodes=" + strconv.Itoa(len(b.c.Nodes)),
+		"queues=" + strconv.Itoa(len(b.c.Queues)),
+		"jobs=" + strconv.Itoa(len(b.c.Jobs)),
+		"tasks=" + strconv.Itoa(len(b.c.Tasks)),
+		"placed=" + strconv.Itoa(placed),
+		"cycles=" + strconv.Itoa(b.o.cycles),
+		fmt.Sprintf("cycle_ms=%.1f", ms(med)),
+		fmt.Sprintf("tasks_per_s=%.0f", float64(placed)/med.Seconds()),
+		fmt.Sprintf("session_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.session }))),
+		"rss_mib=" + peakRSS(),
+	}
+	if b.o.grpc {
+		gmed := median(remote, func(r cycleResult) time.Duration { return r.wall })
+		kv = append(kv,
+			fmt.Sprintf("grpc_cycle_ms=%.1f", ms(gmed)),
+			fmt.Sprintf("grpc_session_ms=%.1f", ms(median(remote, func(r cycleResult) time.Duration { return r.session }))),
+			fmt.Sprintf("ingest_s=%.3f", ingest.Seconds()),
+			fmt.Sprintf("ingest_objects_per_s=%.0f", float64(b.c.Objects())/ingest.Seconds()),
+			fmt.Sprintf("grpc_overhead_pct=%.1f", 100*(gmed.Seconds()-med.Seconds())/med.Seconds()),
+		)
+	}
+	b.printf("%s\n", strings.Join(kv, " "))
+	return nil
+}
+
+// cycles runs a warm-up cycle (cycle 0, not counted) and the measured cycles on each path,
+// alternating the paths, under the CPU profile when there is one.
+func (b *benchRun) cycles(ctx context.Context) (local, remote []cycleResult, err error) {
+	if b.cpuProfile != nil {
+		if err := pprof.StartCPUProfile(b.cpuProfile); err != nil {
+			return nil, nil, fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for i := 0; i <= b.o.cycles; i++ {
+		r, err := b.cycleInProcess(ctx)
+		if err == nil {
+			err = b.check(i, "inprocess", r)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if i > 0 {
+			local = append(local, r)
+		}
+		b.printf("cycle=%d path=inprocess cycle_ms=%.1f session_ms=%.1f placed=%d decisions=%d\n",
+			i, ms(r.wall), ms(r.session), r.placed, r.decided)
+		if !b.o.grpc {
+			continue
+		}
+		r, err = b.cycleGRPC(ctx)
+		if err == nil {
+			err = b.check(i, "grpc", r)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if i > 0 {
+			remote = append(remote, r)
+		}
+		b.printf("cycle=%d path=grpc cycle_ms=%.1f server_session_ms=%.1f response_mib=%.2f placed=%d decisions=%d\n",
+			i, ms(r.wall), ms(r.session), r.respMiB, r.placed, r.decided)
+	}
+	return local, remote, nil
+}
+
+// check requires a cycle to decide as the first one did.
+func (b *benchRun) check(i int, path string, r cycleResult) error {
+	if !b.fpSet {
+		b.fingerprint, b.fpSet = r.fp, true
+		return nil
+	}
+	if r.fp != b.fingerprint {
+		return fmt.Errorf("bench: cycle %d (%s) decided differently from the first cycle on the same state", i, path)
+	}
+	return nil
+}
+
+func (b *benchRun) cycleInProcess(ctx context.Context) (cycleResult, error) {
+	start := time.Now()
+	p, err := b.eng.Schedule(ctx, b.cluster, engine.ScheduleRequest{Mode: engine.DryRun, Now: b.now})
+	wall := time.Since(start)
+	if err != nil {
+		return cycleResult{}, fmt.Errorf("bench: schedule: %w", err)
+	}
+	r := cycleResult{wall: wall, session: p.Duration, decided: len(p.Result.Decisions)}
+	h := fnv.New64a()
+	for _, d := range p.Result.Decisions {
+		if d.Kind == framework.DecisionBind {
+			r.placed++
+		}
+		hashDecision(h, int(d.Kind), d.Task, d.Node)
+	}
+	r.fp = h.Sum64()
+	return r, nil
+}
+
+func (b *benchRun) cycleGRPC(ctx context.Context) (cycleResult, error) {
+	req := &sluicev1.ScheduleRequest{Cluster: b.cluster, Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN, Now: timestamppb.New(b.now)}
+	start := time.Now()
+	resp, err := b.client.Schedule(ctx, req)
+	wall := time.Since(start)
+	if err != nil {
+		return cycleResult{}, b.a.rpcError("bench: schedule", err)
+	}
+	p := resp.GetPlan()
+	r := cycleResult{wall: wall, session: p.GetStats().GetTotal().AsDuration(), decided: len(p.GetDecisions()),
+		respMiB: float64(proto.Size(resp)) / (1 << 20)}
+	h := fnv.New64a()
+	for _, d := range p.GetDecisions() {
+		switch k := d.GetKind().(type) {
+		case *sluicev1.Decision_Bind:
+			r.placed++
+			hashDecision(h, int(framework.DecisionBind), k.Bind.GetTask(), k.Bind.GetNode())
+		case *sluicev1.Decision_Pipeline:
+			hashDecision(h, int(framework.DecisionPipeline), k.Pipeline.GetTask(), k.Pipeline.GetNode())
+		case *sluicev1.Decision_Evict:
+			hashDecision(h, int(framework.DecisionEvict), k.Evict.GetTask(), k.Evict.GetNode())
+		}
+	}
+	r.fp = h.Sum64()
+	return r, nil
+}
+
+// hashDecision adds a decision's kind, task and node to a plan's fingerprint.
+func hashDecision(h hash.Hash64, kind int, task, node string) {
+	_, _ = h.Write([]byte{byte(kind), 0})
+	_, _ = io.WriteString(h, task)
+	_, _ = h.Write([]byte{0})
+	_, _ = io.WriteString(h, node)
+	_, _ = h.Write([]byte{0})
+}
+
+// ingest streams the cluster through one Sync stream in batches, the first replacing the
+// cluster, and waits until the server acknowledged every batch.
+func (b *benchRun) ingest(ctx context.Context) (time.Duration, error) {
+	batches := synthpb.Batches(b.c, b.o.batch)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	stream, err := sluicev1.NewClusterStateServiceClient(b.conn).Sync(sctx)
+	if err != nil {
+		return 0, b.a.rpcError("bench: sync", err)
+	}
+	if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{Hello: &sluicev1.SyncHello{Cluster: b.cluster}}}); err != nil {
+		return 0, b.a.streamError(stream.RecvMsg, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		acked := 0
+		for acked < len(batches) {
+			m, err := stream.Recv()
+			if err != nil {
+				done <- b.a.rpcError("bench: sync", err)
+				return
+			}
+			switch m := m.GetMessage().(type) {
+			case *sluicev1.SyncResponse_Welcome:
+			case *sluicev1.SyncResponse_Ack:
+				acked++
+			case *sluicev1.SyncResponse_Rejected:
+				r := m.Rejected
+				var sb strings.Builder
+				fmt.Fprintf(&sb, "bench: sync: batch %d rejected: %s: %s", r.GetSequence(), codes.Code(r.GetCode()), r.GetMessage())
+				for _, v := range r.GetViolations() {
+					fmt.Fprintf(&sb, "\n  %s: %s", v.GetField(), v.GetDescription())
+				}
+				done <- errors.New(sb.String())
+				return
+			case *sluicev1.SyncResponse_ResyncRequired:
+				done <- fmt.Errorf("bench: sync: the server asked for a resync: %s", m.ResyncRequired.GetReason())
+				return
+			}
+		}
+		done <- nil
+	}()
+	for _, bt := range batches {
+		if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Batch{Batch: bt}}); err != nil {
+			cancel()
+			if rerr := <-done; rerr != nil {
+				return 0, rerr
+			}
+			return 0, b.a.rpcError("bench: sync", err)
+		}
+	}
+	if err := <-done; err != nil {
+		return 0, err
+	}
+	elapsed := time.Since(start)
+	_ = stream.CloseSend()
+	b.printf("ingest path=grpc objects=%d batches=%d ingest_s=%.3f ingest_objects_per_s=%.0f\n",
+		b.c.Objects(), len(batches), elapsed.Seconds(), float64(b.c.Objects())/elapsed.Seconds())
+	return elapsed, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// median returns the median of the values (the mean of the middle two for an even count).
+func median[T any](rs []T, value func(T) time.Duration) time.Duration {
+	vs := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		vs[i] = value(r)
+	}
+	slices.Sort(vs)
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
+}
+
+// peakRSS returns the process's peak resident set size in MiB (VmHWM of /proc/self/status),
+// or "NA" where that is not available.
+func peakRSS() string {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return "NA"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return "NA"
+		}
+		kb, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return "NA"
+		}
+		return strconv.FormatFloat(kb/1024, 'f', 0, 64)
+	}
+	return "NA"
+}

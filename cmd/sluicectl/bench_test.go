@@ -1,0 +1,163 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// benchSummary parses the last line of "bench" output into its key=value pairs.
+func benchSummary(t *testing.T, out string) map[string]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	kv := map[string]string{}
+	for _, f := range strings.Fields(last) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			t.Fatalf("last line %q: %q is not key=value", last, f)
+		}
+		kv[k] = v
+	}
+	return kv
+}
+
+func number(t *testing.T, kv map[string]string, key string) float64 {
+	t.Helper()
+	v, ok := kv[key]
+	if !ok {
+		t.Fatalf("last line has no %s= (%v)", key, kv)
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("%s=%q is not a number", key, v)
+	}
+	return f
+}
+
+// TestBench runs the bench command on a tiny roomy cluster, in-process and through gRPC:
+// every task is placed, there is a line per cycle, and the last line has the keys of the
+// summary.
+func TestBench(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		keys []string
+	}{
+		{"inprocess", []string{"--shapes", "uniform"}, []string{"nodes", "tasks", "placed", "cycle_ms", "tasks_per_s", "rss_mib"}},
+		{"grpc mixed", []string{"--shapes", "mixed", "--queues", "3", "--grpc", "--batch", "7"},
+			[]string{"nodes", "tasks", "placed", "cycle_ms", "tasks_per_s", "rss_mib", "grpc_cycle_ms", "ingest_s", "ingest_objects_per_s", "grpc_overhead_pct"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// 8 nodes of at least 16 cpu hold 12 jobs of 2 tasks of at most 4 cpu each.
+			args := append([]string{"bench", "--nodes", "8", "--jobs", "12", "--tasks-per-job", "2", "--cycles", "3", "--seed", "7"}, tc.args...)
+			code, out, errOut := sluicectl(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			kv := benchSummary(t, out)
+			for _, k := range tc.keys {
+				number(t, kv, k)
+			}
+			if n := number(t, kv, "nodes"); n != 8 {
+				t.Errorf("nodes=%v, want 8", n)
+			}
+			tasks, placed := number(t, kv, "tasks"), number(t, kv, "placed")
+			if tasks != 24 || placed != tasks {
+				t.Errorf("placed=%v tasks=%v, want every one of 24 tasks placed\n%s", placed, tasks, out)
+			}
+			if number(t, kv, "tasks_per_s") <= 0 || number(t, kv, "cycle_ms") < 0 {
+				t.Errorf("implausible figures: %v", kv)
+			}
+			paths := 1
+			if strings.Contains(tc.name, "grpc") {
+				paths = 2
+				if !strings.Contains(out, "ingest path=grpc objects=47 batches=7 ") {
+					t.Errorf("no ingest line for 47 objects in 7 batches:\n%s", out)
+				}
+			}
+			if got := strings.Count(out, "\ncycle="); got != 4*paths {
+				t.Errorf("%d cycle lines, want %d (a warm-up and 3 measured per path):\n%s", got, 4*paths, out)
+			}
+		})
+	}
+}
+
+// TestBenchConfig runs a configuration from a file through both paths.
+func TestBenchConfig(t *testing.T) {
+	cfg := writeFile(t, "w1.yaml", `
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+`)
+	code, out, errOut := sluicectl(t, "", "bench", "--nodes", "4", "--jobs", "4", "--tasks-per-job", "3", "--cycles", "1", "--config", cfg, "--grpc")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	kv := benchSummary(t, out)
+	if kv["placed"] != "12" || kv["tasks"] != "12" {
+		t.Errorf("placed=%s tasks=%s, want 12 of 12", kv["placed"], kv["tasks"])
+	}
+}
+
+// TestBenchProfile writes a CPU and a heap profile.
+func TestBenchProfile(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
+	code, out, errOut := sluicectl(t, "", "bench", "--nodes", "4", "--jobs", "2", "--cycles", "1", "--cpuprofile", cpu, "--memprofile", mem)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, p := range []string{cpu, mem} {
+		if st, err := statSize(p); err != nil || st == 0 {
+			t.Errorf("%s: size %d, %v", p, st, err)
+		}
+	}
+}
+
+// TestBenchErrors: bad flags and bad configurations end with status 1 and say what is wrong.
+func TestBenchErrors(t *testing.T) {
+	badPlugin := writeFile(t, "bad.yaml", "actions: allocate\ntiers:\n- plugins:\n  - name: nosuchplugin\n")
+	badYAML := writeFile(t, "bad2.yaml", "actions: [\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shapes", "round"}, `shapes must be uniform or mixed, got "round"`},
+		{[]string{"--nodes", "0"}, "nodes must be at least 1"},
+		{[]string{"--queues", "0"}, "queues must be at least 1"},
+		{[]string{"--tasks-per-job", "0"}, "tasks per job must be at least 1"},
+		{[]string{"--cycles", "0"}, "--cycles must be at least 1"},
+		{[]string{"--batch", "0"}, "--batch must be at least 1"},
+		{[]string{"--nodes", "many"}, `invalid value "many" for flag -nodes`},
+		{[]string{"--server", "x:1"}, "flag provided but not defined: -server"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--config", filepath.Join(t.TempDir(), "missing.yaml")}, "--config"},
+		{[]string{"--config", badPlugin}, "nosuchplugin"},
+		{[]string{"--config", badYAML}, "bad2.yaml"},
+		{[]string{"--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir")}, "--cpuprofile"},
+	} {
+		args := append([]string{"bench", "--nodes", "2", "--jobs", "1", "--cycles", "1"}, tc.args...)
+		code, out, errOut := sluicectl(t, "", args...)
+		if code != 1 || !strings.Contains(errOut, tc.want) || !strings.HasPrefix(errOut, "sluicectl: bench") {
+			t.Errorf("%v: exit %d, stderr %q (want %q), stdout %q", tc.args, code, errOut, tc.want, out)
+		}
+	}
+}
+
+func statSize(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
