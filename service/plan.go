@@ -65,9 +65,33 @@ func planToProto(v planView) *sluicev1.Plan {
 }
 
 func decisionsToProto(ds []framework.Decision) []*sluicev1.Decision {
-	out := make([]*sluicev1.Decision, 0, len(ds))
+	// Binds are most of a large plan: their messages come from three slabs instead of three
+	// allocations each.
+	binds := 0
 	for _, d := range ds {
-		out = append(out, decisionToProto(d))
+		if d.Kind == framework.DecisionBind {
+			binds++
+		}
+	}
+	decisions := make([]sluicev1.Decision, binds)
+	wrappers := make([]sluicev1.Decision_Bind, binds)
+	bodies := make([]sluicev1.BindDecision, binds)
+	out := make([]*sluicev1.Decision, 0, len(ds))
+	b := 0
+	for _, d := range ds {
+		if d.Kind != framework.DecisionBind {
+			out = append(out, decisionToProto(d))
+			continue
+		}
+		body := &bodies[b]
+		body.Task, body.Job, body.Node = d.Task, d.Job, d.Node
+		if len(d.DeviceIDs) > 0 {
+			body.DeviceIds = append([]string(nil), d.DeviceIDs...)
+		}
+		wrappers[b].Bind = body
+		decisions[b].Kind = &wrappers[b]
+		out = append(out, &decisions[b])
+		b++
 	}
 	return out
 }
