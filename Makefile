@@ -4,11 +4,13 @@ BUF ?= go tool buf
 
 SHARED ?= ../shared
 
-.PHONY: test check fmt vet gotest scenarios generate lint-proto check-generated breaking fuzz bench
+.PHONY: test check fmt vet gotest scenarios generate lint-proto check-generated breaking fuzz fuzz-short bench \
+	durability-short test-durability
 
 ## test: everything CI runs: formatting, vet, buf lint, generated-code freshness, breaking
-## changes, the Go tests with the race detector, and every scenario through the gRPC API
-test: check gotest scenarios clients-test
+## changes, the Go tests with the race detector, the short durability tests and fuzzing,
+## and every scenario through the gRPC API
+test: check gotest durability-short fuzz-short scenarios clients-test
 
 ## check: static checks only
 check: fmt vet lint-proto check-generated breaking
@@ -30,12 +32,34 @@ gotest:
 scenarios:
 	go run ./cmd/sluicectl scenario run testdata/scenarios $(wildcard $(SHARED)/scenarios)
 
-## fuzz: run every fuzz target for a while (FUZZTIME each, default 60s)
+## fuzz: run every fuzz target for a while (FUZZTIME each, default 60s): scheduler
+## configurations, store batches (with a replicated twin), API delta batches, scenario files
 FUZZTIME ?= 60s
+FUZZMINIMIZE ?= 5s
 fuzz:
-	go test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./engine/conf
-	go test -run '^$$' -fuzz FuzzApply -fuzztime $(FUZZTIME) ./engine/state
-	go test -run '^$$' -fuzz FuzzApplyDeltas -fuzztime $(FUZZTIME) ./service
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/conf
+	go test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
+	go test -run '^$$' -fuzz '^FuzzApplyDeltas$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./service
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./clients/go/scenario
+
+## fuzz-short: every fuzz target for 10s (part of make test)
+fuzz-short:
+	$(MAKE) --no-print-directory fuzz FUZZTIME=10s FUZZMINIMIZE=2s
+
+## durability-short: crash consistency (5 kill -9 points), failover of a 3-member cluster,
+## load (50 Sync streams and a scheduling loop for 10s) and storage faults (full and
+## read-only data directory), against real sluiced processes on loopback (part of make test);
+## the measurements are printed and appended to DURABILITY_REPORT
+DURABILITY_REPORT ?= $(CURDIR)/.cache/durability-report.txt
+durability-short:
+	@mkdir -p $(dir $(DURABILITY_REPORT))
+	SLUICE_DURABILITY=short SLUICE_DURABILITY_REPORT=$(DURABILITY_REPORT) go test -count=1 -timeout 10m -v ./cmd/sluiced/durability
+
+## test-durability: the full versions: 20 kill -9 points, three failovers (and a 5-member
+## cluster losing two), 60s of load in durable and in-memory mode
+test-durability:
+	@mkdir -p $(dir $(DURABILITY_REPORT))
+	SLUICE_DURABILITY=full SLUICE_DURABILITY_REPORT=$(DURABILITY_REPORT) go test -count=1 -timeout 30m -v ./cmd/sluiced/durability
 
 ## bench: the Go benchmarks of the hot paths
 bench:
@@ -89,3 +113,12 @@ clients-check-generated:
 ## clients' tests and round-trip examples against a sluiced built and started for the run
 clients-test:
 	bash scripts/clients.sh test
+	bash clients/adapters/yarn/run-tests.sh
+
+## test-slurm: the Slurm adapter end to end against a real Slurm (Debian's packages,
+## installed when missing; needs root): scripts/slurm/e2e.sh starts munged, slurmctld and
+## three slurmd on 127.0.0.1 in a temporary directory, runs TestSlurmE2E with SLURM_E2E=1
+## against a real sluiced, and stops everything again
+.PHONY: test-slurm
+test-slurm:
+	bash scripts/slurm/e2e.sh

@@ -228,7 +228,6 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		Result:       res,
 		Duration:     elapsed,
 		State:        PlanProposed,
-		base:         snap,
 	}
 	if req.Mode == DryRun {
 		plan.State = PlanDryRun

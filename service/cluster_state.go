@@ -33,6 +33,9 @@ func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDelta
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
+	if err := c.s.store.CheckWritable(); err != nil {
+		return nil, toStatus(err)
+	}
 	rev, err := c.s.applyBatch(req.GetCluster(), "batch", req.GetBatch())
 	if err != nil {
 		return nil, toStatus(err)
@@ -60,6 +63,11 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		return toStatus(err)
 	}
 	cluster := hello.GetCluster()
+	// Only the leader of a replicated store takes batches; elsewhere the stream ends at once
+	// with the leader's address.
+	if err := c.s.store.CheckWritable(); err != nil {
+		return toStatus(err)
+	}
 	rev := c.s.store.Revision(cluster)
 	if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Welcome{
 		Welcome: &sluicev1.SyncWelcome{Revision: rev},
@@ -93,7 +101,11 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		default:
 			return toStatus(invalid("message", "must be a hello or a batch"))
 		}
-		if err := stream.Send(c.syncBatch(sync, b)); err != nil {
+		resp, err := c.syncBatch(sync, b)
+		if err != nil {
+			return toStatus(err)
+		}
+		if err := stream.Send(resp); err != nil {
 			return err
 		}
 	}
@@ -108,8 +120,11 @@ type syncState struct {
 	seen    bool
 }
 
-// syncBatch applies one batch of a Sync stream and returns the ack or the rejection.
-func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) *sluicev1.SyncResponse {
+// syncBatch applies one batch of a Sync stream and returns the ack or the rejection, or the
+// error that ends the stream: the replicated store could not take the batch (this member no
+// longer leads, storage failing), which says nothing against the batch, so that the client
+// keeps it and sends it again on its next stream.
+func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluicev1.SyncResponse, error) {
 	seq := b.GetSequence()
 	var err error
 	switch {
@@ -129,7 +144,10 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) *sluicev
 			}
 			return &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Ack{
 				Ack: &sluicev1.BatchAck{Sequence: seq, Revision: rev},
-			}}
+			}}, nil
+		}
+		if isStoreUnavailable(err) {
+			return nil, err
 		}
 	}
 	stat := status.Convert(toStatus(err))
@@ -137,7 +155,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) *sluicev
 	for _, v := range violationsOf(stat) {
 		rej.Violations = append(rej.Violations, &sluicev1.FieldViolation{Field: v.GetField(), Description: v.GetDescription()})
 	}
-	return &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Rejected{Rejected: rej}}
+	return &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Rejected{Rejected: rej}}, nil
 }
 
 // receiver returns a function that receives the next message of a stream, or fails when the

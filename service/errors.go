@@ -37,6 +37,20 @@ const (
 	ReasonShuttingDown = "SHUTTING_DOWN"
 	// ReasonInternal: a bug or an unexpected failure on the server.
 	ReasonInternal = "INTERNAL"
+	// ReasonNotLeader: this member of a replicated cluster does not lead it; writes and
+	// scheduling go to the leader, whose gRPC address is the ErrorInfo metadata "leader"
+	// (and its node id "leader_id") when known.
+	ReasonNotLeader = "NOT_LEADER"
+	// ReasonStoreUnavailable: the replicated state store cannot take writes now (no leader
+	// elected yet, a leader catching up, a data directory that cannot be written); the
+	// message says which. Retry later.
+	ReasonStoreUnavailable = "STORE_UNAVAILABLE"
+)
+
+// MetadataLeader and MetadataLeaderID are the ErrorInfo metadata keys of a NOT_LEADER error.
+const (
+	MetadataLeader   = "leader"
+	MetadataLeaderID = "leader_id"
 )
 
 // maxViolations caps the field violations of one error: status details travel in trailers,
@@ -115,6 +129,8 @@ var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server shutt
 //	engine.ErrInvalidConfig  INVALID_ARGUMENT, ErrorInfo INVALID_CONFIG
 //	engine.ErrNotFound       NOT_FOUND
 //	engine.ErrFailedPrecondition  FAILED_PRECONDITION
+//	*state.NotLeaderError    UNAVAILABLE, ErrorInfo NOT_LEADER with the leader's address
+//	state.ErrUnavailable     UNAVAILABLE, ErrorInfo STORE_UNAVAILABLE
 //	context.Canceled         CANCELED
 //	context.DeadlineExceeded DEADLINE_EXCEEDED
 //	a gRPC status error      unchanged
@@ -128,6 +144,7 @@ func toStatus(err error) error {
 	}
 	var inv *invalidError
 	var verr *state.ValidationError
+	var nle *state.NotLeaderError
 	switch {
 	case errors.As(err, &inv):
 		return invalidStatus(inv)
@@ -144,6 +161,17 @@ func toStatus(err error) error {
 		return withInfo(codes.NotFound, ReasonNotFound, err.Error())
 	case errors.Is(err, engine.ErrFailedPrecondition):
 		return withInfo(codes.FailedPrecondition, ReasonFailedPrecondition, err.Error())
+	case errors.As(err, &nle):
+		md := map[string]string{}
+		if nle.Leader != "" {
+			md[MetadataLeader] = nle.Leader
+		}
+		if nle.LeaderID != "" {
+			md[MetadataLeaderID] = nle.LeaderID
+		}
+		return withInfoMetadata(codes.Unavailable, ReasonNotLeader, nle.Error(), md)
+	case errors.Is(err, state.ErrUnavailable):
+		return withInfo(codes.Unavailable, ReasonStoreUnavailable, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -170,11 +198,23 @@ func invalidStatus(inv *invalidError) error {
 
 // withInfo builds a status error with an ErrorInfo detail.
 func withInfo(code codes.Code, reason, msg string) error {
+	return withInfoMetadata(code, reason, msg, nil)
+}
+
+// withInfoMetadata builds a status error with an ErrorInfo detail carrying metadata.
+func withInfoMetadata(code codes.Code, reason, msg string, md map[string]string) error {
 	st := status.New(code, msg)
-	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}); err == nil {
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain, Metadata: md}); err == nil {
 		st = d
 	}
 	return st.Err()
+}
+
+// isStoreUnavailable reports whether err is the replicated store's: this member cannot
+// write (not the leader, no leader, storage failing). A Sync stream ends with it rather than
+// rejecting the batch, so that the client sends the batch again, to the leader.
+func isStoreUnavailable(err error) bool {
+	return errors.Is(err, state.ErrNotLeader) || errors.Is(err, state.ErrUnavailable)
 }
 
 // violationsOf returns the BadRequest field violations carried by a status, if any.

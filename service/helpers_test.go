@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/durable"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
@@ -142,11 +143,27 @@ type setup struct {
 	planTTL time.Duration
 	clock   func() time.Time
 	opts    func(*Options)
+	// durable, if set, makes the store durable (a raft log alone in a temporary directory)
+	// and receives the node once it leads.
+	durable **durable.Node
 }
 
 func newTestServerWith(t testing.TB, logs *syncBuffer, su setup) *Server {
 	t.Helper()
 	store := state.New()
+	if su.durable != nil {
+		n, err := durable.Open(store, durable.Options{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+		for deadline := time.Now().Add(10 * time.Second); !n.IsLeader(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the durable store has no leader after 10s")
+			}
+		}
+		*su.durable = n
+	}
 	if su.reg == nil {
 		su.reg = testRegistry()
 	}

@@ -59,6 +59,13 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Cycles whose plans may be committed run on the leader of a replicated store; dry runs
+	// run anywhere, on the member's own state.
+	if mode != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		if err := s.store.CheckWritable(); err != nil {
+			return nil, err
+		}
+	}
 	req := engine.ScheduleRequest{Mode: modesIn[mode], Now: now}
 	if override != "" {
 		cfg, err := s.engine.ParseConfig([]byte(override))
@@ -153,6 +160,9 @@ func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanReq
 		return nil, toStatus(err)
 	}
 	logging.AddFields(ctx, logging.Fields{"plan", req.GetPlanId()})
+	if err := sc.s.store.CheckWritable(); err != nil {
+		return nil, toStatus(err)
+	}
 	res, err := sc.s.engine.CommitPlan(req.GetCluster(), req.GetPlanId())
 	if err != nil {
 		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) {
@@ -172,6 +182,9 @@ func (sc *scheduler) DiscardPlan(ctx context.Context, req *sluicev1.DiscardPlanR
 		return nil, toStatus(err)
 	}
 	logging.AddFields(ctx, logging.Fields{"plan", req.GetPlanId()})
+	if err := sc.s.store.CheckWritable(); err != nil {
+		return nil, toStatus(err)
+	}
 	if err := sc.s.engine.DiscardPlan(req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
@@ -243,6 +256,9 @@ func (sc *scheduler) UpdateSchedulerConfig(ctx context.Context, req *sluicev1.Up
 		fe.add("config", "must not be empty; give Volcano scheduler-conf YAML")
 	}
 	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	if err := sc.s.store.CheckWritable(); err != nil {
 		return nil, toStatus(err)
 	}
 	if err := sc.s.setClusterConfig(req.GetCluster(), []byte(req.GetConfig())); err != nil {

@@ -10,6 +10,9 @@
 //	        [--rate-limit 1000] [--rate-burst 2000] [--max-recv-bytes 16777216]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--log-level info] [--shutdown-timeout 10s]
+//	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
+//	         [--node-id ID --raft-listen HOST:PORT [--raft-advertise HOST:PORT]
+//	          --raft-peers id=raftaddr@grpcaddr,... [--bootstrap] [--raft-timeout 1s]]]
 //
 // The scheduler configuration (Volcano's scheduler-conf YAML) is validated at start; without
 // --config the embedded default is used. The --config file is reloaded on SIGHUP and when its
@@ -21,11 +24,18 @@
 // the server drains: health turns NOT_SERVING, it stops accepting calls, cycles in progress
 // finish, Sync and WatchPlans streams end with UNAVAILABLE "server shutting down", calls in
 // progress get --shutdown-timeout to finish, and the process exits 0.
+//
+// Without --data-dir the state lives in memory only. With it, the state store is the state
+// machine of a hashicorp/raft log kept in the directory (engine/durable): every acknowledged
+// write is on disk, and a restart (even after kill -9) finds the state and revisions again.
+// With --raft-listen and --raft-peers, several sluiced form a replicated cluster: the leader
+// writes and schedules, and the others answer writes with UNAVAILABLE naming the leader.
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,6 +61,7 @@ import (
 
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/durable"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/service"
@@ -104,6 +115,17 @@ type options struct {
 
 	otlpEndpoint string
 	otlpInsecure bool
+
+	dataDir           string
+	nodeID            string
+	raftListen        string
+	raftAdvertise     string
+	raftPeers         []durable.Peer
+	bootstrap         bool
+	snapshotThreshold uint64
+	snapshotInterval  time.Duration
+	trailingLogs      uint64
+	raftTimeout       time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -127,8 +149,25 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxRecvBytes, "max-recv-bytes", service.DefaultMaxRecvBytes, "largest message the server accepts, in bytes")
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces over OTLP/gRPC to HOST:PORT or a URL (http:// for plaintext); empty exports none")
 	fs.BoolVar(&o.otlpInsecure, "otlp-insecure", false, "export OTLP traces to HOST:PORT without TLS")
+	fs.StringVar(&o.dataDir, "data-dir", "", "keep the state in this directory (a raft log and snapshots): durable across restarts; empty keeps it in memory")
+	fs.StringVar(&o.nodeID, "node-id", "", "this member's id in a replicated cluster (with --raft-listen)")
+	fs.StringVar(&o.raftListen, "raft-listen", "", "HOST:PORT of this member's raft transport; forms a replicated cluster with --raft-peers")
+	fs.StringVar(&o.raftAdvertise, "raft-advertise", "", "raft address the other members reach this one at (default --raft-listen)")
+	peers := fs.String("raft-peers", "", "the cluster's members, this one included: id=raftaddr@grpcaddr,... (grpcaddr is where followers send writers)")
+	fs.BoolVar(&o.bootstrap, "bootstrap", false, "create the cluster from --raft-peers if the data directory is empty (give it to one member, or to all with the same peers)")
+	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between state snapshots")
+	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 5*time.Second, "how often the snapshot threshold is checked (raft waits between one and two intervals)")
+	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for members that lag")
+	fs.DurationVar(&o.raftTimeout, "raft-timeout", time.Second, "raft heartbeat and election timeout of a replicated cluster (a leader's failure is noticed within about twice this)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if *peers != "" {
+		ps, err := durable.ParsePeers(*peers)
+		if err != nil {
+			return o, fmt.Errorf("--raft-peers: %w", err)
+		}
+		o.raftPeers = ps
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -153,6 +192,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--rate-burst must not be negative, got %d", o.rateBurst)
 	case o.maxRecvBytes <= 0:
 		return o, fmt.Errorf("--max-recv-bytes must be positive, got %d", o.maxRecvBytes)
+	case o.dataDir == "" && (o.raftListen != "" || o.raftPeers != nil || o.bootstrap || o.nodeID != ""):
+		return o, errors.New("--node-id, --raft-listen, --raft-peers and --bootstrap need --data-dir")
+	case o.raftListen == "" && (o.raftPeers != nil || o.bootstrap || o.raftAdvertise != ""):
+		return o, errors.New("--raft-peers, --raft-advertise and --bootstrap need --raft-listen (a member alone needs none of them)")
+	case o.raftListen != "" && (o.nodeID == "" || o.raftPeers == nil):
+		return o, errors.New("--raft-listen needs --node-id and --raft-peers")
+	case o.snapshotThreshold == 0:
+		return o, errors.New("--snapshot-threshold must be positive")
+	case o.snapshotInterval <= 0:
+		return o, fmt.Errorf("--snapshot-interval must be positive, got %s", o.snapshotInterval)
+	case o.raftTimeout < 10*time.Millisecond:
+		return o, fmt.Errorf("--raft-timeout must be at least 10ms, got %s", o.raftTimeout)
 	}
 	return o, nil
 }
@@ -168,15 +219,16 @@ func run(ctx context.Context, args []string, stderr io.Writer, w wiring) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
-	if err := serve(ctx, o, log, w); err != nil {
+	if err := serve(ctx, o, log, w, stderr); err != nil {
 		log.Error("sluiced failed", "error", err.Error())
 		return exitError
 	}
 	return exitOK
 }
 
-// serve wires the server, serves until ctx ends or a signal arrives, and drains.
-func serve(ctx context.Context, o options, log *slog.Logger, w wiring) error {
+// serve wires the server, serves until ctx ends or a signal arrives, and drains. raft's own
+// logs (JSON lines) go to raftLog.
+func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog io.Writer) error {
 	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stopSignals()
 
@@ -251,9 +303,6 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring) error {
 	if err != nil {
 		return fmt.Errorf("scheduler configuration %s: %w", configName(o.configPath), err)
 	}
-	srvOpts.Store, srvOpts.Engine = store, eng
-	srv := service.New(srvOpts)
-	gs := service.NewGRPCServer(srv, grpcOpts...)
 
 	lis, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -264,8 +313,25 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring) error {
 		lis.Close()
 		return fmt.Errorf("--admin-listen: %w", err)
 	}
+	var node *durable.Node
+	if o.dataDir != "" {
+		if node, err = openDurable(store, o, lis.Addr().String(), log, raftLog); err != nil {
+			lis.Close()
+			adminLis.Close()
+			return err
+		}
+		defer func() {
+			if err := node.Close(o.shutdownTimeout); err != nil {
+				log.Error("raft did not stop cleanly", "error", err.Error())
+			}
+		}()
+	}
+	srvOpts.Store, srvOpts.Engine = store, eng
+	srv := service.New(srvOpts)
+	gs := service.NewGRPCServer(srv, grpcOpts...)
+
 	var draining atomic.Bool
-	admin := &http.Server{Handler: adminMux(metricsHandler, &draining), ReadHeaderTimeout: 5 * time.Second}
+	admin := &http.Server{Handler: adminMux(metricsHandler, &draining, node), ReadHeaderTimeout: 5 * time.Second}
 
 	errc := make(chan error, 2)
 	go func() { errc <- gs.Serve(lis) }()
@@ -289,7 +355,8 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring) error {
 	log.Info("sluiced serving", "listen", lis.Addr().String(), "admin_listen", adminLis.Addr().String(),
 		"config", configName(o.configPath), "plan_ttl", o.planTTL.String(), "schedule_period", o.schedulePeriod.String(),
 		"tls", o.tlsCert != "", "mtls", o.clientCA != "", "tokens", o.tokensPath != "",
-		"rate_limit", o.rateLimit, "rate_burst", o.rateBurst, "otlp", o.otlpEndpoint != "")
+		"rate_limit", o.rateLimit, "rate_burst", o.rateBurst, "otlp", o.otlpEndpoint != "",
+		"data_dir", o.dataDir, "node_id", o.nodeID, "raft_listen", o.raftListen)
 	if o.tokensPath != "" && o.tlsCert == "" && !isLoopback(o.listen) {
 		log.Warn("bearer tokens travel in clear text on a non-loopback address: serve TLS with --tls-cert and --tls-key")
 	}
@@ -459,8 +526,49 @@ func configName(path string) string {
 	return path
 }
 
-// adminMux serves /healthz (the process is up), /readyz (not draining) and /metrics.
-func adminMux(metrics http.Handler, draining *atomic.Bool) *http.ServeMux {
+// openDurable opens the data directory and starts raft. This member's gRPC address, which
+// followers hand to writers, is its peer entry's or else the address it listens on.
+func openDurable(store *state.Store, o options, listenAddr string, log *slog.Logger, raftLog io.Writer) (*durable.Node, error) {
+	peers := append([]durable.Peer(nil), o.raftPeers...)
+	for i := range peers {
+		if peers[i].ID == o.nodeID && peers[i].ClientAddr == "" {
+			peers[i].ClientAddr = listenAddr
+		}
+	}
+	node, err := durable.Open(store, durable.Options{
+		DataDir:           o.dataDir,
+		NodeID:            o.nodeID,
+		RaftAddr:          o.raftListen,
+		RaftAdvertise:     o.raftAdvertise,
+		Peers:             peers,
+		Bootstrap:         o.bootstrap,
+		SnapshotThreshold: o.snapshotThreshold,
+		SnapshotInterval:  o.snapshotInterval,
+		TrailingLogs:      o.trailingLogs,
+		ElectionTimeout:   raftTimeout(o),
+		Logger:            log,
+		RaftLogOutput:     raftLog,
+		RaftLogLevel:      max(o.logLevel, slog.LevelInfo),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	return node, nil
+}
+
+// raftTimeout is --raft-timeout for a cluster; a member alone uses the durable package's own
+// (short: it has nobody to wait for).
+func raftTimeout(o options) time.Duration {
+	if o.raftListen == "" {
+		return 0
+	}
+	return o.raftTimeout
+}
+
+// adminMux serves /healthz (the process is up), /readyz (not draining; with a replicated
+// store, also a leader that caught up or a follower that knows the leader), /metrics, and
+// with a replicated store /raft (the member's raft status as JSON).
+func adminMux(metrics http.Handler, draining *atomic.Bool, node *durable.Node) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -473,8 +581,21 @@ func adminMux(metrics http.Handler, draining *atomic.Bool) *http.ServeMux {
 			_, _ = io.WriteString(w, "shutting down")
 			return
 		}
+		if node != nil {
+			if st := node.Status(); !st.Ready {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = fmt.Fprintf(w, "raft %s, no leader ready yet", strings.ToLower(st.State))
+				return
+			}
+		}
 		_, _ = io.WriteString(w, "ok")
 	})
 	mux.Handle("GET /metrics", metrics)
+	if node != nil {
+		mux.HandleFunc("GET /raft", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(node.Status())
+		})
+	}
 	return mux
 }

@@ -26,6 +26,22 @@
 // *ValidationError naming the offending field, e.g. "changes[3].task.job". memdb allows one
 // writer at a time, so writes, even to different clusters, are serialized.
 //
+// Every row records the revision of the write that stored it (its modify revision), so that
+// CommitPlan can tell what changed since a plan's base revision from the store alone.
+//
+// # Plan commits
+//
+// Store.CommitPlan writes a plan's binds, evictions and job phases in one transaction,
+// refusing by name the decisions that conflict with changes since the plan's revision.
+//
+// # Replication
+//
+// With a Replicator (engine/durable: a raft log), the store is the log's state machine:
+// Apply checks a batch in a transaction it throws away and hands it to the Replicator as an
+// Op; CommitPlan hands over its PlanCommit; every replica applies the ops in log order with
+// ApplyOp, deterministically. MarshalOp encodes ops for the log; Dump and Restore write and
+// read snapshots of the whole store, revisions included.
+//
 // # Reads
 //
 // Store.Snapshot returns a consistent view of one cluster at its current revision. It costs

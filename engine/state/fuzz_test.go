@@ -186,19 +186,28 @@ var fuzzSeeds = [][]byte{
 
 // FuzzApply applies random batches: Apply never panics, returns only *ValidationErrors,
 // advances the revision iff it succeeds, changes nothing when it fails, and every state it
-// accepts keeps the invariants.
+// accepts keeps the invariants. A replicated twin (each batch checked, encoded, decoded and
+// applied as a raft log's state machine does) must answer and end up alike.
 func FuzzApply(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := New()
+		twin, _ := replicated()
 		in := &fuzzInput{data: data}
 		for i, b := range in.batches() {
 			rev := s.Revision("c")
 			before := dump(&s.Snapshot("c").View)
 			got, err := s.Apply("c", b)
 			now := s.Revision("c")
+			tgot, terr := twin.Apply("c", b)
+			if tgot != got || fmt.Sprint(terr) != fmt.Sprint(err) {
+				t.Fatalf("batch %d: plain store gave %d, %v; replicated %d, %v", i, got, err, tgot, terr)
+			}
+			if a, b := dump(&s.Snapshot("c").View), dump(&twin.Snapshot("c").View); a != b {
+				t.Fatalf("batch %d: plain and replicated stores differ:\n%s\nand:\n%s", i, a, b)
+			}
 			if err != nil {
 				var ve *ValidationError
 				if !errors.As(err, &ve) {

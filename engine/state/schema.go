@@ -143,6 +143,10 @@ func table(name string, secondary ...*memdb.IndexSchema) *memdb.TableSchema {
 // keyed is what every stored row offers its indexers: precomputed index keys.
 type keyed interface {
 	indexKey(slot int) []byte
+	// modRevision is the cluster revision that wrote the row; setModRevision sets it, before
+	// the row is inserted.
+	modRevision() uint64
+	setModRevision(rev uint64)
 }
 
 // row is the record of every object table: the object, its cluster and key, and its index
@@ -155,9 +159,14 @@ type row[T any] struct {
 	// slice is capped at its length, so an append by memdb can never write into its neighbour.
 	idx [3][]byte
 	obj *T
+	// rev is the cluster revision of the write that stored the row (its "modify revision"):
+	// a plan commit compares it with the plan's base revision to find what changed since.
+	rev uint64
 }
 
-func (r *row[T]) indexKey(slot int) []byte { return r.idx[slot] }
+func (r *row[T]) indexKey(slot int) []byte  { return r.idx[slot] }
+func (r *row[T]) modRevision() uint64       { return r.rev }
+func (r *row[T]) setModRevision(rev uint64) { r.rev = rev }
 
 // newRow builds a row whose id key is (cluster, key) and whose secondary keys are
 // (cluster, a, key) and (cluster, b, key); an empty a or b leaves that slot absent. All keys
@@ -199,6 +208,10 @@ func newClusterRow(name string, revision uint64) *clusterRow {
 	id := appendKey(nil, name)
 	return &clusterRow{name: name, id: id[:len(id):len(id)], revision: revision}
 }
+
+// A cluster row's modify revision is the cluster's revision.
+func (r *clusterRow) modRevision() uint64   { return r.revision }
+func (r *clusterRow) setModRevision(uint64) {}
 
 func (r *clusterRow) indexKey(slot int) []byte {
 	if slot == slotID {

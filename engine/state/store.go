@@ -4,25 +4,49 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	memdb "github.com/hashicorp/go-memdb"
 )
 
 // Store is the revisioned state of every cluster: a go-memdb database. Writes are serialized
 // (memdb allows one writer at a time); reads never block.
+//
+// With a Replicator (SetReplicator), the store is the state machine of a replicated log:
+// Apply and CommitPlan check what they can against the current state, hand the write to the
+// Replicator as an Op, and return once the log has it and it was applied here through
+// ApplyOp (see replicate.go).
 type Store struct {
-	db *memdb.MemDB
+	// db is swapped whole by Restore; everything else reads it through load.
+	db atomic.Pointer[memdb.MemDB]
+
+	repl Replicator
+	// locks serialize the replicated writes of each cluster, from their checks to their
+	// application, so that a batch checked against the state is applied to that state.
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
 }
 
 // New returns an empty store. It panics only if the static schema is invalid, which the
 // package's tests rule out.
 func New() *Store {
+	s := &Store{locks: map[string]*sync.Mutex{}}
+	s.db.Store(newDB())
+	return s
+}
+
+// newDB returns an empty database with the store's schema.
+func newDB() *memdb.MemDB {
 	db, err := memdb.NewMemDB(schema())
 	if err != nil {
 		panic(fmt.Sprintf("state: invalid memdb schema: %v", err))
 	}
-	return &Store{db: db}
+	return db
 }
+
+// load returns the current database.
+func (s *Store) load() *memdb.MemDB { return s.db.Load() }
 
 // Apply applies a batch of changes to a cluster atomically: every change, then the
 // referential checks, in one write transaction. On success the cluster's revision advances
@@ -43,8 +67,22 @@ func New() *Store {
 //     hypernodes of a lower tier;
 //   - a deleted node has no tasks left, a deleted queue no jobs or child queues, and a
 //     deleted node or hypernode is no hypernode's member.
+//
+// With a Replicator, the batch is first checked in a transaction that is thrown away, so that a
+// batch the store refuses never reaches the log, then replicated, and applied when the log
+// has it; an error of the Replicator (*NotLeaderError, ErrUnavailable) means the batch may
+// or may not be applied.
 func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
-	return s.write(cluster, false, func(w *writer) (bool, error) {
+	if s.repl == nil {
+		return s.apply(cluster, b, true)
+	}
+	return s.replicateBatch(cluster, b)
+}
+
+// apply applies a batch in one write transaction, committed when commit is set and thrown
+// away otherwise (a dry run: the checks alone).
+func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
+	return s.write(cluster, false, commit, func(w *writer) (bool, error) {
 		if b.ReplaceAll {
 			if err := w.deleteAll(); err != nil {
 				return false, err
@@ -68,8 +106,18 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 // nothing changes. The revision advances by one if at least one call succeeded, and Update
 // returns the cluster's revision afterwards (unchanged on error or when nothing changed).
 // The Txn must not be used after fn returns.
+//
+// fn is arbitrary code, which a replicated log cannot carry: with a Replicator, Update fails
+// with ErrNotReplicable (plan commits go through CommitPlan, which is replicated).
 func (s *Store) Update(cluster string, fn func(tx *Txn) error) (uint64, error) {
-	return s.write(cluster, true, func(w *writer) (bool, error) {
+	if s.repl != nil {
+		return s.Revision(cluster), ErrNotReplicable
+	}
+	return s.update(cluster, fn)
+}
+
+func (s *Store) update(cluster string, fn func(tx *Txn) error) (uint64, error) {
+	return s.write(cluster, true, true, func(w *writer) (bool, error) {
 		tx := &Txn{View: View{txn: w.txn, cluster: cluster}, w: w}
 		tx.rev = revision(w.txn, cluster)
 		defer func() { tx.w = nil }()
@@ -84,18 +132,22 @@ func (s *Store) Update(cluster string, fn func(tx *Txn) error) (uint64, error) {
 }
 
 // write runs fn in a write transaction and commits it, advancing the cluster's revision, if
-// fn reports a change and no error.
-func (s *Store) write(cluster string, tracking bool, fn func(w *writer) (bool, error)) (uint64, error) {
+// fn reports a change and no error. Without commit the transaction is always thrown away (a
+// dry run), and write returns what the revision would have become.
+func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) (bool, error)) (uint64, error) {
 	if err := checkCluster(cluster); err != nil {
 		return s.Revision(cluster), err
 	}
-	txn := s.db.Txn(true)
+	txn := s.load().Txn(true)
 	defer txn.Abort() // a no-op after Commit
 	rev := revision(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, tracking: tracking}
+	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, tracking: tracking}
 	changed, err := fn(w)
 	if err != nil || !changed {
 		return rev, err
+	}
+	if !commit {
+		return rev + 1, nil
 	}
 	if err := txn.Insert(tableClusters, newClusterRow(cluster, rev+1)); err != nil {
 		return rev, fmt.Errorf("state: advancing the revision of cluster %q: %w", cluster, err)
@@ -106,13 +158,13 @@ func (s *Store) write(cluster string, tracking bool, fn func(w *writer) (bool, e
 
 // Revision returns a cluster's revision: 0 for a cluster never written.
 func (s *Store) Revision(cluster string) uint64 {
-	return revision(s.db.Txn(false), cluster)
+	return revision(s.load().Txn(false), cluster)
 }
 
 // Clusters returns the names of the clusters that have had a successful write, sorted.
 // A cluster stays listed (with its revision) after ReplaceAll empties it.
 func (s *Store) Clusters() []string {
-	it, err := s.db.Txn(false).Get(tableClusters, indexID)
+	it, err := s.load().Txn(false).Get(tableClusters, indexID)
 	if err != nil {
 		panic(fmt.Sprintf("state: listing clusters: %v", err))
 	}
@@ -126,7 +178,7 @@ func (s *Store) Clusters() []string {
 // Snapshot returns a consistent, immutable view of a cluster at its current revision. It is
 // cheap (memdb snapshots are free), never blocks writers and never sees later writes.
 func (s *Store) Snapshot(cluster string) *Snapshot {
-	txn := s.db.Txn(false)
+	txn := s.load().Txn(false)
 	return &Snapshot{View: View{txn: txn, cluster: cluster, rev: revision(txn, cluster)}}
 }
 

@@ -15,7 +15,9 @@ import (
 type writer struct {
 	txn     *memdb.Txn
 	cluster string
-	pend    pending
+	// rev is the revision this transaction writes: every row it inserts records it.
+	rev  uint64
+	pend pending
 	// undo, when tracking, records every mutation of the current Txn call so that a failed
 	// call can be taken back without aborting the transaction.
 	tracking bool
@@ -273,8 +275,10 @@ func (w *writer) get(table, key string) (keyed, error) {
 	return o.(keyed), nil
 }
 
-// insert inserts or replaces the row of table with key.
+// insert inserts or replaces the row of table with key. r is a new row, which records the
+// transaction's revision.
 func (w *writer) insert(table, key string, r keyed) error {
+	r.setModRevision(w.rev)
 	var e undoEntry
 	if w.tracking {
 		before, err := w.txn.First(table, indexID, w.cluster, key)

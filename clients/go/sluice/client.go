@@ -16,8 +16,13 @@ import (
 )
 
 // Client is a connection to a Sluice server. It is safe for concurrent use.
+//
+// Against a replicated server (several sluiced with --raft-peers) the Client follows the
+// leader: a call a follower refuses with UNAVAILABLE and the NOT_LEADER reason is sent again
+// to the leader it names, and later calls and streams go there too; when the member in use
+// is unreachable, later calls try the next address given with WithEndpoints.
 type Client struct {
-	conn *grpc.ClientConn
+	lc *leaderConn
 	// State is the raw ClusterStateService stub.
 	State sluicev1.ClusterStateServiceClient
 	// Scheduler is the raw SchedulerService stub.
@@ -33,6 +38,14 @@ type dialOptions struct {
 	token     string
 	perRPC    credentials.PerRPCCredentials
 	extra     []grpc.DialOption
+	endpoints []string
+}
+
+// WithEndpoints lists the other members of a replicated server (host:port of their gRPC
+// API): when the member in use cannot be reached, later calls try the next one. Leaders are
+// found from the members' answers either way.
+func WithEndpoints(addrs ...string) Option {
+	return func(o *dialOptions) { o.endpoints = append(o.endpoints, addrs...) }
 }
 
 // WithTLSConfig connects over TLS with cfg (server roots, client certificates for
@@ -123,27 +136,33 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(o.perRPC))
 	}
 	dopts = append(dopts, o.extra...)
-	conn, err := grpc.NewClient(target, dopts...)
+	dial := func(t string) (*grpc.ClientConn, error) { return grpc.NewClient(t, dopts...) }
+	conn, err := dial(target)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %w", err)
 	}
-	return NewClient(conn), nil
+	return newClient(newLeaderConn(target, conn, dial, o.endpoints)), nil
 }
 
-// NewClient wraps an existing connection. Close closes it.
+// NewClient wraps an existing connection. Close closes it. Such a Client cannot dial other
+// members, so it does not follow a replicated server's leader (use Dial for that).
 func NewClient(conn *grpc.ClientConn) *Client {
+	return newClient(newLeaderConn(conn.Target(), conn, nil, nil))
+}
+
+func newClient(lc *leaderConn) *Client {
 	return &Client{
-		conn:      conn,
-		State:     sluicev1.NewClusterStateServiceClient(conn),
-		Scheduler: sluicev1.NewSchedulerServiceClient(conn),
+		lc:        lc,
+		State:     sluicev1.NewClusterStateServiceClient(lc),
+		Scheduler: sluicev1.NewSchedulerServiceClient(lc),
 	}
 }
 
-// Conn returns the underlying connection.
-func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+// Conn returns the connection calls go to now (the leader's, once found).
+func (c *Client) Conn() *grpc.ClientConn { return c.lc.current() }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// Close closes the connections.
+func (c *Client) Close() error { return c.lc.close() }
 
 // bearerToken sends a static token as "authorization: Bearer ...".
 type bearerToken struct {
