@@ -247,7 +247,15 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		}
 		rec.queuesRev = fsnap.Revision
 	}
-	rec.plans[id] = plan
+	if req.Mode == DryRun {
+		// A dry run is kept without its decisions (a dry-run loop would otherwise hold every
+		// plan it made), just so that committing it says what it is.
+		stub := plan.copy()
+		stub.Result = nil
+		rec.plans[id] = stub
+	} else {
+		rec.plans[id] = plan
+	}
 	e.mu.Unlock()
 	e.log.Info("cycle done", "cluster", cluster, "plan", id, "revision", fsnap.Revision,
 		"decisions", len(res.Decisions), "duration", elapsed)
@@ -259,7 +267,9 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return plan.copy(), nil
+	cp := plan.copy()
+	cp.Result = res // the caller gets the decisions even once the plan is finished
+	return cp, nil
 }
 
 // joinObservers returns an observer that tells a and b, either of which may be nil.

@@ -75,15 +75,19 @@ type CommitResult struct {
 	Rejected []RejectedDecision
 }
 
-// expireLocked marks proposed plans past their deadline as expired and forgets finished
-// plans older than ten deadlines. The caller holds e.mu.
+// expireLocked marks proposed plans past their deadline as expired, lets finished plans drop
+// their decisions (only their state is asked for afterwards), and forgets finished plans
+// older than two deadlines. The caller holds e.mu.
 func (e *Engine) expireLocked(rec *clusterRecord, now time.Time) {
 	for id, p := range rec.plans {
 		if p.State == PlanProposed && now.After(p.ExpiresAt) {
 			p.State = PlanExpired
 		}
-		if p.State != PlanProposed && now.Sub(p.CreatedAt) > 10*e.ttl {
-			delete(rec.plans, id)
+		if p.State != PlanProposed {
+			p.Result = nil
+			if now.Sub(p.CreatedAt) > 2*e.ttl {
+				delete(rec.plans, id)
+			}
 		}
 	}
 }
