@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
 // rootQueue names the root of the queue tree. A queue whose parent is "" hangs under it; when
@@ -52,10 +53,10 @@ func newAttr(q *api.Queue) *queueAttr {
 		guarantee:      api.EmptyResource(),
 	}
 	attr.deserved.MaxTaskNum = 0
-	if isSet(q.Capability) {
+	if resutil.IsSet(q.Capability) {
 		attr.capability = q.Capability.Clone()
 	}
-	if isSet(q.Guarantee) {
+	if resutil.IsSet(q.Guarantee) {
 		attr.guarantee = q.Guarantee.Clone()
 	}
 	return attr
@@ -72,7 +73,7 @@ func (attr *queueAttr) shareNow() float64 {
 	}
 	res := 0.0
 	for _, n := range attr.deserved.Names() {
-		res = math.Max(res, share(attr.allocated.Get(n), attr.deserved.Get(n)))
+		res = math.Max(res, resutil.Share(attr.allocated.Get(n), attr.deserved.Get(n)))
 	}
 	return res
 }
@@ -98,12 +99,12 @@ func figuresOf(j *api.JobInfo) jobFigures {
 			f.request.Add(t.Resreq)
 		}
 	}
-	min := jobMinResources(j)
+	min := resutil.JobMinResources(j)
 	if min != nil && j.Phase == api.JobInqueue {
-		f.inqueue.Add(inqueueResource(min, j.Allocated))
+		f.inqueue.Add(resutil.InqueueResource(min, j.Allocated))
 	}
-	if min != nil && j.Phase == api.JobRunning && allocatedTaskNum(j) >= j.MinAvailable {
-		f.inqueue.Add(inqueueResource(min, j.Allocated))
+	if min != nil && j.Phase == api.JobRunning && resutil.AllocatedTaskNum(j) >= j.MinAvailable {
+		f.inqueue.Add(resutil.InqueueResource(min, j.Allocated))
 	}
 	if min == nil {
 		min = api.EmptyResource()
@@ -125,7 +126,7 @@ func (attr *queueAttr) add(f jobFigures) {
 // capped by that and raised to its guarantee.
 func (p *plugin) buildFlat(ssn *framework.Session) {
 	for _, q := range ssn.SortedQueues() {
-		if isSet(q.Queue.Guarantee) {
+		if resutil.IsSet(q.Queue.Guarantee) {
 			p.totalGuarantee.Add(&q.Queue.Guarantee)
 		}
 	}
@@ -137,7 +138,7 @@ func (p *plugin) buildFlat(ssn *framework.Session) {
 		attr := p.queues[q.Name]
 		if attr == nil {
 			attr = newAttr(q.Queue)
-			if isSet(q.Queue.Capability) {
+			if resutil.IsSet(q.Queue.Capability) {
 				if attr.capability.MilliCPU <= 0 {
 					attr.capability.MilliCPU = math.MaxFloat64
 				}
@@ -146,7 +147,7 @@ func (p *plugin) buildFlat(ssn *framework.Session) {
 				}
 			}
 			attr.realCapability = p.total.ExceededPart(p.totalGuarantee).Add(attr.guarantee)
-			if isSet(q.Queue.Capability) {
+			if resutil.IsSet(q.Queue.Capability) {
 				attr.realCapability.MinDimension(attr.capability, api.Infinity)
 			}
 			p.queues[q.Name] = attr
@@ -158,7 +159,7 @@ func (p *plugin) buildFlat(ssn *framework.Session) {
 	for _, name := range p.names {
 		attr := p.queues[name]
 		attr.deserved.MinDimension(attr.realCapability, api.Infinity)
-		attr.deserved = maxResource(attr.deserved, attr.guarantee)
+		attr.deserved = api.MaxResource(attr.deserved, attr.guarantee)
 		attr.updateShare()
 	}
 }
@@ -252,7 +253,7 @@ func (p *plugin) limitChildren(attr *queueAttr) {
 	totalGuarantee, totalDeserved := api.EmptyResource(), api.EmptyResource()
 	for _, n := range names {
 		child := attr.children[n]
-		child.deserved = maxResource(child.deserved, child.guarantee)
+		child.deserved = api.MaxResource(child.deserved, child.guarantee)
 		totalDeserved.Add(child.deserved)
 		totalGuarantee.Add(child.guarantee)
 		if child.capability.MilliCPU <= 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
 // Name is the plugin's configuration name.
@@ -264,7 +265,7 @@ func (p *plugin) allocatable(ssn *framework.Session, q *api.QueueInfo, t *api.Ta
 	}
 	for _, a := range p.chain(attr) {
 		future := a.allocated.Clone().Add(t.Resreq)
-		if over := exceededIn(future, a.realCapability, t.Resreq); len(over) > 0 {
+		if over := future.StrictlyAboveIn(a.realCapability, t.Resreq); len(over) > 0 {
 			who := "queue " + q.Name
 			if a != attr {
 				who = fmt.Sprintf("queue %s (ancestor %s)", q.Name, a.name)
@@ -290,7 +291,7 @@ func (p *plugin) preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
 		return false
 	}
 	future := attr.allocated.Clone().Add(t.Resreq)
-	if len(exceededIn(future, attr.realCapability, t.Resreq)) > 0 {
+	if len(future.StrictlyAboveIn(attr.realCapability, t.Resreq)) > 0 {
 		return false
 	}
 	if somewhereWithin(future, attr.deserved, t.Resreq) {
@@ -489,7 +490,7 @@ func (p *plugin) enqueueable(ssn *framework.Session, j *api.JobInfo) framework.V
 		setFitError(j, fmt.Sprintf("queue %s is not open", q.Name))
 		return framework.Reject
 	}
-	min := jobMinResources(j)
+	min := resutil.JobMinResources(j)
 	if min == nil {
 		return framework.Permit
 	}
@@ -498,7 +499,7 @@ func (p *plugin) enqueueable(ssn *framework.Session, j *api.JobInfo) framework.V
 	}
 	for _, a := range p.chain(attr) {
 		need := min.Clone().Add(a.allocated).Add(a.inqueue).Sub(a.elastic)
-		if over := exceededIn(need, a.realCapability, min); len(over) > 0 {
+		if over := need.StrictlyAboveIn(a.realCapability, min); len(over) > 0 {
 			who := "queue " + q.Name
 			if a != attr {
 				who = fmt.Sprintf("queue %s (ancestor %s)", q.Name, a.name)
@@ -537,7 +538,7 @@ func withinDeserved(attr *queueAttr, min *api.Resource) bool {
 // every ancestor.
 func (p *plugin) enqueued(j *api.JobInfo) {
 	attr := p.queues[j.Queue]
-	min := jobMinResources(j)
+	min := resutil.JobMinResources(j)
 	if attr == nil || min == nil {
 		return
 	}

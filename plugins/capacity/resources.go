@@ -14,32 +14,6 @@ import (
 // behaviour. Dimensions are visited cpu, memory, then scalars by name, so results and the
 // names they report never depend on map order.
 
-// isSet reports whether a queue's resource field was given (Volcano: a non-empty ResourceList).
-func isSet(r api.Resource) bool {
-	return r.MilliCPU != 0 || r.Memory != 0 || len(r.Scalars) != 0 || r.MaxTaskNum != 0
-}
-
-// maxResource is Volcano's helpers.Max: the larger of l and r per dimension; scalars that are
-// not positive on either side are dropped.
-func maxResource(l, r *api.Resource) *api.Resource {
-	out := &api.Resource{MilliCPU: math.Max(l.MilliCPU, r.MilliCPU), Memory: math.Max(l.Memory, r.Memory)}
-	if l.Scalars == nil && r.Scalars == nil {
-		return out
-	}
-	out.Scalars = map[string]float64{}
-	for _, k := range l.ScalarNames() {
-		if v := l.Scalars[k]; v > 0 {
-			out.Scalars[k] = v
-		}
-	}
-	for _, k := range r.ScalarNames() {
-		if v := r.Scalars[k]; v > 0 {
-			out.Scalars[k] = math.Max(v, out.Scalars[k])
-		}
-	}
-	return out
-}
-
 // infiniteResource is Volcano's InfiniteResource with every scalar of total set to MaxInt64:
 // what the root queue may hold when it sets no capability.
 func infiniteResource(total *api.Resource) *api.Resource {
@@ -50,55 +24,13 @@ func infiniteResource(total *api.Resource) *api.Resource {
 	return out
 }
 
-// share is Volcano's helpers.Share: l/r, with 0/0 = 0 and x/0 = 1.
-func share(l, r float64) float64 {
-	if r == 0 {
-		if l == 0 {
-			return 0
-		}
-		return 1
-	}
-	return l / r
-}
-
 func lessEqualTol(l, r float64) bool { return l < r || math.Abs(l-r) < api.MinResource }
-
-// requested returns the dimensions req asks for (a positive amount): cpu, memory, then
-// scalars by name.
-func requested(req *api.Resource) []string {
-	var out []string
-	if req.MilliCPU > 0 {
-		out = append(out, api.ResourceCPU)
-	}
-	if req.Memory > 0 {
-		out = append(out, api.ResourceMemory)
-	}
-	for _, k := range req.ScalarNames() {
-		if req.Scalars[k] > 0 {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// exceededIn returns the dimensions req asks for in which l is strictly above r (a scalar r
-// lacks counts as 0). It is empty exactly when Volcano's
-// LessEqualWithDimensionAndResourcesName(l, r, req) holds.
-func exceededIn(l, r, req *api.Resource) []string {
-	var out []string
-	for _, n := range requested(req) {
-		if l.Get(n) > r.Get(n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
 
 // somewhereWithin is Volcano's LessEqualPartlyWithDimensionZeroFiltered(l, r, req): among the
 // dimensions req asks for in which l or r holds at least MinResource, is there one where l is
 // at most r (within the tolerance)? It reports false when no dimension takes part.
 func somewhereWithin(l, r, req *api.Resource) bool {
-	for _, n := range requested(req) {
+	for _, n := range req.RequestedNames() {
 		lv, rv := l.Get(n), r.Get(n)
 		if lv < api.MinResource && rv < api.MinResource {
 			continue
@@ -114,7 +46,7 @@ func somewhereWithin(l, r, req *api.Resource) bool {
 // dimensions req asks for that r holds (cpu and memory at least MinResource; a scalar named in
 // r at all), is l strictly above r in one of them?
 func aboveInRelevant(l, r, req *api.Resource) bool {
-	for _, n := range requested(req) {
+	for _, n := range req.RequestedNames() {
 		switch n {
 		case api.ResourceCPU, api.ResourceMemory:
 			if r.Get(n) < api.MinResource {
@@ -145,54 +77,6 @@ func intersects(a, b *api.Resource) bool {
 		}
 	}
 	return false
-}
-
-// jobMinResources is the job's minResources, nil when the job sets none.
-func jobMinResources(j *api.JobInfo) *api.Resource {
-	if j.MinResources == nil || !isSet(*j.MinResources) {
-		return nil
-	}
-	return j.MinResources
-}
-
-// inqueueResource is Volcano's util.GetInqueueResource: what a job's minResources still
-// reserves beyond what its tasks hold. As in Volcano, a scalar's minimum is taken in whole
-// units (Quantity.Value) while allocated scalars are in milli-units; "count/" quotas are
-// skipped.
-func inqueueResource(min, allocated *api.Resource) *api.Resource {
-	out := api.EmptyResource()
-	if v := min.MilliCPU - allocated.MilliCPU; v > 0 {
-		out.MilliCPU = v
-	}
-	if v := min.Memory - allocated.Memory; v > 0 {
-		out.Memory = v
-	}
-	for _, k := range min.ScalarNames() {
-		if strings.HasPrefix(k, "count/") {
-			continue
-		}
-		units := math.Ceil(min.Scalars[k] / 1000)
-		a, ok := allocated.Scalars[k]
-		if !ok {
-			out.SetScalar(k, units)
-			continue
-		}
-		if v := units - a; v > 0 {
-			out.SetScalar(k, v)
-		}
-	}
-	return out
-}
-
-// allocatedTaskNum counts the job's tasks in an allocated status.
-func allocatedTaskNum(j *api.JobInfo) int32 {
-	n := int32(0)
-	for s, idx := range j.TaskStatusIndex {
-		if api.AllocatedStatus(s) {
-			n += int32(len(idx))
-		}
-	}
-	return n
 }
 
 // formatAmount formats one dimension's amount in human units.

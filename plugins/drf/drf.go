@@ -6,6 +6,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
 // Name is the plugin's configuration name.
@@ -124,22 +125,11 @@ func (p *plugin) update(a *attr) { a.dominant, a.share = calculateShare(a.alloca
 func calculateShare(allocated, total *api.Resource) (string, float64) {
 	res, dominant := 0.0, ""
 	for _, rn := range total.Names() {
-		if s := share(allocated.Get(rn), total.Get(rn)); s > res {
+		if s := resutil.Share(allocated.Get(rn), total.Get(rn)); s > res {
 			res, dominant = s, rn
 		}
 	}
 	return dominant, res
-}
-
-// share is Volcano's helpers.Share: l/r, with 0/0 = 0 and x/0 = 1.
-func share(l, r float64) float64 {
-	if r == 0 {
-		if l == 0 {
-			return 0
-		}
-		return 1
-	}
-	return l / r
 }
 
 func hierarchyEnabled(ssn *framework.Session) bool {

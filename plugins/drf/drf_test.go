@@ -37,14 +37,6 @@ func TestCalculateShare(t *testing.T) {
 	}
 }
 
-func TestShare(t *testing.T) {
-	for _, tc := range []struct{ l, r, want float64 }{{0, 0, 0}, {1, 0, 1}, {1, 4, 0.25}} {
-		if got := share(tc.l, tc.r); got != tc.want {
-			t.Errorf("share(%v, %v) = %v, want %v", tc.l, tc.r, got, tc.want)
-		}
-	}
-}
-
 // cluster: one 4-cpu/16Gi node; job "big" runs 3x1cpu, job "small" runs 1x1cpu, job "none"
 // runs nothing; each has one pending task of 1 cpu.
 func cluster() *tu.Cluster {

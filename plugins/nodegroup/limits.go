@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/plugins/internal/quantity"
 )
 
 // AnnotationResourceLimits is the queue annotation that caps the queue per node group.
@@ -104,43 +104,9 @@ func (attr *queueAttr) exceeded(group string, req *api.Resource) string {
 func quantityValue(q any) (float64, error) {
 	switch x := q.(type) {
 	case string:
-		return parseQuantity(x)
+		return quantity.Parse(x)
 	case json.Number:
-		return parseQuantity(x.String())
+		return quantity.Parse(x.String())
 	}
 	return 0, fmt.Errorf("want a quantity, got %v", q)
-}
-
-// parseQuantity parses a Kubernetes quantity ("500m", "8Gi", "1.5", "2e3") into base units.
-func parseQuantity(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	end := 0
-	for end < len(s) && strings.IndexByte("+-0123456789.", s[end]) >= 0 {
-		end++
-	}
-	num, suffix := s[:end], s[end:]
-	if num == "" {
-		return 0, fmt.Errorf("quantity %q: no number", s)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("quantity %q: %w", s, err)
-	}
-	if len(suffix) > 1 && (suffix[0] == 'e' || suffix[0] == 'E') {
-		exp, err := strconv.Atoi(suffix[1:])
-		if err != nil {
-			return 0, fmt.Errorf("quantity %q: bad exponent", s)
-		}
-		return v * math.Pow10(exp), nil
-	}
-	m, ok := quantitySuffixes[suffix]
-	if !ok {
-		return 0, fmt.Errorf("quantity %q: unknown suffix %q", s, suffix)
-	}
-	return v * m, nil
-}
-
-var quantitySuffixes = map[string]float64{
-	"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-	"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60,
 }

@@ -218,25 +218,6 @@ func TestNewArguments(t *testing.T) {
 	}
 }
 
-func TestParseQuantity(t *testing.T) {
-	tests := []struct {
-		in   string
-		want float64
-	}{
-		{"3", 3}, {"500m", 0.5}, {"8Gi", 8 << 30}, {"1.5k", 1500}, {"2e3", 2000}, {"1E", 1e18}, {" 4 ", 4},
-	}
-	for _, tc := range tests {
-		if got, err := parseQuantity(tc.in); err != nil || got != tc.want {
-			t.Errorf("parseQuantity(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"", "Gi", "3x", "1e", "1.2.3"} {
-		if _, err := parseQuantity(bad); err == nil {
-			t.Errorf("parseQuantity(%q) succeeded", bad)
-		}
-	}
-}
-
 func TestResourceLimits(t *testing.T) {
 	// Nodes n1 (group1) and n2 (group2), 16 cpu each; the queue may use both groups and
 	// prefers group1. A running task of the queue already holds 2 cpu on n1.

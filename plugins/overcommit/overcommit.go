@@ -2,12 +2,12 @@ package overcommit
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
 // Name is the plugin's configuration name.
@@ -73,20 +73,20 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	}
 	p.idle = p.scale(ssn.TotalResource.Clone()).Sub(used)
 	for _, j := range ssn.SortedJobs() {
-		min := minResources(j)
+		min := resutil.JobMinResources(j)
 		if min == nil {
 			continue
 		}
 		switch {
 		case j.Phase == api.JobInqueue:
 			p.inqueue.Add(min)
-		case j.Phase == api.JobRunning && allocatedTaskNum(j) >= j.MinAvailable:
-			p.inqueue.Add(runningInqueue(min, j.Allocated))
+		case j.Phase == api.JobRunning && resutil.AllocatedTaskNum(j) >= j.MinAvailable:
+			p.inqueue.Add(resutil.InqueueResource(min, j.Allocated))
 		}
 	}
 	ssn.AddJobEnqueueableFn(Name, p.enqueueable)
 	ssn.AddJobEnqueuedFn(Name, func(j *api.JobInfo) {
-		if min := minResources(j); min != nil {
+		if min := resutil.JobMinResources(j); min != nil {
 			p.inqueue.Add(min)
 		}
 	})
@@ -112,12 +112,12 @@ func (p *plugin) factorOf(name string) float64 {
 }
 
 func (p *plugin) enqueueable(j *api.JobInfo) framework.Vote {
-	min := minResources(j)
+	min := resutil.JobMinResources(j)
 	if min == nil {
 		return framework.Permit
 	}
 	need := p.inqueue.Clone().Add(min)
-	over := exceededIn(need, p.idle, min)
+	over := need.ExceededIn(p.idle, min)
 	if len(over) == 0 {
 		return framework.Permit
 	}
@@ -129,79 +129,6 @@ func (p *plugin) enqueueable(j *api.JobInfo) framework.Vote {
 		j.JobFitErrors = "not enqueued: minResources of enqueued jobs would exceed the cluster's idle resources with overcommit: " + strings.Join(parts, ", ")
 	}
 	return framework.Reject
-}
-
-// minResources is the job's minResources, nil when the job sets none.
-func minResources(j *api.JobInfo) *api.Resource {
-	m := j.MinResources
-	if m == nil || (m.MilliCPU == 0 && m.Memory == 0 && len(m.Scalars) == 0 && m.MaxTaskNum == 0) {
-		return nil
-	}
-	return m
-}
-
-func allocatedTaskNum(j *api.JobInfo) int32 {
-	n := int32(0)
-	for s, idx := range j.TaskStatusIndex {
-		if api.AllocatedStatus(s) {
-			n += int32(len(idx))
-		}
-	}
-	return n
-}
-
-// runningInqueue is Volcano's util.GetInqueueResource: what a running job's minResources still
-// reserve beyond what its tasks hold. As in Volcano, a scalar's minimum is taken in whole units
-// while allocated scalars are in milli-units; "count/" quotas are skipped.
-func runningInqueue(min, allocated *api.Resource) *api.Resource {
-	out := api.EmptyResource()
-	if v := min.MilliCPU - allocated.MilliCPU; v > 0 {
-		out.MilliCPU = v
-	}
-	if v := min.Memory - allocated.Memory; v > 0 {
-		out.Memory = v
-	}
-	for _, k := range min.ScalarNames() {
-		if strings.HasPrefix(k, "count/") {
-			continue
-		}
-		units := math.Ceil(min.Scalars[k] / 1000)
-		a, ok := allocated.Scalars[k]
-		if !ok {
-			out.SetScalar(k, units)
-			continue
-		}
-		if v := units - a; v > 0 {
-			out.SetScalar(k, v)
-		}
-	}
-	return out
-}
-
-// exceededIn returns the dimensions req asks for (a positive amount) in which l exceeds r
-// beyond the tolerance; a scalar r lacks counts as 0. It is empty when Volcano's
-// LessEqualWithDimension(l, r, req) holds.
-func exceededIn(l, r, req *api.Resource) []string {
-	var names []string
-	if req.MilliCPU > 0 {
-		names = append(names, api.ResourceCPU)
-	}
-	if req.Memory > 0 {
-		names = append(names, api.ResourceMemory)
-	}
-	for _, k := range req.ScalarNames() {
-		if req.Scalars[k] > 0 {
-			names = append(names, k)
-		}
-	}
-	var out []string
-	for _, n := range names {
-		lv, rv := l.Get(n), r.Get(n)
-		if !(lv < rv || math.Abs(lv-rv) < api.MinResource) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 func format(name string, v float64) string {

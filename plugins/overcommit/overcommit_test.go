@@ -199,12 +199,3 @@ func TestJobEnqueuedAccounts(t *testing.T) {
 		t.Error("after two 5-cpu jobs are enqueued, 5 more do not fit in 12")
 	}
 }
-
-func TestRunningInqueue(t *testing.T) {
-	min := tu.Res(map[string]float64{"cpu": 3, "nvidia.com/gpu": 2, "count/pods": 5})
-	alloc := tu.Res(map[string]float64{"cpu": 1})
-	got := runningInqueue(&min, &alloc)
-	if got.MilliCPU != 2000 || got.Scalars["nvidia.com/gpu"] != 2 || len(got.Scalars) != 1 {
-		t.Errorf("runningInqueue = %+v", got)
-	}
-}

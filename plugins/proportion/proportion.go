@@ -8,6 +8,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
 // Name is the plugin's configuration name.
@@ -54,7 +55,7 @@ func (*plugin) Name() string { return Name }
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.total = ssn.TotalResource.Clone()
 	for _, q := range ssn.SortedQueues() {
-		if isSet(q.Queue.Guarantee) {
+		if resutil.IsSet(q.Queue.Guarantee) {
 			p.totalGuarantee.Add(&q.Queue.Guarantee)
 		}
 	}
@@ -97,7 +98,7 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	// plugin refuses leaves no trace (Volcano #5387).
 	ssn.AddJobEnqueuedFn(Name, func(j *api.JobInfo) {
 		if attr := p.queues[j.Queue]; attr != nil {
-			if min := jobMinResources(j); min != nil {
+			if min := resutil.JobMinResources(j); min != nil {
 				attr.inqueue.Add(min)
 			}
 		}
@@ -143,7 +144,7 @@ func (p *plugin) newQueueAttr(q *api.QueueInfo) *queueAttr {
 		inqueue:   api.EmptyResource(),
 		guarantee: api.EmptyResource(),
 	}
-	if isSet(q.Queue.Capability) {
+	if resutil.IsSet(q.Queue.Capability) {
 		attr.capability = q.Queue.Capability.Clone()
 		if attr.capability.MilliCPU <= 0 {
 			attr.capability.MilliCPU = math.MaxFloat64
@@ -152,7 +153,7 @@ func (p *plugin) newQueueAttr(q *api.QueueInfo) *queueAttr {
 			attr.capability.Memory = math.MaxFloat64
 		}
 	}
-	if isSet(q.Queue.Guarantee) {
+	if resutil.IsSet(q.Queue.Guarantee) {
 		attr.guarantee = q.Queue.Guarantee.Clone()
 	}
 	attr.realCapability = p.total.ExceededPart(p.totalGuarantee).Add(attr.guarantee)
@@ -173,29 +174,19 @@ func (attr *queueAttr) addJob(j *api.JobInfo) {
 			attr.request.Add(t.Resreq)
 		}
 	}
-	min := jobMinResources(j)
+	min := resutil.JobMinResources(j)
 	if j.Phase == api.JobInqueue && min != nil {
 		attr.inqueue.Add(min)
 	}
 	// A running job whose minResources are not all held yet keeps the rest reserved, unless
 	// fewer than minAvailable of its tasks hold resources (e.g. a finished driver).
-	if j.Phase == api.JobRunning && min != nil && allocatedTaskNum(j) >= j.MinAvailable {
-		attr.inqueue.Add(runningInqueue(min, j.Allocated))
+	if j.Phase == api.JobRunning && min != nil && resutil.AllocatedTaskNum(j) >= j.MinAvailable {
+		attr.inqueue.Add(resutil.InqueueResource(min, j.Allocated))
 	}
 	if min == nil {
 		min = api.EmptyResource()
 	}
 	attr.elastic.Add(j.Allocated.ExceededPart(min))
-}
-
-func allocatedTaskNum(j *api.JobInfo) int32 {
-	n := int32(0)
-	for s, idx := range j.TaskStatusIndex {
-		if api.AllocatedStatus(s) {
-			n += int32(len(idx))
-		}
-	}
-	return n
 }
 
 // computeDeserved water-fills the cluster over the known queues by weight.
@@ -223,7 +214,7 @@ func (p *plugin) computeDeserved() {
 			attr.deserved.Add(remaining.Clone().Multi(float64(attr.weight) / float64(totalWeight)))
 			attr.deserved.MinDimension(attr.realCapability, api.Infinity)
 			attr.deserved.MinDimension(attr.request, api.Zero)
-			attr.deserved = maxResource(attr.deserved, attr.guarantee)
+			attr.deserved = api.MaxResource(attr.deserved, attr.guarantee)
 			attr.updateShare()
 			if attr.request.LessEqual(attr.deserved, api.Zero) || sameResource(attr.deserved, old) {
 				meet[name] = true
@@ -244,7 +235,7 @@ func (p *plugin) computeDeserved() {
 func (attr *queueAttr) updateShare() {
 	res := 0.0
 	for _, n := range attr.deserved.Names() {
-		if s := share(attr.allocated.Get(n), attr.deserved.Get(n)); s > res {
+		if s := resutil.Share(attr.allocated.Get(n), attr.deserved.Get(n)); s > res {
 			res = s
 		}
 	}
@@ -303,7 +294,7 @@ func (p *plugin) allocatable(q *api.QueueInfo, t *api.TaskInfo) bool {
 		return true
 	}
 	future := attr.allocated.Clone().Add(t.Resreq)
-	return len(exceededIn(future, attr.deserved, t.Resreq)) == 0
+	return len(future.ExceededIn(attr.deserved, t.Resreq)) == 0
 }
 
 func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
@@ -344,12 +335,12 @@ func (p *plugin) enqueueable(ssn *framework.Session, j *api.JobInfo) framework.V
 		return framework.Reject
 	}
 	attr := p.queues[q.Name]
-	min := jobMinResources(j)
+	min := resutil.JobMinResources(j)
 	if attr == nil || min == nil {
 		return framework.Permit
 	}
 	need := min.Clone().Add(attr.allocated).Add(attr.inqueue).Sub(attr.elastic)
-	if over := exceededIn(need, attr.realCapability, min); len(over) > 0 {
+	if over := need.ExceededIn(attr.realCapability, min); len(over) > 0 {
 		setFitError(j, fmt.Sprintf("queue %s resource quota insufficient: %s", q.Name,
 			describe(over, need, ">", attr.realCapability, "capability")))
 		return framework.Reject

@@ -3,10 +3,9 @@ package usage
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/plugins/internal/quantity"
 )
 
 // Keys of the thresholds and estimator sections.
@@ -135,7 +134,7 @@ func quantityArg(sec conf.Arguments, key string, def, scale float64) (float64, e
 	case float64:
 		q = x
 	case string:
-		q, err = parseQuantity(x)
+		q, err = quantity.Parse(x)
 	default:
 		err = fmt.Errorf("want a quantity, got %v", v)
 	}
@@ -146,38 +145,4 @@ func quantityArg(sec conf.Arguments, key string, def, scale float64) (float64, e
 		return def, fmt.Errorf("%s: argument %q: %w", ArgEstimator, key, err)
 	}
 	return math.Ceil(q * scale), nil
-}
-
-// parseQuantity parses a Kubernetes quantity ("250m", "200Mi", "1.5", "2e3") into base units.
-func parseQuantity(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	end := 0
-	for end < len(s) && strings.IndexByte("+-0123456789.", s[end]) >= 0 {
-		end++
-	}
-	num, suffix := s[:end], s[end:]
-	if num == "" {
-		return 0, fmt.Errorf("quantity %q: no number", s)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("quantity %q: %w", s, err)
-	}
-	if len(suffix) > 1 && (suffix[0] == 'e' || suffix[0] == 'E') {
-		exp, err := strconv.Atoi(suffix[1:])
-		if err != nil {
-			return 0, fmt.Errorf("quantity %q: bad exponent", s)
-		}
-		return v * math.Pow10(exp), nil
-	}
-	m, ok := quantitySuffixes[suffix]
-	if !ok {
-		return 0, fmt.Errorf("quantity %q: unknown suffix %q", s, suffix)
-	}
-	return v * m, nil
-}
-
-var quantitySuffixes = map[string]float64{
-	"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-	"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60,
 }
