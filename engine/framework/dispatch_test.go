@@ -184,3 +184,91 @@ func TestSumScores(t *testing.T) {
 		t.Fatal("an error from one scorer must be returned")
 	}
 }
+
+// pickerPlugin registers a victim-task chooser and a class key.
+type pickerPlugin struct {
+	name   string
+	pick   []string
+	key    string
+	keyOK  bool
+	scores bool
+}
+
+func (p *pickerPlugin) Name() string { return p.name }
+func (p *pickerPlugin) OnSessionOpen(s *Session) {
+	s.AddVictimTasksFn(p.name, func(ts []*api.TaskInfo) []*api.TaskInfo {
+		var out []*api.TaskInfo
+		for _, t := range ts {
+			for _, n := range p.pick {
+				if t.UID == n {
+					out = append(out, t)
+				}
+			}
+		}
+		return out
+	})
+	if p.scores {
+		s.AddNodeOrderFn(p.name, func(*api.TaskInfo, *api.NodeInfo) (float64, error) { return 0, nil })
+		if p.key != "" || p.keyOK {
+			s.AddClassKeyFn(p.name, func(*api.TaskInfo) (string, bool) { return p.key, p.keyOK })
+		}
+	}
+}
+func (p *pickerPlugin) OnSessionClose(*Session) {}
+
+func openWith(t *testing.T, tiers [][]*pickerPlugin) *Session {
+	t.Helper()
+	reg := NewRegistry()
+	cfg := &conf.Config{}
+	for _, tier := range tiers {
+		var ct conf.Tier
+		for _, p := range tier {
+			p := p
+			reg.RegisterPlugin(p.name, func(conf.Arguments) (Plugin, error) { return p, nil })
+			ct.Plugins = append(ct.Plugins, conf.PluginOption{Name: p.name})
+		}
+		cfg.Tiers = append(cfg.Tiers, ct)
+	}
+	s, err := OpenSession(&Snapshot{Cluster: "c"}, cfg, reg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestVictimTasksUnionInTierFirstTierDecides(t *testing.T) {
+	s := openWith(t, [][]*pickerPlugin{
+		{{name: "a", pick: []string{"t3", "t1"}}, {name: "b", pick: []string{"t1", "t2"}}},
+		{{name: "c", pick: []string{"t4"}}},
+	})
+	if got := uids(s.VictimTasks(tasks("t1", "t2", "t3", "t4"))); len(got) != 3 || got[0] != "t1" || got[1] != "t3" || got[2] != "t2" {
+		// a's choices in offered order (t1, t3), then b's new one (t2).
+		t.Fatalf("victims %v, want [t1 t3 t2]", got)
+	}
+	empty := openWith(t, [][]*pickerPlugin{{{name: "a"}}, {{name: "c", pick: []string{"t4"}}}})
+	if got := uids(empty.VictimTasks(tasks("t1", "t4"))); len(got) != 1 || got[0] != "t4" {
+		t.Fatalf("a tier choosing nobody must defer: got %v", got)
+	}
+}
+
+func TestTaskClassNeedsEveryScorerToDeclare(t *testing.T) {
+	task := &api.TaskInfo{UID: "ns/t", Resreq: api.EmptyResource(), InitResreq: api.EmptyResource()}
+	declared := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: "k1", keyOK: true}}})
+	if k, ok := declared.TaskClass(task); !ok || k == "" {
+		t.Fatalf("a declaring scorer: class %q, %v", k, ok)
+	}
+	silent := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: "k1", keyOK: true}, {name: "b", scores: true}}})
+	if _, ok := silent.TaskClass(task); ok {
+		t.Fatal("a scorer that declares nothing must turn placement classes off")
+	}
+	refusing := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: "x", keyOK: false}}})
+	if _, ok := refusing.TaskClass(task); ok {
+		t.Fatal("a plugin answering not ok must turn the class off for the task")
+	}
+	other := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: "k2", keyOK: true}}})
+	k1, _ := declared.TaskClass(task)
+	k2, _ := other.TaskClass(task)
+	if k1 == k2 {
+		t.Fatal("different plugin keys must give different classes")
+	}
+}
