@@ -88,7 +88,19 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 		return true
 	})
 	ssn.AddAllocatableFn(Name, func(q *api.QueueInfo, t *api.TaskInfo) bool {
-		return q.IsOpen() && p.allocatable(q, t)
+		if !q.IsOpen() {
+			ssn.SetQueueReason(q.Name, fmt.Sprintf("queue %s is not open", q.Name))
+			return false
+		}
+		if !p.allocatable(q, t) {
+			if attr := p.queues[q.Name]; attr != nil && ssn.QueueReason(q.Name) == "" {
+				future := attr.allocated.Clone().Add(t.Resreq)
+				ssn.SetQueueReason(q.Name, fmt.Sprintf("queue %s would exceed its deserved share: %s", q.Name,
+					describe(future.ExceededIn(attr.deserved, t.Resreq), future, ">", attr.deserved, "deserved")))
+			}
+			return false
+		}
+		return true
 	})
 	ssn.AddPreemptiveFn(Name, func(q *api.QueueInfo, t *api.TaskInfo) bool {
 		return q.IsOpen() && p.allocatable(q, t)
