@@ -151,6 +151,18 @@ func (st *Statement) Recover(sv Saved) error {
 	return nil
 }
 
+// Merge moves other's operations to the end of st and empties other, as Volcano's
+// Statement.Merge does: a statement tried on one node is kept by merging it into the job's.
+// st's Discard then undoes other's operations first (they came last), and st's Commit turns
+// them into decisions. Merging a statement into itself does nothing.
+func (st *Statement) Merge(other *Statement) {
+	if other == nil || other == st {
+		return
+	}
+	st.ops = append(st.ops, other.ops...)
+	other.ops = nil
+}
+
 // Discard undoes every operation in reverse order and empties the statement.
 func (st *Statement) Discard() {
 	for i := len(st.ops) - 1; i >= 0; i-- {

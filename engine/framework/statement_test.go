@@ -182,3 +182,62 @@ func TestJobPhaseAfterCycle(t *testing.T) {
 		}
 	}
 }
+
+func TestStatementMergeKeepsUndoOrder(t *testing.T) {
+	s, c := testSession(t)
+	n := s.Nodes["n1"]
+	before := figures(n)
+	jobNew, jobRun := s.Jobs["ns/new"], s.Jobs["ns/run"]
+	job := s.NewStatement()
+	if err := job.Allocate(jobNew.Tasks["ns/new-0"], n); err != nil {
+		t.Fatal(err)
+	}
+	onNode := s.NewStatement()
+	if err := onNode.Evict(jobRun.Tasks["ns/run-1"], EvictReason{Action: "preempt", ForTask: "ns/new-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := onNode.Pipeline(jobNew.Tasks["ns/new-1"], "n1"); err != nil {
+		t.Fatal(err)
+	}
+	job.Merge(onNode)
+	job.Merge(job) // a no-op
+	if job.Operations() != 3 || onNode.Operations() != 0 {
+		t.Fatalf("after merge: job holds %d operations, node statement %d; want 3 and 0", job.Operations(), onNode.Operations())
+	}
+	onNode.Discard() // empty: must not undo what moved to job
+	if jobRun.Tasks["ns/run-1"].Status != api.Releasing {
+		t.Fatal("discarding the merged-away statement undid an eviction")
+	}
+	// The pipeline needs the eviction's room: undoing the eviction first would leave the node
+	// over-committed in between. Discard must undo the merged operations before the job's own.
+	job.Discard()
+	if after := figures(n); after != before {
+		t.Fatalf("node accounting not restored:\n got %+v\nwant %+v", after, before)
+	}
+	if c.alloc != 3 || c.dealloc != 3 {
+		t.Fatalf("events: %d allocate, %d deallocate; want 3 and 3 (each op and its undo)", c.alloc, c.dealloc)
+	}
+	for _, k := range []string{"ns/new-0", "ns/new-1"} {
+		if jobNew.Tasks[k].Status != api.Pending {
+			t.Fatalf("%s is %s after discard, want Pending", k, jobNew.Tasks[k].Status)
+		}
+	}
+
+	// Merged and committed: every operation becomes a decision, the job's own first.
+	s2, _ := testSession(t)
+	n2 := s2.Nodes["n1"]
+	j2 := s2.NewStatement()
+	if err := j2.Allocate(s2.Jobs["ns/new"].Tasks["ns/new-0"], n2); err != nil {
+		t.Fatal(err)
+	}
+	o2 := s2.NewStatement()
+	if err := o2.Evict(s2.Jobs["ns/run"].Tasks["ns/run-0"], EvictReason{Action: "preempt", ForTask: "ns/new-1"}); err != nil {
+		t.Fatal(err)
+	}
+	j2.Merge(o2)
+	j2.Commit()
+	r := s2.Close()
+	if len(r.Decisions) != 2 || r.Decisions[0].Kind != DecisionBind || r.Decisions[1].Kind != DecisionEvict {
+		t.Fatalf("decisions after merge and commit: %+v", r.Decisions)
+	}
+}
