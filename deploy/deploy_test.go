@@ -25,6 +25,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine/conf"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 	"github.com/sluice-sched/sluice/service"
@@ -275,7 +276,7 @@ func TestSchedulerConfigAndTokens(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ConfigMap scheduler.yaml: %v", err)
 	}
-	if err := service.NewRegistry().Validate(cfg); err != nil {
+	if err := builtin.Registry().Validate(cfg); err != nil {
 		t.Fatalf("ConfigMap scheduler.yaml: %v", err)
 	}
 	tokens := objs["Secret/sluice-tokens"].str("stringData", "tokens.yaml")

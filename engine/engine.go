@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +20,7 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrFailedPrecondition: the plan cannot be committed or discarded in its state.
 	ErrFailedPrecondition = errors.New("failed precondition")
-	// ErrInvalidConfig: a scheduler configuration was refused.
+	// ErrInvalidConfig: a scheduler configuration was refused (see ConfigError).
 	ErrInvalidConfig = errors.New("invalid scheduler configuration")
 )
 
@@ -45,6 +46,8 @@ type Options struct {
 	DefaultConfig *conf.Config
 	// PlanTTL is how long a proposed plan may wait for a commit (default 60s).
 	PlanTTL time.Duration
+	// Retention bounds the plans each cluster keeps (zero fields take the store's defaults).
+	Retention state.PlanRetention
 	// Clock gives the server's wall clock (default time.Now).
 	Clock func() time.Time
 	// Logger receives structured logs (default discards).
@@ -53,29 +56,45 @@ type Options struct {
 	Observer framework.Observer
 }
 
-// Engine runs cycles and keeps plans. It is safe for concurrent use.
+// Engine runs cycles and owns plans and scheduler configurations, which it keeps in the
+// store (and so, with a replicated store, in the log). It is safe for concurrent use.
 type Engine struct {
-	store    *state.Store
-	reg      *framework.Registry
-	defaults *conf.Config
-	ttl      time.Duration
-	clock    func() time.Time
-	log      *slog.Logger
-	observer framework.Observer
+	store     *state.Store
+	reg       *framework.Registry
+	ttl       time.Duration
+	retention state.PlanRetention
+	clock     func() time.Time
+	log       *slog.Logger
+	observer  framework.Observer
 
-	mu       sync.Mutex
-	configs  map[string]*conf.Config
+	mu sync.Mutex
+	// defaults is the configuration of clusters without their own; defaultsGen counts its
+	// changes (SetDefaultConfig).
+	defaults    *conf.Config
+	defaultsGen uint64
+	// parsed caches each cluster's stored configuration, parsed.
+	parsed   map[string]parsedConfig
 	clusters map[string]*clusterRecord
-	seq      uint64
 }
 
-// clusterRecord keeps what the engine remembers of a cluster between cycles.
+// parsedConfig is a stored configuration and its parse.
+type parsedConfig struct {
+	version uint64
+	cfg     *conf.Config
+}
+
+// clusterRecord keeps what the engine remembers of a cluster between cycles on this member.
+// It is derived and advisory (explanations, queue figures, the plugins' memory); plans and
+// configurations are in the store.
 type clusterRecord struct {
 	memory       *framework.Memory
-	plans        map[string]*Plan
 	explanations map[string]jobExplanation
 	queues       map[string]framework.QueueOutcome
-	queuesRev    uint64
+	// queueList holds queues' outcomes in the cycle's order (by queue name).
+	queueList []framework.QueueOutcome
+	queuesRev uint64
+	// seq is the last plan sequence number this member used for the cluster.
+	seq uint64
 }
 
 type jobExplanation struct {
@@ -89,15 +108,16 @@ func New(store *state.Store, opts Options) (*Engine, error) {
 		return nil, errors.New("engine: a registry is required")
 	}
 	e := &Engine{
-		store:    store,
-		reg:      opts.Registry,
-		defaults: opts.DefaultConfig,
-		ttl:      opts.PlanTTL,
-		clock:    opts.Clock,
-		log:      opts.Logger,
-		observer: opts.Observer,
-		configs:  map[string]*conf.Config{},
-		clusters: map[string]*clusterRecord{},
+		store:     store,
+		reg:       opts.Registry,
+		defaults:  opts.DefaultConfig,
+		ttl:       opts.PlanTTL,
+		retention: opts.Retention,
+		clock:     opts.Clock,
+		log:       opts.Logger,
+		observer:  opts.Observer,
+		parsed:    map[string]parsedConfig{},
+		clusters:  map[string]*clusterRecord{},
 	}
 	if e.defaults == nil {
 		e.defaults = conf.Default()
@@ -117,38 +137,116 @@ func New(store *state.Store, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// ParseConfig parses and validates a scheduler configuration against the registry.
+// ConfigError is a scheduler configuration the engine refuses. It matches ErrInvalidConfig.
+type ConfigError struct {
+	// Path locates the problem in the configuration, e.g. "tiers[1].plugins[2]" ("" for the
+	// document as a whole); Line is its 1-based line in the text, 0 if unknown.
+	Path string
+	Line int
+	Msg  string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	return ErrInvalidConfig.Error() + ": " + e.Detail()
+}
+
+// Detail is the problem without the error's prefix: "path: msg (line N)".
+func (e *ConfigError) Detail() string {
+	return (&conf.Error{Path: e.Path, Line: e.Line, Msg: e.Msg}).Error()
+}
+
+// Is makes errors.Is(err, ErrInvalidConfig) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// configError wraps a parse or validation error as a *ConfigError: one *conf.Error keeps its
+// path; several (conf.Validate joins them) become one message.
+func configError(err error) error {
+	if ce, ok := err.(*conf.Error); ok {
+		return &ConfigError{Path: ce.Path, Line: ce.Line, Msg: ce.Msg}
+	}
+	return &ConfigError{Msg: err.Error()}
+}
+
+// ParseConfig parses and validates a scheduler configuration against the registry. Its error
+// is a *ConfigError.
 func (e *Engine) ParseConfig(text []byte) (*conf.Config, error) {
 	cfg, err := conf.Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return nil, configError(err)
 	}
 	if err := e.reg.Validate(cfg); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return nil, configError(err)
 	}
 	return cfg, nil
 }
 
-// Config returns the cluster's configuration (the default when it has none).
-func (e *Engine) Config(cluster string) *conf.Config {
+// SetDefaultConfig makes cfg (already checked with ParseConfig) the configuration of every
+// cluster without its own, from the next cycle on. Setting the configuration in force again
+// changes nothing. It reports whether the default changed.
+func (e *Engine) SetDefaultConfig(cfg *conf.Config) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if c, ok := e.configs[cluster]; ok {
-		return c
+	if cfg.Raw() != nil && bytes.Equal(cfg.Raw(), e.defaults.Raw()) {
+		return false
 	}
-	return e.defaults
+	e.defaults = cfg
+	e.defaultsGen++
+	return true
 }
 
-// SetConfig validates and installs a configuration for a cluster; on error nothing changes.
+// Config returns the cluster's configuration: its own, as stored, else the default.
+func (e *Engine) Config(cluster string) (*conf.Config, error) {
+	sc, ok := e.store.Snapshot(cluster).Config()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !ok {
+		return e.defaults, nil
+	}
+	if p, ok := e.parsed[cluster]; ok && p.version == sc.Version {
+		return p.cfg, nil
+	}
+	cfg, err := conf.Parse([]byte(sc.Text))
+	if err == nil {
+		err = e.reg.Validate(cfg)
+	}
+	if err != nil {
+		// Only a configuration that this build's registry refuses (stored by another
+		// version) gets here.
+		return nil, fmt.Errorf("cluster %q: stored scheduler configuration version %d: %w", cluster, sc.Version, configError(err))
+	}
+	e.parsed[cluster] = parsedConfig{version: sc.Version, cfg: cfg}
+	return cfg, nil
+}
+
+// ConfigVersion changes whenever the configuration of a cluster's cycles may have changed:
+// its own was set, or, for a cluster without one, the default changed.
+func (e *Engine) ConfigVersion(cluster string) uint64 {
+	sc, ok := e.store.Snapshot(cluster).Config()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ok {
+		return sc.Version<<32 | e.defaultsGen&(1<<32-1)
+	}
+	return e.defaultsGen
+}
+
+// SetConfig validates a configuration and stores it as the cluster's own (with a replicated
+// store, through the log); from then on the default no longer applies to the cluster. On
+// error (a *ConfigError, or the store's) nothing changes.
 func (e *Engine) SetConfig(cluster string, text []byte) (*conf.Config, error) {
 	cfg, err := e.ParseConfig(text)
 	if err != nil {
 		return nil, err
 	}
+	sc, err := e.store.SetConfig(cluster, &state.ConfigOp{Text: string(text), Now: e.clock()})
+	if err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
-	e.configs[cluster] = cfg
+	e.parsed[cluster] = parsedConfig{version: sc.Version, cfg: cfg}
 	e.mu.Unlock()
-	e.log.Info("scheduler configuration updated", "cluster", cluster, "actions", cfg.Actions)
+	e.log.Info("scheduler configuration updated", "cluster", cluster, "version", sc.Version, "actions", cfg.Actions)
 	return cfg, nil
 }
 
@@ -157,7 +255,6 @@ func (e *Engine) record(cluster string) *clusterRecord {
 	if !ok {
 		r = &clusterRecord{
 			memory:       framework.NewMemory(),
-			plans:        map[string]*Plan{},
 			explanations: map[string]jobExplanation{},
 			queues:       map[string]framework.QueueOutcome{},
 		}
@@ -177,17 +274,28 @@ type ScheduleRequest struct {
 	Observer framework.Observer
 }
 
-// Schedule runs one cycle on the cluster's current snapshot and returns its plan.
+// Schedule runs one cycle on the cluster's current snapshot and returns its plan. A proposed
+// plan is stored (with a replicated store, through the log) before Schedule returns; an
+// auto-commit stores and commits it in one step and returns what the commit applied and
+// rejected in Plan.Commit; a dry run stores nothing. When ctx ends during the cycle, the
+// cycle stops at the next job (or node check), nothing is stored, and Schedule returns
+// ctx's error.
 func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleRequest) (*Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if req.Mode == 0 {
 		req.Mode = Propose
 	}
 	if req.Config != nil && req.Mode != DryRun {
-		return nil, fmt.Errorf("%w: a configuration override is allowed only for a dry run", ErrInvalidConfig)
+		return nil, &ConfigError{Msg: "a configuration override is allowed only for a dry run"}
 	}
 	cfg := req.Config
 	if cfg == nil {
-		cfg = e.Config(cluster)
+		var err error
+		if cfg, err = e.Config(cluster); err != nil {
+			return nil, err
+		}
 	}
 	now := req.Now
 	if now.IsZero() {
@@ -197,24 +305,33 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	fsnap := toFrameworkSnapshot(cluster, snap)
 
 	e.mu.Lock()
-	e.seq++
-	id := fmt.Sprintf("%s-r%d-%d", cluster, fsnap.Revision, e.seq)
-	memory := e.record(cluster).memory
+	rec := e.record(cluster)
+	rec.seq = max(rec.seq, snap.PlanSeq()) + 1
+	seq := rec.seq
+	memory := rec.memory
 	e.mu.Unlock()
+	id := newPlanID(cluster, fsnap.Revision, seq, req.Mode == DryRun)
 	if req.Mode == DryRun {
 		memory = memory.Clone() // a dry run leaves no trace
 	}
 
 	start := time.Now()
 	ssn, err := framework.OpenSession(fsnap, cfg, e.reg, framework.Options{Now: now, Logger: e.log, UID: id,
-		Observer: joinObservers(e.observer, req.Observer), Memory: memory})
+		Observer: joinObservers(e.observer, req.Observer), Memory: memory, Context: ctx})
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
 		return nil, fmt.Errorf("open session: %w", err)
 	}
-	if err := ssn.RunActions(e.reg); err != nil {
+	err = ssn.RunActions(e.reg)
+	res := ssn.Close()
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
 		return nil, fmt.Errorf("run actions: %w", err)
 	}
-	res := ssn.Close()
 	elapsed := time.Since(start)
 
 	wall := e.clock()
@@ -229,47 +346,53 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		Duration:     elapsed,
 		State:        PlanProposed,
 	}
-	if req.Mode == DryRun {
+	switch req.Mode {
+	case DryRun:
 		plan.State = PlanDryRun
+	case Propose, AutoCommit:
+		if err := e.store.CheckWritable(); err != nil {
+			return nil, err
+		}
+		op := &state.PlanOp{Action: state.PlanPropose, Now: wall, Retention: e.retention, Plan: &state.Plan{
+			ID: id, Seq: seq, BaseRevision: plan.BaseRevision, State: PlanProposed,
+			ScheduledAt: now, CreatedAt: wall, ExpiresAt: plan.ExpiresAt, Duration: elapsed,
+			Decisions: res.Decisions, Jobs: res.Jobs, Timings: res.Timings,
+		}}
+		if req.Mode == AutoCommit {
+			op.Action = state.PlanAutoCommit
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // cancelled: nothing is stored
+		}
+		stored, err := e.store.ApplyPlan(cluster, op)
+		if err != nil {
+			return nil, planError(err)
+		}
+		if req.Mode == AutoCommit {
+			plan.State = PlanCommitted
+			plan.Commit = commitResultOf(res.Decisions, stored.Commit)
+			plan.CommittedRevision = stored.Plan.CommittedRevision
+		}
 	}
+
 	e.mu.Lock()
-	rec := e.record(cluster)
-	e.expireLocked(rec, wall)
 	// The latest cycle's outcome of every job it saw; jobs gone from the store are forgotten.
 	rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
 	for _, o := range res.Jobs {
 		rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
 	}
 	if req.Mode != DryRun {
-		rec.queues = map[string]framework.QueueOutcome{}
+		rec.queues = make(map[string]framework.QueueOutcome, len(res.Queues))
 		for _, q := range res.Queues {
 			rec.queues[q.Queue] = q
 		}
+		rec.queueList = res.Queues
 		rec.queuesRev = fsnap.Revision
 	}
-	if req.Mode == DryRun {
-		// A dry run is kept without its decisions (a dry-run loop would otherwise hold every
-		// plan it made), just so that committing it says what it is.
-		stub := plan.copy()
-		stub.Result = nil
-		rec.plans[id] = stub
-	} else {
-		rec.plans[id] = plan
-	}
 	e.mu.Unlock()
-	e.log.Info("cycle done", "cluster", cluster, "plan", id, "revision", fsnap.Revision,
+	e.log.Debug("cycle done", "cluster", cluster, "plan", id, "revision", fsnap.Revision,
 		"decisions", len(res.Decisions), "duration", elapsed)
-
-	if req.Mode == AutoCommit {
-		if _, err := e.CommitPlan(cluster, id); err != nil {
-			return nil, fmt.Errorf("auto-commit: %w", err)
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	cp := plan.copy()
-	cp.Result = res // the caller gets the decisions even once the plan is finished
-	return cp, nil
+	return plan, nil
 }
 
 // joinObservers returns an observer that tells a and b, either of which may be nil.
@@ -321,4 +444,19 @@ func (e *Engine) QueueFigures(cluster, queue string) (framework.QueueFigures, ui
 	}
 	q, ok := rec.queues[queue]
 	return q.QueueFigures, rec.queuesRev, ok
+}
+
+// QueueOutcomes returns, for every cluster that had a cycle that was not a dry run on this
+// member, its queues' figures as of its last such cycle, by queue name. The figures are
+// shared: callers must not modify them.
+func (e *Engine) QueueOutcomes() map[string][]framework.QueueOutcome {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string][]framework.QueueOutcome, len(e.clusters))
+	for c, rec := range e.clusters {
+		if rec.queueList != nil {
+			out[c] = rec.queueList
+		}
+	}
+	return out
 }

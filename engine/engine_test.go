@@ -108,6 +108,9 @@ func TestScheduleCommitWritesBinds(t *testing.T) {
 	if _, err := e.CommitPlan("c", plan2.ID); !errors.Is(err, ErrFailedPrecondition) {
 		t.Fatalf("commit of a dry run: %v, want ErrFailedPrecondition", err)
 	}
+	if _, ok := st.Snapshot("c").Plan(plan2.ID); ok {
+		t.Fatal("a dry run was stored")
+	}
 }
 
 func TestCommitRejectsConflicts(t *testing.T) {
@@ -185,14 +188,23 @@ func TestScheduleIsDeterministic(t *testing.T) {
 
 func TestConfigOverrideOnlyForDryRun(t *testing.T) {
 	e, _ := newTestEngine(t, time.Now)
-	cfg := e.Config("c")
+	cfg := mustConfig(t, e, "c")
 	if _, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose, Config: cfg}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("override on a proposal: %v", err)
 	}
 	if _, err := e.SetConfig("c", []byte("actions: \"alocate\"\ntiers: []\n")); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("unknown action accepted: %v", err)
 	}
-	if e.Config("c") != cfg {
+	if mustConfig(t, e, "c") != cfg {
 		t.Fatal("a refused configuration replaced the old one")
 	}
+}
+
+func mustConfig(t *testing.T, e *Engine, cluster string) *conf.Config {
+	t.Helper()
+	cfg, err := e.Config(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

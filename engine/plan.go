@@ -3,42 +3,27 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 )
 
-// PlanState is where a plan is in its life.
-type PlanState int
+// PlanState is where a plan is in its life; the store keeps it.
+type PlanState = state.PlanState
 
 // Plan states.
 const (
-	PlanProposed PlanState = iota + 1
-	PlanCommitted
-	PlanDiscarded
-	PlanExpired
-	PlanDryRun
+	PlanProposed  = state.PlanProposed
+	PlanCommitted = state.PlanCommitted
+	PlanDiscarded = state.PlanDiscarded
+	PlanExpired   = state.PlanExpired
+	PlanDryRun    = state.PlanDryRun
 )
 
-// String names the state.
-func (s PlanState) String() string {
-	switch s {
-	case PlanProposed:
-		return "proposed"
-	case PlanCommitted:
-		return "committed"
-	case PlanDiscarded:
-		return "discarded"
-	case PlanExpired:
-		return "expired"
-	case PlanDryRun:
-		return "dry-run"
-	}
-	return "invalid"
-}
-
-// Plan is one cycle's decisions for a cluster.
+// Plan is one cycle's decisions for a cluster, as the engine hands it out: a copy, which
+// the caller owns.
 type Plan struct {
 	ID           string
 	Cluster      string
@@ -50,16 +35,26 @@ type Plan struct {
 	ExpiresAt time.Time
 	Duration  time.Duration
 	State     PlanState
-	Result    *framework.Result
+	// Result holds the decisions, job outcomes and timings: always for the plan a cycle
+	// returns, and for a stored plan while it is proposed (a finished plan drops them).
+	Result *framework.Result
 	// CommittedRevision is the store revision the commit produced (0 before).
 	CommittedRevision uint64
+	// Commit is what an auto-commit applied and rejected (nil otherwise).
+	Commit *CommitResult
 }
 
-// copy returns a copy the caller may read without the engine's lock (the result is
-// immutable once the cycle closed). The caller holds e.mu.
-func (p *Plan) copy() *Plan {
-	c := *p
-	return &c
+// planOf converts a stored plan.
+func planOf(cluster string, p *state.Plan, now time.Time) *Plan {
+	out := &Plan{
+		ID: p.ID, Cluster: cluster, BaseRevision: p.BaseRevision, ScheduledAt: p.ScheduledAt,
+		CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt, Duration: p.Duration, State: p.StateAt(now),
+		CommittedRevision: p.CommittedRevision,
+	}
+	if out.State == PlanProposed {
+		out.Result = &framework.Result{Decisions: p.Decisions, Jobs: p.Jobs, Timings: p.Timings}
+	}
+	return out
 }
 
 // RejectedDecision is a decision a commit refused, with the conflict.
@@ -75,123 +70,135 @@ type CommitResult struct {
 	Rejected []RejectedDecision
 }
 
-// expireLocked marks proposed plans past their deadline as expired, lets finished plans drop
-// their decisions (only their state is asked for afterwards), and forgets finished plans
-// older than two deadlines. The caller holds e.mu.
-func (e *Engine) expireLocked(rec *clusterRecord, now time.Time) {
-	for id, p := range rec.plans {
-		if p.State == PlanProposed && now.After(p.ExpiresAt) {
-			p.State = PlanExpired
-		}
-		if p.State != PlanProposed {
-			p.Result = nil
-			if now.Sub(p.CreatedAt) > 2*e.ttl {
-				delete(rec.plans, id)
-			}
-		}
-	}
-}
-
-// GetPlan returns a plan by id.
-func (e *Engine) GetPlan(cluster, id string) (*Plan, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rec, ok := e.clusters[cluster]
-	if !ok {
-		return nil, fmt.Errorf("%w: plan %q in cluster %q", ErrNotFound, id, cluster)
-	}
-	e.expireLocked(rec, e.clock())
-	p, ok := rec.plans[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: plan %q in cluster %q", ErrNotFound, id, cluster)
-	}
-	return p.copy(), nil
-}
-
-// takeProposed moves a proposed plan to the given state and returns it.
-func (e *Engine) takeProposed(cluster, id string, to PlanState) (*Plan, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rec, ok := e.clusters[cluster]
-	if !ok {
-		return nil, fmt.Errorf("%w: plan %q in cluster %q", ErrNotFound, id, cluster)
-	}
-	e.expireLocked(rec, e.clock())
-	p, ok := rec.plans[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: plan %q in cluster %q", ErrNotFound, id, cluster)
-	}
-	if p.State != PlanProposed {
-		return nil, fmt.Errorf("%w: plan %q is %s", ErrFailedPrecondition, id, p.State)
-	}
-	p.State = to
-	return p, nil
-}
-
-// DiscardPlan drops a proposed plan. Discarding a plan that is already discarded, expired or
-// a dry run succeeds; a committed plan cannot be discarded.
-func (e *Engine) DiscardPlan(cluster, id string) error {
-	_, err := e.takeProposed(cluster, id, PlanDiscarded)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, ErrFailedPrecondition) {
-		return err
-	}
-	cur, gerr := e.GetPlan(cluster, id)
-	if gerr == nil && cur.State != PlanCommitted {
-		return nil
-	}
-	return err
-}
-
-// CommitPlan writes a proposed plan into the store: a bind makes its task Binding on the
-// node with its devices, an eviction makes its task Releasing, and job phase changes are
-// recorded. A decision that conflicts with a change made since the plan's revision (task or
-// node changed or gone, room taken) is rejected by name; the rest apply, in one transaction
-// (state.Store.CommitPlan, which a replicated store puts in its log: the conflict checks run
-// when it applies, alike on every replica).
-func (e *Engine) CommitPlan(cluster, id string) (*CommitResult, error) {
-	p, err := e.takeProposed(cluster, id, PlanCommitted)
-	if err != nil {
-		return nil, err
-	}
-	pc := &state.PlanCommit{BaseRevision: p.BaseRevision}
-	var decisions []framework.Decision
-	for _, d := range p.Result.Decisions {
-		var kind state.DecisionKind
-		switch d.Kind {
-		case framework.DecisionBind:
-			kind = state.Bind
-		case framework.DecisionEvict:
-			kind = state.Evict
-		default:
-			continue
-		}
-		pc.Decisions = append(pc.Decisions, state.PlanDecision{Kind: kind, Task: d.Task, Node: d.Node, DeviceIDs: d.DeviceIDs})
-		decisions = append(decisions, d)
-	}
-	for _, o := range p.Result.Jobs {
-		if o.Phase != o.PreviousPhase {
-			pc.Phases = append(pc.Phases, state.PhaseChange{Job: o.Job, Phase: o.Phase})
-		}
-	}
-	out, err := e.store.CommitPlan(cluster, pc)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err != nil {
-		p.State = PlanProposed
-		return nil, fmt.Errorf("commit plan %s: %w", id, err)
-	}
+// commitResultOf pairs a commit's outcome with the plan's decisions: binds and evictions are
+// applied or rejected; pipelines are never written.
+func commitResultOf(decisions []framework.Decision, out *state.CommitOutcome) *CommitResult {
 	res := &CommitResult{Revision: out.Revision}
 	for i, d := range decisions {
+		if d.Kind != framework.DecisionBind && d.Kind != framework.DecisionEvict {
+			continue
+		}
 		if reason := out.Rejected[i]; reason != "" {
 			res.Rejected = append(res.Rejected, RejectedDecision{Decision: d, Reason: reason})
 			continue
 		}
 		res.Applied = append(res.Applied, d)
 	}
-	p.CommittedRevision = out.Revision
-	e.log.Info("plan committed", "cluster", cluster, "plan", id, "applied", len(res.Applied), "rejected", len(res.Rejected), "revision", out.Revision)
-	return res, nil
+	return res
 }
+
+// GetPlan returns a stored plan by id.
+func (e *Engine) GetPlan(cluster, id string) (*Plan, error) {
+	p, ok := e.store.Snapshot(cluster).Plan(id)
+	if !ok {
+		return nil, planError(&state.PlanNotFoundError{Cluster: cluster, ID: id})
+	}
+	return planOf(cluster, p, e.clock()), nil
+}
+
+// DiscardPlan drops a proposed plan. Discarding a plan that is already discarded or expired
+// succeeds; a committed plan cannot be discarded, and a plan the store does not hold (a dry
+// run, or one dropped long after it finished) is not found.
+func (e *Engine) DiscardPlan(cluster, id string) error {
+	if isDryRunID(id) {
+		return nil // never stored, never committable: discarded already
+	}
+	_, err := e.store.ApplyPlan(cluster, &state.PlanOp{
+		Action: state.PlanDiscard, ID: id, Now: e.clock(), Retention: e.retention,
+	})
+	if err != nil {
+		return planError(err)
+	}
+	e.log.Debug("plan discarded", "cluster", cluster, "plan", id)
+	return nil
+}
+
+// CommitPlan commits a proposed plan: in one store transaction (with a replicated store, one
+// log entry, applied alike on every member) it checks that the plan is still proposed, writes
+// its decisions (a bind makes its task Binding on the node with its devices, an eviction makes
+// its task Releasing, job phase changes are recorded) and marks it committed. A decision that
+// conflicts with a change made since the plan's revision (task or node changed or gone, room
+// taken) is rejected by name; the rest apply.
+func (e *Engine) CommitPlan(cluster, id string) (*CommitResult, error) {
+	if isDryRunID(id) {
+		return nil, &PlanError{Cluster: cluster, ID: id, State: PlanDryRun,
+			err: fmt.Errorf("plan %q is a dry run: dry runs are never stored and cannot be committed", id)}
+	}
+	res, err := e.store.ApplyPlan(cluster, &state.PlanOp{
+		Action: state.PlanCommitByID, ID: id, Now: e.clock(), Retention: e.retention,
+	})
+	if err != nil {
+		return nil, planError(err)
+	}
+	out := commitResultOf(res.Decisions, res.Commit)
+	e.log.Debug("plan committed", "cluster", cluster, "plan", id, "applied", len(out.Applied),
+		"rejected", len(out.Rejected), "revision", out.Revision)
+	return out, nil
+}
+
+// PlanError is the engine's error for a plan that cannot be found or cannot make the
+// transition asked for. It matches ErrNotFound or ErrFailedPrecondition (errors.Is).
+type PlanError struct {
+	Cluster, ID string
+	// State is the plan's state (0 when it was not found).
+	State PlanState
+	err   error
+}
+
+// Error implements error.
+func (e *PlanError) Error() string { return e.err.Error() }
+
+// Unwrap returns the store's error.
+func (e *PlanError) Unwrap() error { return e.err }
+
+// Is matches ErrNotFound for a missing plan and ErrFailedPrecondition for a plan in the
+// wrong state.
+func (e *PlanError) Is(target error) bool {
+	if e.State == 0 {
+		return target == ErrNotFound
+	}
+	return target == ErrFailedPrecondition
+}
+
+// planError turns the store's plan errors into *PlanError; other errors pass unchanged.
+func planError(err error) error {
+	var nf *state.PlanNotFoundError
+	var se *state.PlanStateError
+	switch {
+	case errors.As(err, &nf):
+		return &PlanError{Cluster: nf.Cluster, ID: nf.ID, err: err}
+	case errors.As(err, &se):
+		return &PlanError{ID: se.ID, State: se.State, err: err}
+	}
+	return err
+}
+
+// dryRunMark is what a dry run's id has before its sequence number.
+const dryRunMark = "-dry"
+
+// isDryRunID reports whether id is one newPlanID made for a dry run.
+func isDryRunID(id string) bool {
+	i := strings.LastIndex(id, dryRunMark)
+	if i < 0 || i+len(dryRunMark) == len(id) {
+		return false
+	}
+	for _, c := range id[i+len(dryRunMark):] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// newPlanID names a plan: cluster, base revision and sequence number. Dry runs, which are
+// never stored, are marked so that their ids never name a stored plan.
+func newPlanID(cluster string, rev, seq uint64, dry bool) string {
+	if dry {
+		return fmt.Sprintf("%s-r%d%s%d", cluster, rev, dryRunMark, seq)
+	}
+	return fmt.Sprintf("%s-r%d-%d", cluster, rev, seq)
+}
+
+// ExpiredPlans returns, for every cluster that proposed a plan, how many of its plans expired
+// before anyone committed or discarded them.
+func (e *Engine) ExpiredPlans() map[string]uint64 { return e.store.ExpiredPlans(e.clock()) }

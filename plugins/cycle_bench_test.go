@@ -6,21 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
-	"github.com/sluice-sched/sluice/engine/actions"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/engine/synth"
-	"github.com/sluice-sched/sluice/plugins"
 )
 
-func registry() *framework.Registry {
-	reg := framework.NewRegistry()
-	actions.Register(reg)
-	plugins.Register(reg)
-	return reg
-}
+func registry() *framework.Registry { return builtin.Registry() }
 
 // benchCycle measures one full dry-run Schedule cycle (snapshot, session, actions, plan) on a
 // generated cluster with the embedded default configuration.

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -175,32 +174,27 @@ var changeFields = map[string]string{
 	"delete":         "delete",
 }
 
-// deltaPath rewrites a store field path ("changes[3].task.job") into the request's
-// ("batch.deltas[5].upsert_task.job"). Paths it does not recognise are kept.
+// deltaPath maps a store error's path (change Index, its Object and Path, e.g. 3, "task",
+// "job") onto the request's ("batch.deltas[5].upsert_task.job"). An error about the batch as
+// a whole keeps the store's Field.
 func deltaPath(prefix string, verr *state.ValidationError, deltaOf []int) string {
-	rest, ok := strings.CutPrefix(verr.Field, "changes[")
-	if !ok || verr.Index < 0 || verr.Index >= len(deltaOf) {
-		return verr.Field
-	}
-	end := strings.IndexByte(rest, ']')
-	if end < 0 {
-		return verr.Field
-	}
-	if n, err := strconv.Atoi(rest[:end]); err != nil || n != verr.Index {
+	if verr.Index < 0 || verr.Index >= len(deltaOf) {
 		return verr.Field
 	}
 	path := idx(sub(prefix, "deltas"), deltaOf[verr.Index])
-	rest = strings.TrimPrefix(rest[end+1:], ".")
-	if rest == "" {
+	if verr.Object == "" {
 		return path
 	}
-	seg := rest
-	tail := ""
-	if cut := strings.IndexAny(rest, ".["); cut >= 0 {
-		seg, tail = rest[:cut], rest[cut:]
-	}
+	seg := verr.Object
 	if f, ok := changeFields[seg]; ok {
 		seg = f
 	}
-	return sub(path, seg+tail)
+	path = sub(path, seg)
+	if verr.Path == "" {
+		return path
+	}
+	if strings.HasPrefix(verr.Path, "[") {
+		return path + verr.Path
+	}
+	return sub(path, verr.Path)
 }

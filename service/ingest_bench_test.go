@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 	"github.com/sluice-sched/sluice/service"
 )
@@ -54,7 +55,7 @@ func BenchmarkSyncIngest(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		ctx, cancel := context.WithCancel(context.Background())
-		addr, stop, err := service.StartInProcess(ctx)
+		addr, stop, err := service.StartInProcess(ctx, builtin.Registry())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,31 +9,22 @@ import (
 	"time"
 
 	"github.com/sluice-sched/sluice/engine"
-	"github.com/sluice-sched/sluice/engine/actions"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
-	"github.com/sluice-sched/sluice/plugins"
 )
 
 // GracefulStopTimeout is how long a stop waits for calls in progress before it cuts them off.
 const GracefulStopTimeout = 10 * time.Second
 
-// NewRegistry returns a registry with every built-in action and plugin.
-func NewRegistry() *framework.Registry {
-	reg := framework.NewRegistry()
-	actions.Register(reg)
-	plugins.Register(reg)
-	return reg
-}
-
 // StartInProcess starts a complete server on 127.0.0.1 with a fresh in-memory store and an
-// engine with every built-in action and plugin and the embedded default configuration. It
+// engine with the registry's actions and plugins (cmd/builtin.Registry has every built-in
+// one) and the embedded default configuration. It
 // returns the server's address and a function that stops it (draining streams, then a
 // graceful stop bounded by GracefulStopTimeout); cancelling ctx stops it too. The server
 // logs nothing.
-func StartInProcess(ctx context.Context) (addr string, stop func(), err error) {
+func StartInProcess(ctx context.Context, reg *framework.Registry) (addr string, stop func(), err error) {
 	store := state.New()
-	eng, err := engine.New(store, engine.Options{Registry: NewRegistry()})
+	eng, err := engine.New(store, engine.Options{Registry: reg})
 	if err != nil {
 		return "", nil, fmt.Errorf("service: %w", err)
 	}

@@ -17,37 +17,19 @@ var planStatesOut = map[engine.PlanState]sluicev1.PlanState{
 	engine.PlanDryRun:    sluicev1.PlanState_PLAN_STATE_DRY_RUN,
 }
 
-// planView is what the service reads of an engine plan. The engine changes a plan's state
-// under its own lock when the plan is committed, discarded or expires, so the handler copies
-// these fields right after the call that returned the plan, before anyone else can know its
-// id.
-type planView struct {
-	id, cluster        string
-	base, committedRev uint64
-	state              engine.PlanState
-	plan               *engine.Plan
-}
-
-func viewOf(p *engine.Plan) planView {
-	return planView{
-		id: p.ID, cluster: p.Cluster, base: p.BaseRevision, committedRev: p.CommittedRevision,
-		state: p.State, plan: p,
-	}
-}
-
-// planToProto converts a plan: decisions in the engine's order, job outcomes, timings.
-func planToProto(v planView) *sluicev1.Plan {
-	p := v.plan
+// planToProto converts a plan the engine handed out (the caller's copy): decisions in the
+// engine's order, job outcomes, timings.
+func planToProto(p *engine.Plan) *sluicev1.Plan {
 	out := &sluicev1.Plan{
-		Id:                v.id,
-		Cluster:           v.cluster,
-		BaseRevision:      v.base,
-		State:             planStatesOut[v.state],
+		Id:                p.ID,
+		Cluster:           p.Cluster,
+		BaseRevision:      p.BaseRevision,
+		State:             planStatesOut[p.State],
 		ScheduledAt:       timeToProto(p.ScheduledAt),
-		CommittedRevision: v.committedRev,
+		CommittedRevision: p.CommittedRevision,
 		Stats:             &sluicev1.CycleStats{Total: durationpb.New(p.Duration)},
 	}
-	if v.state == engine.PlanProposed && !p.ExpiresAt.IsZero() {
+	if p.State == engine.PlanProposed && !p.ExpiresAt.IsZero() {
 		out.ExpiresAt = timestamppb.New(p.ExpiresAt)
 	}
 	if r := p.Result; r != nil {

@@ -42,12 +42,16 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	plan, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), false)
+	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), false)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	logging.AddFields(ctx, logging.Fields{"plan", plan.GetId()})
-	return &sluicev1.ScheduleResponse{Plan: plan}, nil
+	logging.AddFields(ctx, logging.Fields{"plan", p.ID})
+	out := &sluicev1.ScheduleResponse{Plan: planToProto(p)}
+	if p.Commit != nil {
+		out.Commit = commitToProto(p.Commit)
+	}
+	return out, nil
 }
 
 // schedule runs one cycle and converts its plan. Cycles of one cluster never overlap: they
@@ -55,7 +59,7 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 // "Schedule" span with a child span per plugin session open and per action: a child of the
 // call's span, or for a WatchPlans cycle (watched) the root of a trace of its own, linked to
 // the stream's span.
-func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string, watched bool) (*sluicev1.Plan, error) {
+func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string, watched bool) (*engine.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -73,9 +77,6 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 			return nil, configError("config_override", err)
 		}
 		req.Config = cfg
-	}
-	if err := s.syncConfig(cluster); err != nil {
-		return nil, err
 	}
 	unlock, err := s.lockCycle(ctx, cluster)
 	if err != nil {
@@ -95,25 +96,19 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(otelcodes.Error, err.Error())
-		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && strings.HasPrefix(err.Error(), "auto-commit:") {
+		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			s.metrics.committed(ctx, cluster, nil, err)
 		}
 		return nil, err
 	}
-	v := viewOf(p)
-	span.SetAttributes(attribute.String("sluice.plan", v.id), attribute.Int64("sluice.base_revision", int64(v.base)),
+	span.SetAttributes(attribute.String("sluice.plan", p.ID), attribute.Int64("sluice.base_revision", int64(p.BaseRevision)),
 		attribute.Int("sluice.decisions", len(p.Result.Decisions)))
 	s.metrics.cycleDone(ctx, cluster, mode, p)
-	switch mode {
-	case sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT:
-		// The engine does not hand out an auto-commit's rejections; they are not counted.
-		s.metrics.committed(ctx, cluster, &engine.CommitResult{}, nil)
+	if p.Commit != nil {
+		s.metrics.committed(ctx, cluster, p.Commit, nil)
 		s.changes.notify(cluster)
-	case sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN:
-	default:
-		s.plans.proposed(cluster, v.id)
 	}
-	return planToProto(v), nil
+	return p, nil
 }
 
 // lockCycle takes a cluster's cycle lock, or fails when ctx ends first. It returns the
@@ -134,15 +129,16 @@ func (s *Server) lockCycle(ctx context.Context, cluster string) (func(), error) 
 	}
 }
 
-// configError turns the engine's refusal of a configuration into a field violation.
+// configError turns the engine's refusal of a configuration into a field violation of field
+// (the request field that held the configuration).
 func configError(field string, err error) error {
-	if !errors.Is(err, engine.ErrInvalidConfig) {
+	var ce *engine.ConfigError
+	if !errors.As(err, &ce) {
 		return err
 	}
-	msg := strings.TrimPrefix(err.Error(), engine.ErrInvalidConfig.Error()+": ")
 	return &invalidError{
 		reason:     ReasonInvalidConfig,
-		violations: []*errdetails.BadRequest_FieldViolation{{Field: field, Description: msg}},
+		violations: []*errdetails.BadRequest_FieldViolation{{Field: field, Description: ce.Detail()}},
 	}
 }
 
@@ -171,7 +167,6 @@ func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanReq
 		return nil, toStatus(err)
 	}
 	sc.s.metrics.committed(ctx, req.GetCluster(), res, nil)
-	sc.s.plans.settled(req.GetCluster(), req.GetPlanId())
 	sc.s.changes.notify(req.GetCluster())
 	return commitToProto(res), nil
 }
@@ -188,7 +183,6 @@ func (sc *scheduler) DiscardPlan(ctx context.Context, req *sluicev1.DiscardPlanR
 	if err := sc.s.engine.DiscardPlan(req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
-	sc.s.plans.settled(req.GetCluster(), req.GetPlanId())
 	return &sluicev1.DiscardPlanResponse{}, nil
 }
 
@@ -227,9 +221,6 @@ func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSc
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	if err := sc.s.syncConfig(req.GetCluster()); err != nil {
-		return nil, toStatus(err)
-	}
 	text, err := configText(sc.s.engine, req.GetCluster())
 	if err != nil {
 		return nil, toStatus(err)
@@ -240,7 +231,10 @@ func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSc
 // configText returns the text of a cluster's configuration: as it was given, or rendered when
 // the configuration was built in code.
 func configText(e *engine.Engine, cluster string) (string, error) {
-	cfg := e.Config(cluster)
+	cfg, err := e.Config(cluster)
+	if err != nil {
+		return "", err
+	}
 	if raw := cfg.Raw(); raw != nil {
 		return string(raw), nil
 	}
@@ -261,7 +255,7 @@ func (sc *scheduler) UpdateSchedulerConfig(ctx context.Context, req *sluicev1.Up
 	if err := sc.s.store.CheckWritable(); err != nil {
 		return nil, toStatus(err)
 	}
-	if err := sc.s.setClusterConfig(req.GetCluster(), []byte(req.GetConfig())); err != nil {
+	if _, err := sc.s.engine.SetConfig(req.GetCluster(), []byte(req.GetConfig())); err != nil {
 		sc.s.log.WarnContext(ctx, "scheduler configuration refused", "cluster", req.GetCluster(), "reason", err.Error())
 		return nil, toStatus(configError("config", err))
 	}

@@ -94,10 +94,8 @@ type Server struct {
 	mp             metric.MeterProvider
 	tracer         trace.Tracer
 	metrics        *metrics
-	plans          *planTracker
 	schedulePeriod time.Duration
 	watchDebounce  time.Duration
-	cfg            *configOverlay
 	changes        *changeHub
 	watches        *watchRegistry
 
@@ -125,10 +123,8 @@ func New(opts Options) *Server {
 		maxRecv:        opts.MaxRecvBytes,
 		tp:             opts.TracerProvider,
 		mp:             opts.MeterProvider,
-		plans:          newPlanTracker(opts.Engine),
 		schedulePeriod: opts.SchedulePeriod,
 		watchDebounce:  opts.WatchDebounce,
-		cfg:            newConfigOverlay(),
 		changes:        newChangeHub(),
 		watches:        newWatchRegistry(),
 	}
@@ -153,10 +149,10 @@ func New(opts Options) *Server {
 		tp = tracenoop.NewTracerProvider()
 	}
 	s.tracer = tp.Tracer(instrumentationName)
-	m, err := newMetrics(s.mp, s.plans)
+	m, err := newMetrics(s.mp, s.engine)
 	if err != nil {
 		s.log.Error("metrics disabled", "error", err.Error())
-		m, _ = newMetrics(nil, s.plans)
+		m, _ = newMetrics(nil, s.engine)
 	}
 	s.metrics = m
 	if opts.RateLimit > 0 {

@@ -16,6 +16,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/state"
@@ -158,13 +159,13 @@ func TestDeltaPath(t *testing.T) {
 		verr   state.ValidationError
 		want   string
 	}{
-		{"batch", state.ValidationError{Index: 1, Field: "changes[1].task.job"}, "batch.deltas[2].upsert_task.job"},
-		{"", state.ValidationError{Index: 2, Field: "changes[2].hyper_node.members[3]"}, "deltas[5].upsert_hyper_node.members[3]"},
-		{"", state.ValidationError{Index: 0, Field: "changes[0].quota.namespace"}, "deltas[0].upsert_namespace_quota.namespace"},
-		{"batch", state.ValidationError{Index: 2, Field: "changes[2].delete"}, "batch.deltas[5].delete"},
+		{"batch", state.ValidationError{Index: 1, Field: "changes[1].task.job", Object: "task", Path: "job"}, "batch.deltas[2].upsert_task.job"},
+		{"", state.ValidationError{Index: 2, Field: "changes[2].hyper_node.members[3]", Object: "hyper_node", Path: "members[3]"}, "deltas[5].upsert_hyper_node.members[3]"},
+		{"", state.ValidationError{Index: 0, Field: "changes[0].quota.namespace", Object: "quota", Path: "namespace"}, "deltas[0].upsert_namespace_quota.namespace"},
+		{"batch", state.ValidationError{Index: 2, Field: "changes[2].delete", Object: "delete"}, "batch.deltas[5].delete"},
 		{"batch", state.ValidationError{Index: 1, Field: "changes[1]"}, "batch.deltas[2]"},
 		{"batch", state.ValidationError{Index: -1, Field: "cluster"}, "cluster"},
-		{"batch", state.ValidationError{Index: 9, Field: "changes[9].task"}, "changes[9].task"},
+		{"batch", state.ValidationError{Index: 9, Field: "changes[9].task", Object: "task"}, "changes[9].task"},
 	}
 	for _, tc := range tests {
 		if got := deltaPath(tc.prefix, &tc.verr, deltaOf); got != tc.want {
@@ -174,12 +175,12 @@ func TestDeltaPath(t *testing.T) {
 }
 
 func TestStartInProcess(t *testing.T) {
-	if err := NewRegistry().Validate(conf.Default()); err != nil {
+	if err := builtin.Registry().Validate(conf.Default()); err != nil {
 		t.Fatalf("the built-in actions and plugins must cover the default configuration: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, stop, err := StartInProcess(ctx)
+	addr, stop, err := StartInProcess(ctx, builtin.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,21 +63,15 @@ type metrics struct {
 	deltas         metric.Int64Counter
 	batches        metric.Int64Counter
 	reloads        metric.Int64Counter
-
-	// queues holds the figures of each cluster's queues after its last cycle that was not a
-	// dry run; the sluice_queue_* gauges read it when they are collected.
-	mu     sync.Mutex
-	queues map[string][]framework.QueueOutcome
-
-	plans *planTracker
 }
 
-// newMetrics creates the instruments on mp (a no-op provider when nil).
-func newMetrics(mp metric.MeterProvider, plans *planTracker) (*metrics, error) {
+// newMetrics creates the instruments on mp (a no-op provider when nil). The observed gauges
+// and counters (queue figures, plan expiries) read the engine when they are collected.
+func newMetrics(mp metric.MeterProvider, eng *engine.Engine) (*metrics, error) {
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	m := &metrics{queues: map[string][]framework.QueueOutcome{}, plans: plans}
+	m := &metrics{}
 	meter := mp.Meter(instrumentationName)
 	var errs []error
 	hist := func(name, desc string) metric.Float64Histogram {
@@ -134,9 +127,7 @@ func newMetrics(mp metric.MeterProvider, plans *planTracker) (*metrics, error) {
 		m.streams.Add(context.Background(), 0, metric.WithAttributes(attribute.String("method", method)))
 	}
 	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		for cluster, qs := range m.queues {
+		for cluster, qs := range eng.QueueOutcomes() {
 			for _, q := range qs {
 				attrs := attribute.NewSet(attribute.String("cluster", cluster), attribute.String("queue", q.Queue))
 				with := metric.WithAttributeSet(attrs)
@@ -156,8 +147,8 @@ func newMetrics(mp metric.MeterProvider, plans *planTracker) (*metrics, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		for cluster, n := range plans.expiries() {
-			o.ObserveInt64(expiries, n, metric.WithAttributes(attribute.String("cluster", cluster)))
+		for cluster, n := range eng.ExpiredPlans() {
+			o.ObserveInt64(expiries, int64(n), metric.WithAttributes(attribute.String("cluster", cluster)))
 		}
 		return nil
 	}, expiries)
@@ -212,9 +203,6 @@ func (m *metrics) cycleDone(ctx context.Context, cluster string, mode sluicev1.S
 		}
 	}
 	m.unschedulable.Record(ctx, pending, metric.WithAttributes(c))
-	m.mu.Lock()
-	m.queues[cluster] = p.Result.Queues
-	m.mu.Unlock()
 }
 
 // committed records a commit's outcome.
@@ -276,74 +264,4 @@ func (o *cycleObserver) PluginOpened(name string, start time.Time, d time.Durati
 func (o *cycleObserver) ActionDone(name string, start time.Time, d time.Duration) {
 	o.span("action/"+name, start, d, attribute.String("sluice.action", name))
 	o.m.actionDuration.Record(o.ctx, d.Seconds(), metric.WithAttributes(o.cluster, attribute.String("action", name)))
-}
-
-// planTracker follows the proposed plans the service handed out until they are committed,
-// discarded or expire, to count expiries (the engine expires plans silently).
-type planTracker struct {
-	eng *engine.Engine
-
-	mu      sync.Mutex
-	open    map[planKey]struct{}
-	expired map[string]int64
-}
-
-type planKey struct{ cluster, id string }
-
-// sweepThreshold is the number of open plans above which a new proposal sweeps first, so
-// that the set stays bounded when nothing scrapes the metrics.
-const sweepThreshold = 1024
-
-func newPlanTracker(eng *engine.Engine) *planTracker {
-	return &planTracker{eng: eng, open: map[planKey]struct{}{}, expired: map[string]int64{}}
-}
-
-// proposed starts following a plan.
-func (t *planTracker) proposed(cluster, id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.open) >= sweepThreshold {
-		t.sweepLocked()
-	}
-	t.open[planKey{cluster, id}] = struct{}{}
-	if _, ok := t.expired[cluster]; !ok {
-		t.expired[cluster] = 0 // the cluster's series exists from its first proposal on
-	}
-}
-
-// settled stops following a plan that was committed or discarded.
-func (t *planTracker) settled(cluster, id string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.open, planKey{cluster, id})
-}
-
-// sweepLocked asks the engine about every open plan and counts the expired ones.
-func (t *planTracker) sweepLocked() {
-	for k := range t.open {
-		p, err := t.eng.GetPlan(k.cluster, k.id)
-		switch {
-		case err != nil:
-			// Forgotten by the engine, which happens only long after it ended; it was not
-			// committed or discarded through this service, so it expired.
-			t.expired[k.cluster]++
-		case p.State == engine.PlanProposed:
-			continue
-		case p.State == engine.PlanExpired:
-			t.expired[k.cluster]++
-		}
-		delete(t.open, k)
-	}
-}
-
-// expiries sweeps and returns the number of expired plans per cluster so far.
-func (t *planTracker) expiries() map[string]int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sweepLocked()
-	out := make(map[string]int64, len(t.expired))
-	for c, n := range t.expired {
-		out[c] = n
-	}
-	return out
 }

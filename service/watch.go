@@ -182,7 +182,7 @@ type watch struct {
 
 // changed reports whether the cluster's state or configuration moved since the last cycle.
 func (w *watch) changed() bool {
-	return w.cycles == 0 || w.s.store.Revision(w.cluster) != w.seen || w.s.configVersion(w.cluster) != w.cfg
+	return w.cycles == 0 || w.s.store.Revision(w.cluster) != w.seen || w.s.engine.ConfigVersion(w.cluster) != w.cfg
 }
 
 // waiting reports whether the last plan is still proposed: the subscriber has not committed
@@ -209,19 +209,23 @@ func (w *watch) cycle() error {
 	if w.waiting() {
 		return nil
 	}
-	cfg := w.s.configVersion(w.cluster)
-	plan, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", true)
+	cfg := w.s.engine.ConfigVersion(w.cluster)
+	p, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", true)
 	if err != nil {
 		return toStatus(err)
 	}
 	w.cycles++
-	w.seen, w.cfg = max(plan.GetBaseRevision(), plan.GetCommittedRevision()), cfg
-	if plan.GetState() == sluicev1.PlanState_PLAN_STATE_PROPOSED {
-		w.pending = plan.GetId()
+	w.seen, w.cfg = max(p.BaseRevision, p.CommittedRevision), cfg
+	if p.State == engine.PlanProposed {
+		w.pending = p.ID
 	}
-	w.s.log.DebugContext(w.ctx, "WatchPlans cycle", "cluster", w.cluster, "plan", plan.GetId(),
-		"revision", plan.GetBaseRevision(), "decisions", len(plan.GetDecisions()))
-	return w.stream.Send(&sluicev1.WatchPlansResponse{Plan: plan})
+	w.s.log.DebugContext(w.ctx, "WatchPlans cycle", "cluster", w.cluster, "plan", p.ID,
+		"revision", p.BaseRevision, "decisions", len(p.Result.Decisions))
+	out := &sluicev1.WatchPlansResponse{Plan: planToProto(p)}
+	if p.Commit != nil {
+		out.Commit = commitToProto(p.Commit)
+	}
+	return w.stream.Send(out)
 }
 
 // discardPending discards the last plan if it is still proposed, so that a subscriber that
@@ -230,8 +234,8 @@ func (w *watch) discardPending() {
 	if w.pending == "" {
 		return
 	}
-	if err := w.s.engine.DiscardPlan(w.cluster, w.pending); err == nil {
-		w.s.plans.settled(w.cluster, w.pending)
+	if err := w.s.engine.DiscardPlan(w.cluster, w.pending); err != nil {
+		w.s.log.Debug("discarding the pending plan of a watch that was taken over", "cluster", w.cluster, "plan", w.pending, "error", err.Error())
 	}
 	w.pending = ""
 }

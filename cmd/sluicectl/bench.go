@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sluice-sched/sluice/clients/go/synthpb"
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
@@ -99,7 +100,7 @@ func (a *app) bench(args []string) error {
 	if o.batch < 1 {
 		return usagef("bench: --batch must be at least 1, got %d", o.batch)
 	}
-	reg := service.NewRegistry()
+	reg := builtin.Registry()
 	var cfg *conf.Config
 	var cfgText []byte
 	if o.configFile != "" {
@@ -189,7 +190,7 @@ func (b *benchRun) run() (err error) {
 	if b.o.grpc {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		addr, stop, err := service.StartInProcess(sctx)
+		addr, stop, err := service.StartInProcess(sctx, builtin.Registry())
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}

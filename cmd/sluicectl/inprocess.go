@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/service"
 )
 
@@ -10,5 +11,5 @@ import (
 // plugin, the embedded default configuration) on a loopback port for "scenario run" without
 // --server, returning its address and a function that stops it.
 var startInProcess = func() (addr string, stop func(), err error) {
-	return service.StartInProcess(context.Background())
+	return service.StartInProcess(context.Background(), builtin.Registry())
 }

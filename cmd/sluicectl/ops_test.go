@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"gopkg.in/yaml.v3"
 
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
@@ -53,7 +54,7 @@ func startSecured(t *testing.T) *secured {
 		t.Fatal(err)
 	}
 	store := state.New()
-	eng, err := engine.New(store, engine.Options{Registry: service.NewRegistry()})
+	eng, err := engine.New(store, engine.Options{Registry: builtin.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}

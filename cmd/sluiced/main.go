@@ -59,6 +59,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/durable"
@@ -244,7 +245,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	if err != nil {
 		return err
 	}
-	reg := service.NewRegistry()
+	reg := builtin.Registry()
 	if w.register != nil {
 		reg = framework.NewRegistry()
 		w.register(reg)

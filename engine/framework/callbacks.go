@@ -396,6 +396,9 @@ func (s *Session) PrePredicateFn(t *api.TaskInfo) error {
 
 // PredicateFn runs the predicates; the first error wins.
 func (s *Session) PredicateFn(t *api.TaskInfo, n *api.NodeInfo) error {
+	if s.interrupted.Load() {
+		return api.NewFitError(n.Name, api.UnschedulableAndUnresolvable, "scheduling cycle interrupted")
+	}
 	return firstError(s.cb.predicate, func(f PredicateFn) error { return f(t, n) })
 }
 

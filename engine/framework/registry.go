@@ -82,13 +82,13 @@ func (r *Registry) Validate(cfg *conf.Config) error {
 	for ti, tier := range cfg.Tiers {
 		for pi, p := range tier.Plugins {
 			if _, err := r.plugins[p.Name](p.Arguments); err != nil {
-				return fmt.Errorf("tiers[%d].plugins[%d] (%s): %w", ti, pi, p.Name, err)
+				return &conf.Error{Path: fmt.Sprintf("tiers[%d].plugins[%d]", ti, pi), Msg: fmt.Sprintf("plugin %s: %v", p.Name, err)}
 			}
 		}
 	}
 	for _, a := range cfg.Actions {
 		if _, err := r.actions[a](cfg.ActionArguments(a)); err != nil {
-			return fmt.Errorf("action %s: %w", a, err)
+			return &conf.Error{Path: "configurations", Msg: fmt.Sprintf("action %s: %v", a, err)}
 		}
 	}
 	return nil

@@ -2,76 +2,36 @@ package framework
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
 
-// DecisionKind is the kind of a plan decision.
-type DecisionKind int
+// The plan's content types are the api package's, so that the store can keep plans; these
+// names keep the framework's callers short.
+type (
+	// DecisionKind is the kind of a plan decision.
+	DecisionKind = api.DecisionKind
+	// Decision is one entry of a plan.
+	Decision = api.Decision
+	// Explanation says why a job is still pending.
+	Explanation = api.Explanation
+	// JobOutcome is a job's state at the end of the cycle.
+	JobOutcome = api.JobOutcome
+	// ActionTiming is how long one action ran.
+	ActionTiming = api.ActionTiming
+)
 
 // Decision kinds.
 const (
-	DecisionBind DecisionKind = iota + 1
-	DecisionPipeline
-	DecisionEvict
+	DecisionBind     = api.DecisionBind
+	DecisionPipeline = api.DecisionPipeline
+	DecisionEvict    = api.DecisionEvict
 )
-
-// String names the kind.
-func (k DecisionKind) String() string {
-	switch k {
-	case DecisionBind:
-		return "bind"
-	case DecisionPipeline:
-		return "pipeline"
-	case DecisionEvict:
-		return "evict"
-	}
-	return "invalid"
-}
-
-// Decision is one entry of a plan.
-type Decision struct {
-	Kind DecisionKind
-	// Task and Job are namespace/name UIDs.
-	Task, Job, Node string
-	DeviceIDs       []string
-	// Action, ForTask and Reason explain an eviction.
-	Action, ForTask, Reason string
-}
-
-// Explanation says why a job is still pending.
-type Explanation struct {
-	Summary    string
-	NodesTotal int
-	Reasons    []api.ReasonCount
-	// GangPlaceable and GangMin describe the gang (placeable tasks vs minAvailable).
-	GangPlaceable, GangMin int32
-	QueueReason            string
-}
-
-// JobOutcome is a job's state at the end of the cycle.
-type JobOutcome struct {
-	Job           string
-	PreviousPhase api.JobPhase
-	Phase         api.JobPhase
-	Ready         int32
-	Pending       int32
-	MinAvailable  int32
-	// Explanation is set for jobs that still have pending tasks.
-	Explanation *Explanation
-}
 
 // QueueOutcome is a queue's figures at the end of the cycle.
 type QueueOutcome struct {
 	Queue string
 	QueueFigures
-}
-
-// ActionTiming is how long one action ran.
-type ActionTiming struct {
-	Action   string
-	Duration time.Duration
 }
 
 // Result is what a cycle decided.
@@ -86,6 +46,7 @@ type Result struct {
 // Close ends the session: plugins close, and the decisions, job outcomes and queue figures
 // are gathered.
 func (s *Session) Close() *Result {
+	s.release()
 	for _, p := range s.plugins {
 		p.OnSessionClose(s)
 	}

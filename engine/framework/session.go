@@ -1,9 +1,11 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -37,6 +39,8 @@ type Options struct {
 	Observer Observer
 	// Memory is the cluster's memory across cycles; nil gives the session a fresh one.
 	Memory *Memory
+	// Context, when it ends, interrupts the cycle: see Session.Interrupted.
+	Context context.Context
 }
 
 // Observer is the session's observability hook: it is told, from the goroutine running the
@@ -101,11 +105,17 @@ type Session struct {
 	// position of every node a statement changed.
 	nodeIndex   map[string]int32
 	nodeChanges []int32
+
+	// ctx is the caller's context; interrupted is set once it ends (cheaper to read than
+	// ctx.Err, which predicates ask for every node).
+	ctx         context.Context
+	interrupted atomic.Bool
+	stopWatch   func() bool
 }
 
 // OpenSession builds a session on a snapshot: session views of every object, the configured
 // plugins (built from reg, opened in tier order), and their callbacks grouped by tier.
-func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) (*Session, error) {
+func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) (_ *Session, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -136,6 +146,12 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		queueFigures:    map[string]QueueFigures{},
 		observer:        opts.Observer,
 	}
+	s.watchContext(opts.Context)
+	defer func() {
+		if err != nil {
+			s.release()
+		}
+	}()
 	s.memory = opts.Memory
 	if s.memory == nil {
 		s.memory = NewMemory()
@@ -198,6 +214,9 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 			if err != nil {
 				return nil, fmt.Errorf("tiers[%d].plugins[%d] (%s): %w", ti, pi, opt.Name, err)
 			}
+			if err := s.Err(); err != nil {
+				return nil, err
+			}
 			s.plugins = append(s.plugins, p)
 			start := time.Now()
 			p.OnSessionOpen(s)
@@ -230,6 +249,9 @@ func (s *Session) RunActions(reg *Registry) error {
 		return err
 	}
 	for _, a := range actions {
+		if err := s.Err(); err != nil {
+			return err
+		}
 		start := time.Now()
 		a.Execute(s)
 		d := time.Since(start)
@@ -238,7 +260,36 @@ func (s *Session) RunActions(reg *Registry) error {
 			s.observer.ActionDone(a.Name(), start, d)
 		}
 	}
-	return nil
+	return s.Err()
+}
+
+// watchContext makes the session interruptible by ctx (nil: never).
+func (s *Session) watchContext(ctx context.Context) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s.ctx = ctx
+	s.stopWatch = context.AfterFunc(ctx, func() { s.interrupted.Store(true) })
+}
+
+// release stops watching the context.
+func (s *Session) release() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+}
+
+// Interrupted reports whether the cycle's context ended: actions stop their loops over jobs
+// and tasks when it is set, and predicates fail every node, so that a cancelled cycle ends
+// within moments. It is safe for concurrent use.
+func (s *Session) Interrupted() bool { return s.interrupted.Load() }
+
+// Err returns the context's error once the cycle was interrupted, else nil.
+func (s *Session) Err() error {
+	if !s.interrupted.Load() {
+		return nil
+	}
+	return s.ctx.Err()
 }
 
 // SortedJobs returns the session's jobs sorted by UID.

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
@@ -126,6 +127,11 @@ type ValidationError struct {
 	Index int
 	// Field is the path of the offending value.
 	Field string
+	// Object and Path are Field's parts after the change's index, for callers that map the
+	// path onto their own request: Object is the Change field ("task", "hyper_node",
+	// "delete"; "" for an error about the change as a whole), Path the object's field within
+	// it ("job", "members[2]"; "" for the object as a whole). Both are "" when Index is -1.
+	Object, Path string
 	// Msg says what is wrong.
 	Msg string
 }
@@ -141,5 +147,9 @@ func invalid(i int, field, format string, args ...any) *ValidationError {
 	if field != "" {
 		path += "." + field
 	}
-	return &ValidationError{Index: i, Field: path, Msg: fmt.Sprintf(format, args...)}
+	object, rest := field, ""
+	if cut := strings.IndexAny(field, ".["); cut >= 0 {
+		object, rest = field[:cut], strings.TrimPrefix(field[cut:], ".")
+	}
+	return &ValidationError{Index: i, Field: path, Object: object, Path: rest, Msg: fmt.Sprintf(format, args...)}
 }

@@ -36,14 +36,21 @@ type dumpCluster struct {
 	Revision uint64
 }
 
-// dumpRecord is one object of a dump; Change has exactly one upsert field set. The last
-// record has End set.
+// dumpRecord is one row of a dump: an object (Change has exactly one upsert field set), a
+// plan, a scheduler configuration or a plan counter. The last record has End set. Dumps
+// written before plans and configurations were stored decode alike (gob skips absent fields).
 type dumpRecord struct {
 	Cluster  string
 	Revision uint64
 	Change   Change
+	Plan     *Plan
+	Config   *SchedulerConfig
+	Counter  *planCounter
 	End      bool
 }
+
+// metaTables are the tables of rows that are not cluster objects, dumped after the objects.
+var metaTables = [...]string{tablePlans, tableConfigs, tablePlanCounters}
 
 // WriteTo encodes the image (encoding/gob, one stream) to w.
 func (d *Dump) WriteTo(w io.Writer) (int64, error) {
@@ -70,6 +77,18 @@ func (d *Dump) WriteTo(w io.Writer) (int64, error) {
 			rec := recordOf(o)
 			if err := enc.Encode(&rec); err != nil {
 				return cw.n, fmt.Errorf("state: dumping %s: %w", kindTables[k], err)
+			}
+		}
+	}
+	for _, table := range metaTables {
+		it, err := d.txn.Get(table, indexID)
+		if err != nil {
+			return cw.n, fmt.Errorf("state: dumping %s: %w", table, err)
+		}
+		for o := it.Next(); o != nil; o = it.Next() {
+			rec := recordOf(o)
+			if err := enc.Encode(&rec); err != nil {
+				return cw.n, fmt.Errorf("state: dumping %s: %w", table, err)
 			}
 		}
 	}
@@ -101,6 +120,12 @@ func recordOf(o any) dumpRecord {
 		c.Budget, cluster, rev = r.obj, r.cluster, r.rev
 	case *row[api.HyperNode]:
 		c.HyperNode, cluster, rev = r.obj, r.cluster, r.rev
+	case *row[Plan]:
+		return dumpRecord{Cluster: r.cluster, Revision: r.rev, Plan: r.obj}
+	case *row[SchedulerConfig]:
+		return dumpRecord{Cluster: r.cluster, Revision: r.rev, Config: r.obj}
+	case *row[planCounter]:
+		return dumpRecord{Cluster: r.cluster, Revision: r.rev, Counter: r.obj}
 	default:
 		panic(fmt.Sprintf("state: dumping an unexpected row %T", o))
 	}
@@ -134,6 +159,19 @@ func rowOf(cluster string, c *Change) (string, keyed, error) {
 	}
 }
 
+// recordRow builds the row of a dump record and names its table.
+func recordRow(rec *dumpRecord) (string, keyed, error) {
+	switch {
+	case rec.Plan != nil:
+		return tablePlans, newRow(rec.Cluster, rec.Plan.ID, rec.Plan, "", ""), nil
+	case rec.Config != nil:
+		return tableConfigs, newRow(rec.Cluster, configKey, rec.Config, "", ""), nil
+	case rec.Counter != nil:
+		return tablePlanCounters, newRow(rec.Cluster, counterKey, rec.Counter, "", ""), nil
+	}
+	return rowOf(rec.Cluster, &rec.Change)
+}
+
 // Restore replaces the whole store with a dump that WriteTo wrote. On error the store is
 // unchanged. Snapshots taken before keep reading the old state. It must not run
 // concurrently with writes (a replicated log restores on its state machine's goroutine,
@@ -163,7 +201,7 @@ func (s *Store) Restore(r io.Reader) error {
 		if rec.End {
 			break
 		}
-		table, row, err := rowOf(rec.Cluster, &rec.Change)
+		table, row, err := recordRow(&rec)
 		if err != nil {
 			return fmt.Errorf("state: restoring: record %d: %w", n, err)
 		}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,6 +62,23 @@ func wantValidation(t *testing.T, err error, index int, field, msg string) {
 	if ve.Index != index || ve.Field != field || !strings.Contains(ve.Msg, msg) {
 		t.Fatalf("error = {Index: %d, Field: %q, Msg: %q}, want {%d, %q, containing %q}",
 			ve.Index, ve.Field, ve.Msg, index, field, msg)
+	}
+	if index < 0 {
+		return
+	}
+	// Object and Path are Field's parts, so that callers never parse Field.
+	rebuilt := fmt.Sprintf("changes[%d]", index)
+	if ve.Object != "" {
+		rebuilt += "." + ve.Object
+	}
+	switch {
+	case strings.HasPrefix(ve.Path, "["):
+		rebuilt += ve.Path
+	case ve.Path != "":
+		rebuilt += "." + ve.Path
+	}
+	if rebuilt != ve.Field {
+		t.Fatalf("error Object %q and Path %q rebuild %q, not its Field %q", ve.Object, ve.Path, rebuilt, ve.Field)
 	}
 }
 

@@ -59,12 +59,26 @@ func (e *NotLeaderError) Error() string {
 // Is makes errors.Is(err, ErrNotLeader) true.
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
-// Op is one entry of the replicated log: a delta batch or a plan commit, for one cluster.
-// Exactly one of Batch and Commit is set.
+// Op is one entry of the replicated log, for one cluster: a delta batch, a plan commit (the
+// decisions themselves, as the first version wrote them), a step of a stored plan's life, or
+// a scheduler configuration. Exactly one of Batch, Commit, Plan and Config is set.
 type Op struct {
 	Cluster string
 	Batch   *Batch
 	Commit  *PlanCommit
+	Plan    *PlanOp
+	Config  *ConfigOp
+}
+
+// parts counts the op's set fields.
+func (op *Op) parts() int {
+	n := 0
+	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 // OpResult is what applying an Op gave on this node.
@@ -73,6 +87,10 @@ type OpResult struct {
 	Revision uint64
 	// Commit is a plan commit's outcome.
 	Commit *CommitOutcome
+	// Plan is a plan op's result.
+	Plan *PlanResult
+	// Config is the configuration a config op stored.
+	Config *SchedulerConfig
 	// Err is the store's refusal (a *ValidationError), or nil. Every replica refuses alike.
 	Err error
 }
@@ -97,11 +115,20 @@ func (s *Store) CheckWritable() error {
 // It is deterministic: the same ops in the same order give the same state and revisions on
 // every node. It bypasses the Replicator.
 func (s *Store) ApplyOp(op *Op) *OpResult {
+	if op.parts() != 1 {
+		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op or a config op")}
+	}
 	switch {
-	case op.Batch != nil && op.Commit == nil:
+	case op.Batch != nil:
 		rev, err := s.apply(op.Cluster, *op.Batch, true)
 		return &OpResult{Revision: rev, Err: err}
-	case op.Commit != nil && op.Batch == nil:
+	case op.Plan != nil:
+		res, err := s.applyPlan(op.Cluster, op.Plan)
+		return &OpResult{Revision: s.Revision(op.Cluster), Plan: res, Err: err}
+	case op.Config != nil:
+		cfg, err := s.setConfig(op.Cluster, op.Config)
+		return &OpResult{Revision: s.Revision(op.Cluster), Config: cfg, Err: err}
+	default:
 		out, err := s.commitPlan(op.Cluster, op.Commit)
 		res := &OpResult{Commit: out, Err: err}
 		if out != nil {
@@ -111,7 +138,6 @@ func (s *Store) ApplyOp(op *Op) *OpResult {
 		}
 		return res
 	}
-	return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold one batch or one commit")}
 }
 
 // replicateBatch checks a batch against the current state in a transaction that is thrown
@@ -139,6 +165,19 @@ func (s *Store) replicateBatch(cluster string, b Batch) (uint64, error) {
 
 // replicateCommit replicates a plan commit; its checks run when it applies, on every replica.
 func (s *Store) replicateCommit(cluster string, pc *PlanCommit) (*CommitOutcome, error) {
+	res, err := s.replicate(cluster, &Op{Cluster: cluster, Commit: pc})
+	if err != nil {
+		return nil, err
+	}
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	return res.Commit, nil
+}
+
+// replicate hands an op whose checks run when it applies (a commit, a plan op, a config) to
+// the Replicator, under the cluster's lock.
+func (s *Store) replicate(cluster string, op *Op) (*OpResult, error) {
 	if err := checkCluster(cluster); err != nil {
 		return nil, err
 	}
@@ -147,14 +186,7 @@ func (s *Store) replicateCommit(cluster string, pc *PlanCommit) (*CommitOutcome,
 	}
 	unlock := s.lockCluster(cluster)
 	defer unlock()
-	res, err := s.repl.Replicate(&Op{Cluster: cluster, Commit: pc})
-	if err != nil {
-		return nil, err
-	}
-	if res.Err != nil {
-		return nil, res.Err
-	}
-	return res.Commit, nil
+	return s.repl.Replicate(op)
 }
 
 // lockCluster locks a cluster's replicated writes and returns the unlock function.
@@ -181,6 +213,8 @@ const opFormat byte = 1
 type opHeader struct {
 	Cluster    string
 	Commit     bool
+	Plan       bool
+	Config     bool
 	ReplaceAll bool
 	Kinds      []Kind
 }
@@ -192,7 +226,7 @@ func MarshalOp(op *Op) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(opFormat)
 	enc := gob.NewEncoder(&buf)
-	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil}
+	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil}
 	if op.Batch != nil {
 		h.ReplaceAll = op.Batch.ReplaceAll
 		h.Kinds = make([]Kind, len(op.Batch.Changes))
@@ -207,6 +241,10 @@ func MarshalOp(op *Op) ([]byte, error) {
 	switch {
 	case op.Commit != nil:
 		err = enc.Encode(op.Commit)
+	case op.Plan != nil:
+		err = enc.Encode(op.Plan)
+	case op.Config != nil:
+		err = enc.Encode(op.Config)
 	case op.Batch != nil:
 		for i := range op.Batch.Changes {
 			if err = enc.Encode(op.Batch.Changes[i].value()); err != nil {
@@ -231,6 +269,20 @@ func UnmarshalOp(data []byte) (*Op, error) {
 		return nil, fmt.Errorf("state: decoding an op: %w", err)
 	}
 	op := &Op{Cluster: h.Cluster}
+	switch {
+	case h.Plan:
+		op.Plan = &PlanOp{}
+		if err := dec.Decode(op.Plan); err != nil {
+			return nil, fmt.Errorf("state: decoding an op: %w", err)
+		}
+		return op, nil
+	case h.Config:
+		op.Config = &ConfigOp{}
+		if err := dec.Decode(op.Config); err != nil {
+			return nil, fmt.Errorf("state: decoding an op: %w", err)
+		}
+		return op, nil
+	}
 	if h.Commit {
 		op.Commit = &PlanCommit{}
 		if err := dec.Decode(op.Commit); err != nil {

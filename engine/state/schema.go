@@ -19,6 +19,9 @@ const (
 	tableQuotas           = "namespace_quotas"
 	tableDisruptionBudget = "disruption_budgets"
 	tableHyperNodes       = "hyper_nodes"
+	tablePlans            = "plans"
+	tableConfigs          = "scheduler_configs"
+	tablePlanCounters     = "plan_counters"
 )
 
 // Index names. Every table has indexID; the others are secondary indexes whose keys end with
@@ -58,6 +61,9 @@ func schema() *memdb.DBSchema {
 		quotasTable(),
 		budgetsTable(),
 		hyperNodesTable(),
+		table(tablePlans),
+		table(tableConfigs),
+		table(tablePlanCounters),
 	}
 	s := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {
@@ -65,6 +71,11 @@ func schema() *memdb.DBSchema {
 	}
 	return s
 }
+
+// The plans table holds *Plan rows keyed by plan id; the scheduler_configs table one
+// *SchedulerConfig row per cluster that has its own configuration; the plan_counters table
+// one *planCounter row per cluster that proposed a plan. None of them is cluster state: writing
+// them does not change the cluster's revision, and a replace_all batch keeps them.
 
 // idIndex is the primary index every table has: (cluster, key).
 func idIndex() *memdb.IndexSchema {

@@ -18,7 +18,8 @@ func TestSchemaIsValid(t *testing.T) {
 		t.Fatalf("NewMemDB: %v", err)
 	}
 	want := []string{tableClusters, tableNodes, tableQueues, tableJobs, tableTasks,
-		tablePriorityClasses, tableQuotas, tableDisruptionBudget, tableHyperNodes}
+		tablePriorityClasses, tableQuotas, tableDisruptionBudget, tableHyperNodes,
+		tablePlans, tableConfigs, tablePlanCounters}
 	for _, name := range want {
 		if _, ok := s.Tables[name]; !ok {
 			t.Errorf("table %q missing", name)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 	"github.com/sluice-sched/sluice/service"
 )
@@ -32,7 +33,7 @@ func (d *switchDialer) set(addr string) { d.addr.Store(addr) }
 // startSluice starts an in-process server; it stops with the test at the latest.
 func startSluice(t *testing.T) (string, func()) {
 	t.Helper()
-	addr, stop, err := service.StartInProcess(context.Background())
+	addr, stop, err := service.StartInProcess(context.Background(), builtin.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

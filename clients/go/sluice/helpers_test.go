@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 	"github.com/sluice-sched/sluice/service"
 )
@@ -21,7 +22,7 @@ import (
 // the test (stopping it earlier is fine).
 func startServer(t *testing.T) (addr string, stop func()) {
 	t.Helper()
-	addr, stop, err := service.StartInProcess(context.Background())
+	addr, stop, err := service.StartInProcess(context.Background(), builtin.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sluice-sched/sluice/clients/go/synthpb"
+	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
@@ -78,7 +79,7 @@ func TestSameClusterThroughSync(t *testing.T) {
 	if err := c.Load(st, "x"); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(st, engine.Options{Registry: service.NewRegistry()})
+	eng, err := engine.New(st, engine.Options{Registry: builtin.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestSameClusterThroughSync(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	addr, stop, err := service.StartInProcess(ctx)
+	addr, stop, err := service.StartInProcess(ctx, builtin.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 
 	run := &cycle{a: a, ssn: ssn, cache: util.NewNodeCache(ssn, a.predicateErrorCache), hyperNodeScores: map[string]map[string]float64{}}
 	pending := map[string]*util.PriorityQueue[*api.TaskInfo]{}
-	for !queues.Empty() {
+	for !queues.Empty() && !ssn.Interrupted() {
 		queue := queues.Pop()
 		if ssn.Overused(queue) {
 			if ssn.QueueReason(queue.Name) == "" {
@@ -146,7 +146,7 @@ func (c *cycle) allocateTasks(queue *api.QueueInfo, job *api.JobInfo, tasks *uti
 	ssn := c.ssn
 	stmt := ssn.NewStatement()
 	failed := newFailureCache()
-	for !tasks.Empty() {
+	for !tasks.Empty() && !ssn.Interrupted() {
 		task := tasks.Pop()
 		if !ssn.Allocatable(queue, task) {
 			if ssn.QueueReason(queue.Name) == "" {

@@ -227,7 +227,10 @@ func (x *ScheduleRequest) GetNow() *timestamppb.Timestamp {
 type ScheduleResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cycle's plan.
-	Plan          *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	Plan *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	// In SCHEDULE_MODE_AUTO_COMMIT, what the commit applied and what it rejected
+	// with the reason, as CommitPlan answers; unset in the other modes.
+	Commit        *CommitPlanResponse `protobuf:"bytes,2,opt,name=commit,proto3" json:"commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -265,6 +268,13 @@ func (*ScheduleResponse) Descriptor() ([]byte, []int) {
 func (x *ScheduleResponse) GetPlan() *Plan {
 	if x != nil {
 		return x.Plan
+	}
+	return nil
+}
+
+func (x *ScheduleResponse) GetCommit() *CommitPlanResponse {
+	if x != nil {
+		return x.Commit
 	}
 	return nil
 }
@@ -1605,7 +1615,10 @@ func (x *WatchPlansRequest) GetTakeover() bool {
 type WatchPlansResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A cycle's plan.
-	Plan          *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	Plan *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	// In SCHEDULE_MODE_AUTO_COMMIT, what the commit applied and what it rejected
+	// with the reason, as CommitPlan answers; unset in the other modes.
+	Commit        *CommitPlanResponse `protobuf:"bytes,2,opt,name=commit,proto3" json:"commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1643,6 +1656,13 @@ func (*WatchPlansResponse) Descriptor() ([]byte, []int) {
 func (x *WatchPlansResponse) GetPlan() *Plan {
 	if x != nil {
 		return x.Plan
+	}
+	return nil
+}
+
+func (x *WatchPlansResponse) GetCommit() *CommitPlanResponse {
+	if x != nil {
+		return x.Commit
 	}
 	return nil
 }
@@ -1850,9 +1870,10 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x12'\n" +
 	"\x0fconfig_override\x18\x03 \x01(\tR\x0econfigOverride\x12,\n" +
-	"\x03now\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\"7\n" +
+	"\x03now\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\"n\n" +
 	"\x10ScheduleResponse\x12#\n" +
-	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\"\xb5\x03\n" +
+	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x125\n" +
+	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\"\xb5\x03\n" +
 	"\x04Plan\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12#\n" +
@@ -1943,9 +1964,10 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x121\n" +
 	"\x06period\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x1a\n" +
-	"\btakeover\x18\x04 \x01(\bR\btakeover\"9\n" +
+	"\btakeover\x18\x04 \x01(\bR\btakeover\"p\n" +
 	"\x12WatchPlansResponse\x12#\n" +
-	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\"5\n" +
+	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x125\n" +
+	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\"5\n" +
 	"\x19GetSchedulerConfigRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\"4\n" +
 	"\x1aGetSchedulerConfigResponse\x12\x16\n" +
@@ -2030,49 +2052,51 @@ var file_sluice_v1_scheduler_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.ScheduleRequest.mode:type_name -> sluice.v1.ScheduleMode
 	28, // 1: sluice.v1.ScheduleRequest.now:type_name -> google.protobuf.Timestamp
 	4,  // 2: sluice.v1.ScheduleResponse.plan:type_name -> sluice.v1.Plan
-	5,  // 3: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
-	12, // 4: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
-	14, // 5: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
-	1,  // 6: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
-	28, // 7: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
-	28, // 8: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
-	6,  // 9: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
-	7,  // 10: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
-	8,  // 11: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
-	9,  // 12: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
-	10, // 13: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
-	29, // 14: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
-	29, // 15: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
-	11, // 16: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
-	30, // 17: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
-	13, // 18: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
-	30, // 19: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
-	5,  // 20: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
-	5,  // 21: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
-	16, // 22: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
-	12, // 23: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
-	0,  // 24: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
-	30, // 25: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
-	4,  // 26: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
-	2,  // 27: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
-	15, // 28: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
-	18, // 29: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
-	20, // 30: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
-	22, // 31: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
-	24, // 32: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
-	26, // 33: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
-	3,  // 34: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
-	17, // 35: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
-	19, // 36: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
-	21, // 37: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
-	23, // 38: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
-	25, // 39: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
-	27, // 40: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
-	34, // [34:41] is the sub-list for method output_type
-	27, // [27:34] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	17, // 3: sluice.v1.ScheduleResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	5,  // 4: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
+	12, // 5: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
+	14, // 6: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
+	1,  // 7: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
+	28, // 8: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
+	28, // 9: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
+	6,  // 10: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
+	7,  // 11: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
+	8,  // 12: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
+	9,  // 13: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
+	10, // 14: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
+	29, // 15: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
+	29, // 16: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
+	11, // 17: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
+	30, // 18: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
+	13, // 19: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
+	30, // 20: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
+	5,  // 21: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
+	5,  // 22: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
+	16, // 23: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
+	12, // 24: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
+	0,  // 25: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
+	30, // 26: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
+	4,  // 27: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
+	17, // 28: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	2,  // 29: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
+	15, // 30: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
+	18, // 31: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
+	20, // 32: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
+	22, // 33: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
+	24, // 34: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
+	26, // 35: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
+	3,  // 36: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
+	17, // 37: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
+	19, // 38: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
+	21, // 39: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
+	23, // 40: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
+	25, // 41: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
+	27, // 42: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
+	36, // [36:43] is the sub-list for method output_type
+	29, // [29:36] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_scheduler_proto_init() }
