@@ -51,10 +51,12 @@ class ScheduleRequest(_message.Message):
     def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ScheduleResponse(_message.Message):
-    __slots__ = ("plan",)
+    __slots__ = ("plan", "commit")
     PLAN_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
     plan: Plan
-    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ...) -> None: ...
+    commit: CommitPlanResponse
+    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ...) -> None: ...
 
 class Plan(_message.Message):
     __slots__ = ("id", "cluster", "base_revision", "decisions", "jobs", "stats", "state", "expires_at", "scheduled_at", "committed_revision")
@@ -261,10 +263,12 @@ class WatchPlansRequest(_message.Message):
     def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., period: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., takeover: _Optional[bool] = ...) -> None: ...
 
 class WatchPlansResponse(_message.Message):
-    __slots__ = ("plan",)
+    __slots__ = ("plan", "commit")
     PLAN_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
     plan: Plan
-    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ...) -> None: ...
+    commit: CommitPlanResponse
+    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ...) -> None: ...
 
 class GetSchedulerConfigRequest(_message.Message):
     __slots__ = ("cluster",)

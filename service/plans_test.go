@@ -1,0 +1,292 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-sched/sluice/cmd/builtin"
+	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/framework"
+	"github.com/sluice-sched/sluice/engine/state"
+	"github.com/sluice-sched/sluice/engine/synth"
+	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+)
+
+// TestPlansUnderConcurrency runs proposals, commits, discards, plan reads, dry runs, a
+// committing WatchPlans subscriber and deltas on one cluster at once, with plans that expire
+// within milliseconds. Under -race it must report nothing; no plan may be committed twice or
+// be both committed and discarded, and every stored plan ends in one state.
+func TestPlansUnderConcurrency(t *testing.T) {
+	h := newHarnessWith(t, setup{planTTL: 30 * time.Millisecond, opts: func(o *Options) { o.SchedulePeriod = MinWatchPeriod }})
+	ctx := ctxT(t)
+	h.apply("c", node("n1", cpu("64")), node("n2", cpu("64")), queue("q1", 1))
+
+	var mu sync.Mutex
+	var ids []string
+	committed := map[string]int{}
+	discarded := map[string]bool{}
+	note := func(id string) {
+		mu.Lock()
+		ids = append(ids, id)
+		mu.Unlock()
+	}
+	pick := func(r *rand.Rand) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(ids) == 0 {
+			return ""
+		}
+		// Mostly recent plans, which are still proposed.
+		n := min(len(ids), 8)
+		return ids[len(ids)-1-r.IntN(n)]
+	}
+	wantCodes := func(err error, ok ...codes.Code) {
+		t.Helper()
+		if err == nil {
+			return
+		}
+		c := status.Code(err)
+		for _, k := range ok {
+			if c == k {
+				return
+			}
+		}
+		t.Errorf("unexpected error %v", err)
+	}
+
+	deadline := time.Now().Add(2 * time.Second)
+	var wg sync.WaitGroup
+	run := func(seed uint64, f func(r *rand.Rand)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, seed))
+			for time.Now().Before(deadline) {
+				f(r)
+			}
+		}()
+	}
+	// A resource manager adds jobs.
+	var jobs int
+	run(1, func(*rand.Rand) {
+		jobs++
+		name := fmt.Sprintf("j%d", jobs)
+		h.apply("c", job(name, "q1", 1), task(name+"-0", name, cpu("1")))
+		time.Sleep(5 * time.Millisecond)
+	})
+	for i := range 2 {
+		run(uint64(10+i), func(*rand.Rand) {
+			resp, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c"})
+			if err != nil {
+				t.Errorf("Schedule: %v", err)
+				return
+			}
+			note(resp.GetPlan().GetId())
+		})
+	}
+	run(20, func(r *rand.Rand) {
+		if id := pick(r); id != "" {
+			_, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c", PlanId: id})
+			wantCodes(err, codes.FailedPrecondition, codes.NotFound)
+			if err == nil {
+				mu.Lock()
+				committed[id]++
+				mu.Unlock()
+			}
+		}
+	})
+	run(21, func(r *rand.Rand) {
+		if id := pick(r); id != "" {
+			_, err := h.sc.DiscardPlan(ctx, &sluicev1.DiscardPlanRequest{Cluster: "c", PlanId: id})
+			wantCodes(err, codes.FailedPrecondition, codes.NotFound)
+			if err == nil {
+				mu.Lock()
+				discarded[id] = true
+				mu.Unlock()
+			}
+		}
+	})
+	run(30, func(r *rand.Rand) {
+		if id := pick(r); id != "" {
+			p, err := h.eng.GetPlan("c", id)
+			switch {
+			case errors.Is(err, engine.ErrNotFound):
+			case err != nil:
+				t.Errorf("GetPlan: %v", err)
+			case p.State == engine.PlanProposed && p.Result == nil:
+				t.Errorf("plan %s is proposed without its decisions", id)
+			}
+		}
+		if _, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN}); err != nil {
+			t.Errorf("dry run: %v", err)
+		}
+	})
+	// A WatchPlans subscriber commits what it is sent; its plans are open to the others too.
+	wctx, stopWatch := context.WithCancel(ctx)
+	stream, err := h.sc.WatchPlans(wctx, &sluicev1.WatchPlansRequest{Cluster: "c", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			id := m.GetPlan().GetId()
+			note(id)
+			_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c", PlanId: id})
+			if err == nil {
+				mu.Lock()
+				committed[id]++
+				mu.Unlock()
+			}
+		}
+	}()
+	wg.Wait()
+	stopWatch()
+	<-watched
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) < 10 || len(committed) == 0 {
+		t.Fatalf("too little happened: %d plans, %d committed", len(ids), len(committed))
+	}
+	for id, n := range committed {
+		if n > 1 {
+			t.Errorf("plan %s was committed %d times", id, n)
+		}
+		if discarded[id] {
+			t.Errorf("plan %s was both committed and discarded", id)
+		}
+	}
+	for _, p := range h.store.Snapshot("c").Plans() {
+		st := p.StateAt(time.Now())
+		switch {
+		case committed[p.ID] > 0 && st != state.PlanCommitted:
+			t.Errorf("plan %s was committed but is %s", p.ID, st)
+		case committed[p.ID] == 0 && st == state.PlanCommitted:
+			t.Errorf("plan %s is committed, but no commit succeeded", p.ID)
+		case st.Finished() && p.Decisions != nil:
+			t.Errorf("finished plan %s still holds its decisions", p.ID)
+		}
+	}
+	t.Logf("%d plans, %d committed, %d discarded", len(ids), len(committed), len(discarded))
+}
+
+// racer is a plugin that, when a session opens, makes node n1 unschedulable in the store: the
+// cycle places on n1 (its snapshot predates the change), and the commit must refuse it.
+type racer struct{ store **state.Store }
+
+func (racer) Name() string { return "racer" }
+func (r racer) OnSessionOpen(ssn *framework.Session) {
+	n := *ssn.Nodes["n1"].Node
+	n.Unschedulable = true
+	if _, err := (*r.store).Apply(ssn.Cluster, state.Batch{Changes: []state.Change{{Node: &n}}}); err != nil {
+		panic(err)
+	}
+}
+func (racer) OnSessionClose(*framework.Session) {}
+
+func TestAutoCommitReportsRejections(t *testing.T) {
+	var store *state.Store
+	reg := testRegistry()
+	reg.RegisterPlugin("racer", func(conf.Arguments) (framework.Plugin, error) { return racer{&store}, nil })
+	h := newHarnessWith(t, setup{reg: reg, config: "actions: \"fakealloc\"\ntiers:\n- plugins:\n  - name: racer\n"})
+	store = h.store
+	ctx := ctxT(t)
+	h.apply("c", node("n1", cpu("4")), queue("q1", 1), job("j", "q1", 1), task("j-0", "j", cpu("1")))
+	resp, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := binds(resp.GetPlan()); len(got) != 1 {
+		t.Fatalf("the cycle bound %v, want the one task", got)
+	}
+	c := resp.GetCommit()
+	if c == nil || len(c.GetApplied()) != 0 || len(c.GetRejected()) != 1 {
+		t.Fatalf("auto-commit outcome %v, want one rejected bind", c)
+	}
+	if r := c.GetRejected()[0]; r.GetDecision().GetBind().GetTask() != "default/j-0" || r.GetReason() != "node n1 is unschedulable" {
+		t.Fatalf("rejection %v", r)
+	}
+	if resp.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED {
+		t.Fatalf("plan state %s", resp.GetPlan().GetState())
+	}
+	if tk, _ := h.store.Snapshot("c").Task("default/j-0"); tk.Status != api.Pending {
+		t.Fatalf("the rejected bind changed the task: %s", tk.Status)
+	}
+	// The other modes carry no commit outcome.
+	resp, err = h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	if err != nil || resp.GetCommit() != nil {
+		t.Fatalf("dry run: %v, commit %v", err, resp.GetCommit())
+	}
+}
+
+// TestCancelledCycleStopsAtOnce starts a dry run on a cluster large enough to take seconds
+// (one job of many tasks, the built-in default configuration), cancels it, and checks that the
+// call ends with CANCELED soon after, and that another caller's Schedule on the cluster then
+// runs at once. The bound is loose (the race detector and a busy machine slow everything);
+// the test logs the latency it measured.
+func TestCancelledCycleStopsAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a large cluster")
+	}
+	reg := builtin.Registry()
+	h := newHarnessWith(t, setup{reg: reg, config: string(conf.Default().Raw())})
+	cl, err := synth.Generate(synth.Spec{Seed: 1, Nodes: 500, Jobs: 1, TasksPerJob: 20000, Queues: 1, Shapes: synth.Uniform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Load(h.store, "big"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "big", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("the cycle ended before the cancel (%v after %v): make the cluster larger", err, time.Since(start))
+	default:
+	}
+	cancel()
+	cancelled := time.Now()
+	err = <-done
+	latency := time.Since(cancelled)
+	if status.Code(err) != codes.Canceled {
+		t.Fatalf("cancelled dry run: %v, want CANCELED", err)
+	}
+	t.Logf("the cycle stopped %v after the cancel", latency)
+	if latency > 2*time.Second {
+		t.Fatalf("the cycle stopped %v after the cancel", latency)
+	}
+	// The cluster is free: a call with a short deadline gets the lock at once (its own cycle
+	// may take long, so it is cancelled in turn).
+	sctx, scancel := context.WithTimeout(ctxT(t), 200*time.Millisecond)
+	defer scancel()
+	unlock, err := h.srv.lockCycle(sctx, "big")
+	if err != nil {
+		t.Fatalf("the cluster's cycle lock is still held after the cancel: %v", err)
+	}
+	unlock()
+	if n := len(h.store.Snapshot("big").Plans()); n != 0 {
+		t.Fatalf("a cancelled dry run stored %d plans", n)
+	}
+}
