@@ -9,7 +9,7 @@ import (
 const module = "github.com/sluice-sched/sluice"
 
 // TestLayering keeps the architecture's import rules true: the engine never imports plugins,
-// the service or generated code; plugins never import the state store, memdb, gen or the
+// the service or generated code; the service never imports plugins or actions; plugins never import the state store, memdb, gen or the
 // service; engine/api imports only the standard library.
 func TestLayering(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -25,6 +25,8 @@ func TestLayering(t *testing.T) {
 	}{
 		{module + "/engine", []string{module + "/plugins", module + "/service", module + "/gen", module + "/cmd", module + "/clients", "google.golang.org/grpc"}},
 		{module + "/plugins", []string{module + "/engine/state", "github.com/hashicorp/go-memdb", module + "/gen", module + "/service", module + "/engine/actions"}},
+		// The service takes a registry; cmd/builtin assembles the built-in one.
+		{module + "/service", []string{module + "/plugins", module + "/engine/actions", module + "/cmd"}},
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

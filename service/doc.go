@@ -5,7 +5,8 @@
 // engine, map the error, convert the result back.
 //
 //   - validate.go holds the one validation step: every field of every request is checked
-//     there, and a bad request fails with INVALID_ARGUMENT carrying a google.rpc.BadRequest
+//     with its helpers, at the top of the RPC's handler and nowhere else (the store and the
+//     engine refuse only what depends on state, with typed errors), and a bad request fails with INVALID_ARGUMENT carrying a google.rpc.BadRequest
 //     with field paths such as `batch.deltas[3].upsert_task.resources["cpu"]` and a
 //     google.rpc.ErrorInfo with a reason (the Reason* constants).
 //   - convert.go converts between the API's messages and the engine's model. Quantities are
@@ -21,9 +22,13 @@
 //     time, mTLS client certificates) and the per-method, per-cluster authorization;
 //     ratelimit.go the per-client token buckets; tls.go the server's TLS configuration.
 //   - telemetry.go holds the metrics (exported by NewPrometheusMetrics with the "sluice_"
-//     prefix), the plan-expiry tracker and the engine observer that turns a cycle's plugin
-//     opens and actions into spans; config.go the reloadable server configuration and the
-//     change notifications that wake watches.
+//     prefix; queue figures and plan expiries are read from the engine when scraped) and the
+//     engine observer that turns a cycle's plugin opens and actions into spans; config.go
+//     the reload of the server's default configuration and the change notifications that
+//     wake watches.
+//
+// The service owns no scheduling state: plans and per-cluster configurations are the engine's,
+// kept in the store (and so in the raft log); the service converts and maps errors.
 //
 // A Server's Shutdown ends the long-lived streams (Sync, WatchPlans) so that a graceful stop
 // of the grpc.Server completes; StartInProcess runs a complete server for tools and tests.

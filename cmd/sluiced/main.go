@@ -102,6 +102,9 @@ type options struct {
 	listen, adminListen string
 	configPath          string
 	planTTL             time.Duration
+	plansProposed       int
+	plansKept           int
+	planAge             time.Duration
 	schedulePeriod      time.Duration
 	shutdownTimeout     time.Duration
 	logLevel            slog.Level
@@ -137,6 +140,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.adminListen, "admin-listen", "127.0.0.1:9090", "admin HTTP listen address (/healthz, /readyz, /metrics)")
 	fs.StringVar(&o.configPath, "config", "", "scheduler configuration file (Volcano scheduler-conf YAML), reloaded on SIGHUP and on change; empty uses the embedded default")
 	fs.DurationVar(&o.planTTL, "plan-ttl", 60*time.Second, "how long a proposed plan waits for a commit")
+	fs.IntVar(&o.plansProposed, "max-proposed-plans", state.DefaultMaxProposedPlans, "proposed plans a cluster may hold; a new proposal beyond it expires the oldest")
+	fs.IntVar(&o.plansKept, "finished-plans-kept", state.DefaultMaxFinishedPlans, "committed, discarded and expired plans each cluster keeps (without their decisions)")
+	fs.DurationVar(&o.planAge, "finished-plan-age", state.DefaultFinishedPlanAge, "how long a finished plan is kept")
 	fs.DurationVar(&o.schedulePeriod, "schedule-period", service.DefaultSchedulePeriod, "longest time between WatchPlans cycles when the request gives no period (Volcano's schedule-period)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", service.GracefulStopTimeout, "how long a shutdown waits for calls in progress")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -179,6 +185,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case o.planTTL <= 0:
 		return o, fmt.Errorf("--plan-ttl must be positive, got %s", o.planTTL)
+	case o.plansProposed < 1:
+		return o, fmt.Errorf("--max-proposed-plans must be at least 1, got %d", o.plansProposed)
+	case o.plansKept < 1:
+		return o, fmt.Errorf("--finished-plans-kept must be at least 1, got %d", o.plansKept)
+	case o.planAge <= 0:
+		return o, fmt.Errorf("--finished-plan-age must be positive, got %s", o.planAge)
 	case o.shutdownTimeout <= 0:
 		return o, fmt.Errorf("--shutdown-timeout must be positive, got %s", o.shutdownTimeout)
 	case o.schedulePeriod < service.MinWatchPeriod:
@@ -300,7 +312,8 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	}
 
 	store := state.New()
-	eng, err := engine.New(store, engine.Options{Registry: reg, DefaultConfig: cfg, PlanTTL: o.planTTL, Logger: log})
+	eng, err := engine.New(store, engine.Options{Registry: reg, DefaultConfig: cfg, PlanTTL: o.planTTL, Logger: log,
+		Retention: state.PlanRetention{MaxProposed: o.plansProposed, MaxFinished: o.plansKept, MaxAge: o.planAge}})
 	if err != nil {
 		return fmt.Errorf("scheduler configuration %s: %w", configName(o.configPath), err)
 	}
