@@ -101,6 +101,8 @@ type Session struct {
 	// position of every node a statement changed.
 	nodeIndex   map[string]int32
 	nodeChanges []int32
+	// undispatched holds the tasks a statement left allocated without a decision.
+	undispatched map[string]bool
 }
 
 // OpenSession builds a session on a snapshot: session views of every object, the configured
