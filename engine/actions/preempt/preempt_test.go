@@ -41,7 +41,6 @@ func run(t *testing.T, c actiontest.Cluster, config string, register ...func(*fr
 }
 
 func TestPreempt(t *testing.T) {
-	type tc = actiontest.Task
 	tests := []struct {
 		name string
 		c    actiontest.Cluster
@@ -54,11 +53,11 @@ func TestPreempt(t *testing.T) {
 			c: actiontest.Cluster{
 				Queues: []actiontest.Queue{{Name: "q1"}},
 				Nodes:  []actiontest.Node{{Name: "n1", CPU: 10, Mem: 10, Pods: 10}},
-				Jobs: []actiontest.Job{{Name: "pg1", Queue: "q1", MinAvailable: 3, Tasks: []tc{
+				Jobs: []actiontest.Job{actiontest.NewJob("pg1", "q1", 3,
 					actiontest.Running("preemptee1", 1, "n1"),
 					actiontest.Running("preemptee2", 1, "n1"),
 					actiontest.Pending("preemptor1", 1),
-				}}},
+				)},
 			},
 			// No victims: placing the preemptor on idle room is allocate's work.
 		},
@@ -69,14 +68,14 @@ func TestPreempt(t *testing.T) {
 				Queues:          []actiontest.Queue{{Name: "q1"}},
 				Nodes:           []actiontest.Node{{Name: "n1", CPU: 6, Mem: 6, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", MinAvailable: 1, PriorityClass: "low-priority", Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 1,
 						actiontest.Running("preemptee1", 1, "n1"),
 						actiontest.Running("preemptee2", 1, "n1"),
 						actiontest.Running("preemptee3", 1, "n1").Pinned(),
-					}},
-					{Name: "pg2", Queue: "q1", MinAvailable: 1, PriorityClass: "high-priority", Tasks: []tc{
+					).Of("low-priority"),
+					actiontest.NewJob("pg2", "q1", 1,
 						actiontest.Pending("preemptor1", 5),
-					}},
+					).Of("high-priority"),
 				},
 			},
 			wantEvicted:   []string{"preemptee1", "preemptee2"},
@@ -89,12 +88,12 @@ func TestPreempt(t *testing.T) {
 				Queues:          []actiontest.Queue{{Name: "q1", CapCPU: 4, CapMem: 4}},
 				Nodes:           []actiontest.Node{{Name: "n1", CPU: 12, Mem: 12, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", PriorityClass: "low-priority", Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 0,
 						actiontest.Running("preemptee1", 3, "n1"),
-					}},
-					{Name: "pg2", Queue: "q1", MinAvailable: 1, PriorityClass: "high-priority", Tasks: []tc{
+					).Of("low-priority"),
+					actiontest.NewJob("pg2", "q1", 1,
 						actiontest.Pending("preemptor1", 3),
-					}},
+					).Of("high-priority"),
 				},
 			},
 			wantEvicted:   []string{"preemptee1"},
@@ -107,13 +106,13 @@ func TestPreempt(t *testing.T) {
 				Queues:          []actiontest.Queue{{Name: "q1", CapCPU: 3, CapMem: 3}},
 				Nodes:           []actiontest.Node{{Name: "n1", CPU: 10, Mem: 10, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", MinAvailable: 1, PriorityClass: "low-priority", Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 1,
 						actiontest.Running("preemptee1", 1, "n1"),
 						actiontest.Running("preemptee2", 1, "n1"),
-					}},
-					{Name: "pg2", Queue: "q1", MinAvailable: 1, PriorityClass: "high-priority", Tasks: []tc{
+					).Of("low-priority"),
+					actiontest.NewJob("pg2", "q1", 1,
 						actiontest.Pending("preemptor1", 4),
-					}},
+					).Of("high-priority"),
 				},
 			},
 		},
@@ -129,15 +128,15 @@ func TestPreempt(t *testing.T) {
 					{Name: "n2", CPU: 4, Mem: 4, Pods: 10},
 				},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", PriorityClass: "low-priority", Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 0,
 						actiontest.Running("preemptee1", 1, "n1"),
-					}},
-					{Name: "pg2", Queue: "q1", MinAvailable: 1, PriorityClass: "high-priority", Tasks: []tc{
+					).Of("low-priority"),
+					actiontest.NewJob("pg2", "q1", 1,
 						actiontest.Pending("preemptor1", 3),
-					}},
-					{Name: "pg3", Queue: "q1", PriorityClass: "low-priority", Tasks: []tc{
+					).Of("high-priority"),
+					actiontest.NewJob("pg3", "q1", 0,
 						actiontest.Running("preemptee2", 4, "n2"),
-					}},
+					).Of("low-priority"),
 				},
 			},
 			wantEvicted:   []string{"preemptee2"},
@@ -150,15 +149,15 @@ func TestPreempt(t *testing.T) {
 				Queues:          []actiontest.Queue{{Name: "q1"}, {Name: "q2", CapCPU: 4, CapMem: 4}},
 				Nodes:           []actiontest.Node{{Name: "n1", CPU: 2, Mem: 2, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", MinAvailable: 1, Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 1,
 						actiontest.Running("q1-runner1", 1, "n1").Pinned(),
-					}},
-					{Name: "pg2", Queue: "q2", PriorityClass: "low-priority", Tasks: []tc{
+					),
+					actiontest.NewJob("pg2", "q2", 0,
 						actiontest.Running("q2-preemptee1", 1, "n1"),
-					}},
-					{Name: "pg3", Queue: "q2", MinAvailable: 1, PriorityClass: "high-priority", Tasks: []tc{
+					).Of("low-priority"),
+					actiontest.NewJob("pg3", "q2", 1,
 						actiontest.Pending("q2-preemptor1", 1),
-					}},
+					).Of("high-priority"),
 				},
 			},
 			wantEvicted:   []string{"q2-preemptee1"},
@@ -172,12 +171,12 @@ func TestPreempt(t *testing.T) {
 				Queues:          []actiontest.Queue{{Name: "q1"}},
 				Nodes:           []actiontest.Node{{Name: "n1", CPU: 2, Mem: 2, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", PriorityClass: "low-priority", Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 0,
 						actiontest.Running("bound", 2, "n1").In(api.Bound),
-					}},
-					{Name: "pg2", Queue: "q1", MinAvailable: 1, PriorityClass: "high-priority", Tasks: []tc{
+					).Of("low-priority"),
+					actiontest.NewJob("pg2", "q1", 1,
 						actiontest.Pending("preemptor1", 2),
-					}},
+					).Of("high-priority"),
 				},
 			},
 			wantEvicted:   []string{"bound"},
@@ -196,14 +195,14 @@ func TestPreempt(t *testing.T) {
 					{Name: "n2", CPU: 2, Mem: 2, Pods: 10},
 				},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", PriorityClass: "low-priority", Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 0,
 						actiontest.Running("victim", 2, "n1"),
 						actiontest.Running("kept", 2, "n2").Pinned(),
-					}},
-					{Name: "pg2", Queue: "q1", MinAvailable: 2, PriorityClass: "high-priority", Tasks: []tc{
+					).Of("low-priority"),
+					actiontest.NewJob("pg2", "q1", 2,
 						actiontest.Pending("preemptor1", 2),
 						actiontest.Pending("preemptor2", 2),
-					}},
+					).Of("high-priority"),
 				},
 			},
 		},

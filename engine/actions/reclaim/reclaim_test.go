@@ -46,12 +46,12 @@ func TestReclaim(t *testing.T) {
 				Queues: []actiontest.Queue{{Name: "q1"}, {Name: "q2"}},
 				Nodes:  []actiontest.Node{{Name: "n1", CPU: 3, Mem: 3.2, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", MinAvailable: 1, Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 1,
 						actiontest.Running("preemptee1", 1, "n1").Pinned(),
 						actiontest.Running("preemptee2", 1, "n1"),
 						actiontest.Running("preemptee3", 1, "n1").Pinned(),
-					}},
-					{Name: "pg2", Queue: "q2", MinAvailable: 1, Tasks: []tc{actiontest.Pending("preemptor1", 1)}},
+					),
+					actiontest.NewJob("pg2", "q2", 1, actiontest.Pending("preemptor1", 1)),
 				},
 			},
 			wantEvicted:   []string{"preemptee2"},
@@ -64,15 +64,15 @@ func TestReclaim(t *testing.T) {
 				Queues:          []actiontest.Queue{{Name: "q1"}, {Name: "q2"}, {Name: "q3"}},
 				Nodes:           []actiontest.Node{{Name: "n1", CPU: 4, Mem: 4.3, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", MinAvailable: 1, PriorityClass: "mid-priority", Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 1,
 						actiontest.Running("preemptee1-1", 1, "n1"),
 						actiontest.Running("preemptee1-2", 1, "n1"),
-					}},
-					{Name: "pg2", Queue: "q2", MinAvailable: 1, PriorityClass: "low-priority", Tasks: []tc{
+					).Of("mid-priority"),
+					actiontest.NewJob("pg2", "q2", 1,
 						actiontest.Running("preemptee2-1", 1, "n1"),
 						actiontest.Running("preemptee2-2", 1, "n1").Pinned(),
-					}},
-					{Name: "pg3", Queue: "q3", MinAvailable: 1, PriorityClass: "high-priority", Tasks: []tc{actiontest.Pending("preemptor1", 1)}},
+					).Of("low-priority"),
+					actiontest.NewJob("pg3", "q3", 1, actiontest.Pending("preemptor1", 1)).Of("high-priority"),
 				},
 			},
 			priority:      true,
@@ -85,12 +85,12 @@ func TestReclaim(t *testing.T) {
 				Queues: []actiontest.Queue{{Name: "q1"}, {Name: "q2", Closed: true}},
 				Nodes:  []actiontest.Node{{Name: "n1", CPU: 3, Mem: 3.2, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", MinAvailable: 1, Phase: api.JobRunning, Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 1,
 						actiontest.Running("preemptee1", 1, "n1").Pinned(),
 						actiontest.Running("preemptee2", 1, "n1"),
 						actiontest.Running("preemptee3", 1, "n1").Pinned(),
-					}},
-					{Name: "pg2", Queue: "q2", MinAvailable: 1, Tasks: []tc{actiontest.Pending("preemptor1", 1)}},
+					).Running(),
+					actiontest.NewJob("pg2", "q2", 1, actiontest.Pending("preemptor1", 1)),
 				},
 			},
 			wantPipelined: map[string]string{},
@@ -102,13 +102,13 @@ func TestReclaim(t *testing.T) {
 				Queues: []actiontest.Queue{{Name: "q1", Priority: 1}, {Name: "q2", Priority: 2}, {Name: "q3", Weight: 3}},
 				Nodes:  []actiontest.Node{{Name: "n1", CPU: 10, Mem: 2 * 1.073741824, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", Phase: api.JobRunning, Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 0,
 						actiontest.Running("preemptee1-1", 1, "n1"),
-					}},
-					{Name: "pg2", Queue: "q2", Phase: api.JobRunning, Tasks: []tc{
+					).Running(),
+					actiontest.NewJob("pg2", "q2", 0,
 						actiontest.Running("preemptee2-1", 1, "n1"),
-					}},
-					{Name: "pg3", Queue: "q3", MinAvailable: 1, Tasks: []tc{{Name: "preemptor1", CPU: 2, Mem: 1}}},
+					).Running(),
+					actiontest.NewJob("pg3", "q3", 1, tc{Name: "preemptor1", CPU: 2, Mem: 1}),
 				},
 			},
 			priority:      true,
@@ -124,10 +124,10 @@ func TestReclaim(t *testing.T) {
 				Queues: []actiontest.Queue{{Name: "q1"}, {Name: "q2", Weight: 9}},
 				Nodes:  []actiontest.Node{{Name: "n1", CPU: 10, Mem: 10, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg-victim", Queue: "q1", Phase: api.JobRunning, Tasks: []tc{
+					actiontest.NewJob("pg-victim", "q1", 0,
 						actiontest.Running("victim-n1", 2, "n1"),
-					}},
-					{Name: "pg-preemptor", Queue: "q2", MinAvailable: 1, Tasks: []tc{actiontest.Pending("preemptor1", 3)}},
+					).Running(),
+					actiontest.NewJob("pg-preemptor", "q2", 1, actiontest.Pending("preemptor1", 3)),
 				},
 			},
 			wantPipelined: map[string]string{},
@@ -141,13 +141,13 @@ func TestReclaim(t *testing.T) {
 				Queues: []actiontest.Queue{{Name: "q1"}, {Name: "q2"}},
 				Nodes:  []actiontest.Node{{Name: "n1", CPU: 10, Mem: 10, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg-victim", Queue: "q1", Phase: api.JobRunning, Tasks: []tc{
+					actiontest.NewJob("pg-victim", "q1", 0,
 						actiontest.Running("victim", 6, "n1"),
-					}},
-					{Name: "pg-reclaimer", Queue: "q2", MinAvailable: 1, Tasks: []tc{
+					).Running(),
+					actiontest.NewJob("pg-reclaimer", "q2", 1,
 						actiontest.Pending("a-small", 3),
 						actiontest.Pending("b-big", 5),
-					}},
+					),
 				},
 			},
 			wantPipelined: map[string]string{"c1/a-small": "n1"},
@@ -159,11 +159,11 @@ func TestReclaim(t *testing.T) {
 				Queues: []actiontest.Queue{{Name: "q1"}, {Name: "q2"}},
 				Nodes:  []actiontest.Node{{Name: "n1", CPU: 2, Mem: 2, Pods: 10}},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", Phase: api.JobRunning, Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 0,
 						actiontest.Running("bound-1", 1, "n1").In(api.Bound),
 						actiontest.Running("bound-2", 1, "n1").In(api.Bound),
-					}},
-					{Name: "pg2", Queue: "q2", MinAvailable: 1, Tasks: []tc{actiontest.Pending("preemptor1", 1)}},
+					).Running(),
+					actiontest.NewJob("pg2", "q2", 1, actiontest.Pending("preemptor1", 1)),
 				},
 			},
 			wantPipelined: map[string]string{},
@@ -180,16 +180,16 @@ func TestReclaim(t *testing.T) {
 					{Name: "n2", CPU: 2, Mem: 2, Pods: 10},
 				},
 				Jobs: []actiontest.Job{
-					{Name: "pg1", Queue: "q1", MinAvailable: 1, Phase: api.JobRunning, Tasks: []tc{
+					actiontest.NewJob("pg1", "q1", 1,
 						actiontest.Running("a", 1, "n1"),
 						actiontest.Running("b", 1, "n1"),
 						actiontest.Running("c", 1, "n2"),
 						actiontest.Running("d", 1, "n2"),
-					}},
-					{Name: "pg2", Queue: "q2", MinAvailable: 2, Tasks: []tc{
+					).Running(),
+					actiontest.NewJob("pg2", "q2", 2,
 						actiontest.Pending("reclaimer-0", 2),
 						actiontest.Pending("reclaimer-1", 2),
-					}},
+					),
 				},
 			},
 			pipelined:     true,

@@ -54,6 +54,23 @@ type Job struct {
 	Tasks         []Task
 }
 
+// NewJob is an Inqueue job of queue with a gang of minAvailable and the given tasks.
+func NewJob(name, queue string, minAvailable int32, tasks ...Task) Job {
+	return Job{Name: name, Queue: queue, MinAvailable: minAvailable, Tasks: tasks}
+}
+
+// Of returns the job with the given priority class.
+func (j Job) Of(class string) Job {
+	j.PriorityClass = class
+	return j
+}
+
+// Running returns the job in phase Running.
+func (j Job) Running() Job {
+	j.Phase = api.JobRunning
+	return j
+}
+
 // Task requests CPU cores and Mem gigabytes (none: best-effort). It is Pending unless Status
 // says otherwise, and preemptable unless Unpreemptable. Priority 0 leaves the job's priority.
 type Task struct {
