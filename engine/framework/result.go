@@ -55,7 +55,7 @@ func (s *Session) Close() *Result {
 	jobs := s.SortedJobs()
 	for _, j := range jobs {
 		for _, t := range j.SortedTasks() {
-			if t.Status == api.Pipelined || t.Status == api.Allocated {
+			if t.Status == api.Pipelined || (t.Status == api.Allocated && !s.undispatched[t.UID]) {
 				r.Decisions = append(r.Decisions, Decision{Kind: DecisionPipeline, Task: t.UID, Job: j.UID, Node: t.NodeName})
 			}
 		}
@@ -106,11 +106,22 @@ func (s *Session) outcome(j *api.JobInfo) JobOutcome {
 		Pending:       int32(len(j.TaskStatusIndex[api.Pending])),
 		MinAvailable:  j.MinAvailable,
 	}
-	if o.Pending == 0 && j.WaitingTaskNum() == 0 {
+	if o.Pending == 0 && j.WaitingTaskNum() == 0 && !s.hasUndispatched(j) {
 		return o
 	}
 	o.Explanation = s.explain(j)
 	return o
+}
+
+// hasUndispatched reports whether a statement left some of the job's tasks allocated without
+// a decision.
+func (s *Session) hasUndispatched(j *api.JobInfo) bool {
+	for _, t := range j.TasksIn(api.Allocated) {
+		if s.undispatched[t.UID] {
+			return true
+		}
+	}
+	return false
 }
 
 // explain builds a pending job's explanation from its job-level reason, its tasks' fit

@@ -111,6 +111,9 @@ type Session struct {
 	ctx         context.Context
 	interrupted atomic.Bool
 	stopWatch   func() bool
+
+	// undispatched holds the tasks a statement left allocated without a decision.
+	undispatched map[string]bool
 }
 
 // OpenSession builds a session on a snapshot: session views of every object, the configured

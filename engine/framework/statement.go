@@ -163,6 +163,24 @@ func (st *Statement) Merge(other *Statement) {
 	other.ops = nil
 }
 
+// LeaveUndispatched ends the statement with its operations still in effect for the rest of
+// the cycle but turns none of them into a plan decision: its allocated tasks keep their room
+// and count for their gang, and the plan neither binds nor pipelines them. It is meant for
+// statements of allocations only: Volcano's Session.Allocate, for a job whose gang is not
+// ready, leaves the task allocated and undispatched.
+func (st *Statement) LeaveUndispatched() {
+	for _, op := range st.ops {
+		if op.kind != opAllocate {
+			continue
+		}
+		if st.ssn.undispatched == nil {
+			st.ssn.undispatched = map[string]bool{}
+		}
+		st.ssn.undispatched[op.task.UID] = true
+	}
+	st.ops = nil
+}
+
 // Discard undoes every operation in reverse order and empties the statement.
 func (st *Statement) Discard() {
 	for i := len(st.ops) - 1; i >= 0; i-- {

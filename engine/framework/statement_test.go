@@ -241,3 +241,29 @@ func TestStatementMergeKeepsUndoOrder(t *testing.T) {
 		t.Fatalf("decisions after merge and commit: %+v", r.Decisions)
 	}
 }
+
+func TestLeaveUndispatchedKeepsRoomWithoutDecision(t *testing.T) {
+	s, _ := testSession(t)
+	n := s.Nodes["n1"]
+	job := s.Jobs["ns/new"]
+	job.DeleteTaskInfo(job.Tasks["ns/new-1"]) // no task left pending
+	st := s.NewStatement()
+	if err := st.Allocate(job.Tasks["ns/new-0"], n); err != nil {
+		t.Fatal(err)
+	}
+	st.LeaveUndispatched()
+	st.Discard() // emptied: nothing left to undo
+	if st.Operations() != 0 || job.Tasks["ns/new-0"].Status != api.Allocated || n.Idle.MilliCPU != 1000 {
+		t.Fatalf("left allocations not in effect: %d ops, task %s, idle cpu %v", st.Operations(), job.Tasks["ns/new-0"].Status, n.Idle.MilliCPU)
+	}
+	r := s.Close()
+	if len(r.Decisions) != 0 {
+		t.Fatalf("decisions %+v, want none", r.Decisions)
+	}
+	for _, o := range r.Jobs {
+		// No task is pending or pipelined, yet the job is explained: its task waits undispatched.
+		if o.Job == "ns/new" && (o.Explanation == nil || o.Ready != 1 || o.Pending != 0) {
+			t.Fatalf("job outcome %+v: want 1 ready, none pending, and an explanation", o)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
 	tu "github.com/sluice-sched/sluice/plugins/internal/testutil"
+	"github.com/sluice-sched/sluice/plugins/priority"
 )
 
 var builders = map[string]framework.PluginBuilder{Name: New}
@@ -789,7 +790,8 @@ func TestAncestorPreemptive(t *testing.T) {
 }
 
 // TestReclaimAction runs allocate and reclaim: q1 (deserved 2) fills the 4-cpu node, q2
-// (deserved 2) reclaims two tasks and pipelines its gang.
+// (deserved 2) reclaims two tasks and pipelines its gang. Reclaim serves starving jobs only,
+// as Volcano's, so priority is in the tier to say that the job is starving.
 func TestReclaimAction(t *testing.T) {
 	c := tu.NewCluster()
 	c.Node("n1", tu.CPU(4, 16))
@@ -800,12 +802,13 @@ func TestReclaimAction(t *testing.T) {
 	c.Tasks(hog, "hog", 4, api.Running, "n1", tu.CPU(1, 1))
 	c.Tasks(c.Job("fair", "q2", 2), "fair", 2, api.Pending, "", tu.CPU(1, 1))
 
-	cfg, err := conf.Parse([]byte("actions: \"allocate, reclaim\"\ntiers:\n- plugins:\n  - name: capacity\n"))
+	cfg, err := conf.Parse([]byte("actions: \"allocate, reclaim\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: priority\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := framework.NewRegistry()
 	reg.RegisterPlugin(Name, New)
+	reg.RegisterPlugin(priority.Name, priority.New)
 	actions.Register(reg)
 	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: tu.Epoch})
 	if err != nil {

@@ -45,7 +45,7 @@ var (
 	queueExpKeys  = []string{"deserved", "allocated"}
 	effects       = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
 	jobPhaseNames = []string{"Pending", "Inqueue", "Running"}
-	taskStatuses  = []string{"Pending", "Running", "Releasing", "Succeeded", "Failed"}
+	taskStatuses  = []string{"Pending", "Bound", "Running", "Releasing", "Succeeded", "Failed"}
 	allPhaseNames = []string{"Pending", "Inqueue", "Running", "Completed", "Unknown"}
 )
 
@@ -683,6 +683,7 @@ func (d *decoder) tasks(c *Cluster, idx *index, job *sluicev1.Job, n *yaml.Node,
 	status := f.optEnum("status", "Pending", taskStatuses...)
 	t.Status = map[string]sluicev1.TaskStatus{
 		"Pending":   sluicev1.TaskStatus_TASK_STATUS_PENDING,
+		"Bound":     sluicev1.TaskStatus_TASK_STATUS_BOUND,
 		"Running":   sluicev1.TaskStatus_TASK_STATUS_RUNNING,
 		"Releasing": sluicev1.TaskStatus_TASK_STATUS_RELEASING,
 		"Succeeded": sluicev1.TaskStatus_TASK_STATUS_SUCCEEDED,
@@ -691,12 +692,12 @@ func (d *decoder) tasks(c *Cluster, idx *index, job *sluicev1.Job, n *yaml.Node,
 	if v := f.get("node"); v != nil {
 		t.Node = d.name(v, f.at("node"))
 		if status == "Pending" {
-			d.failf(v, f.at("node"), "a Pending task has no node (set status: Running or Releasing)")
+			d.failf(v, f.at("node"), "a Pending task has no node (set status: Bound, Running or Releasing)")
 		}
 		if idx.checkRefs && !idx.nodes[t.Node] {
 			d.failf(v, f.at("node"), "node %q is not declared in nodes", t.Node)
 		}
-	} else if status == "Running" || status == "Releasing" {
+	} else if status == "Bound" || status == "Running" || status == "Releasing" {
 		d.failf(n, path, "missing required key \"node\" (required for status %s)", status)
 	}
 	if v := f.get("startedAt"); v != nil {

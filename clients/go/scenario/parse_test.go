@@ -340,7 +340,7 @@ cluster:
 			`bad.yaml: cluster.disruptionBudgets[0].minAvailable: invalid value "half"`},
 
 		{"bad status", minimalHead + "cluster:\n  jobs: [{name: j, tasks: [{name: t, status: running}]}]\nexpect: {binds: {}}\n",
-			`bad.yaml: cluster.jobs[0].tasks[0].status: invalid value "running" (expected one of: Pending, Running, Releasing, Succeeded, Failed)`},
+			`bad.yaml: cluster.jobs[0].tasks[0].status: invalid value "running" (expected one of: Pending, Bound, Running, Releasing, Succeeded, Failed)`},
 		{"bad effect", minimalHead + "cluster:\n  nodes: [{name: n1, allocatable: {cpu: 1}, taints: [{key: k, effect: NoEntry}]}]\nexpect: {binds: {}}\n",
 			`bad.yaml: cluster.nodes[0].taints[0].effect: invalid value "NoEntry" (expected one of: NoSchedule, PreferNoSchedule, NoExecute)`},
 		{"bad toleration operator", minimalHead + "cluster:\n  jobs: [{name: j, tasks: [{name: t, tolerations: [{key: k, operator: Equals}]}]}]\nexpect: {binds: {}}\n",
@@ -367,6 +367,8 @@ cluster:
 			`bad.yaml: cluster.jobs[0].tasks[0].ports[0]: must be between 1 and 65535, got 70000`},
 		{"running without node", minimalHead + "cluster:\n  jobs: [{name: j, tasks: [{name: t, status: Running}]}]\nexpect: {binds: {}}\n",
 			`bad.yaml: cluster.jobs[0].tasks[0]: missing required key "node" (required for status Running)`},
+		{"bound without node", minimalHead + "cluster:\n  jobs: [{name: j, tasks: [{name: t, status: Bound}]}]\nexpect: {binds: {}}\n",
+			`bad.yaml: cluster.jobs[0].tasks[0]: missing required key "node" (required for status Bound)`},
 		{"pending with node", minimalHead + "cluster:\n  nodes: [{name: n1, allocatable: {cpu: 1}}]\n  jobs: [{name: j, tasks: [{name: t, node: n1}]}]\nexpect: {binds: {}}\n",
 			`bad.yaml: cluster.jobs[0].tasks[0].node: a Pending task has no node`},
 

@@ -3,6 +3,8 @@
 package backfill
 
 import (
+	"fmt"
+
 	"github.com/sluice-sched/sluice/engine/actions/util"
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
@@ -21,11 +23,15 @@ func New(conf.Arguments) (framework.Action, error) { return &Action{}, nil }
 // Name returns "backfill".
 func (a *Action) Name() string { return Name }
 
-// Execute runs the action: pending best-effort tasks in queue, job and task order; the first
-// task that fits nowhere ends the action, as in Volcano. A job's placements bind once the job
-// is ready (its gang counts pending best-effort tasks).
+// Execute runs the action: pending best-effort tasks in queue, job and task order; a task that
+// fits nowhere is recorded and the next one tried, as in current Volcano. Each job's
+// placements go through a statement of its own, committed (its tasks bound) as soon as the
+// job is ready. Placements of a job still not ready at the end stay allocated for the rest of
+// the cycle but are neither bound nor pipelined (Volcano allocates them without dispatching),
+// and the job's explanation says so.
 func (a *Action) Execute(ssn *framework.Session) {
 	stmts := map[string]*framework.Statement{}
+	var order []*api.JobInfo
 	for _, task := range pendingTasks(ssn) {
 		job := ssn.Jobs[task.Job]
 		if err := ssn.PrePredicateFn(task); err != nil {
@@ -35,18 +41,19 @@ func (a *Action) Execute(ssn *framework.Session) {
 				fe.SetNodeError(n.Name, err)
 			}
 			job.NodesFitErrors[task.UID] = fe
-			break
+			continue
 		}
 		nodes, fe := util.PredicateNodes(task, ssn.NodeList, ssn.PredicateFn)
 		if len(nodes) == 0 {
 			job.NodesFitErrors[task.UID] = fe
-			break
+			continue
 		}
 		node := util.BestNode(ssn, task, nodes)
 		stmt, ok := stmts[job.UID]
 		if !ok {
 			stmt = ssn.NewStatement()
 			stmts[job.UID] = stmt
+			order = append(order, job)
 		}
 		if err := stmt.Allocate(task, node); err != nil {
 			fe := api.NewFitErrors()
@@ -57,6 +64,25 @@ func (a *Action) Execute(ssn *framework.Session) {
 		if ssn.JobReady(job) {
 			stmt.Commit()
 		}
+	}
+	for _, job := range order {
+		stmt := stmts[job.UID]
+		if stmt.Operations() == 0 {
+			continue
+		}
+		noteUndispatched(job, stmt.Operations())
+		stmt.LeaveUndispatched()
+	}
+}
+
+// noteUndispatched explains why n best-effort tasks of the job were placed but not dispatched.
+func noteUndispatched(job *api.JobInfo, n int) {
+	msg := fmt.Sprintf("backfill: %d best-effort task(s) placed but not dispatched: the job is not ready (%d of minAvailable %d tasks placed)",
+		n, job.ReadyTaskNum(), job.MinAvailable)
+	if job.JobFitErrors == "" {
+		job.JobFitErrors = msg
+	} else {
+		job.JobFitErrors += "; " + msg
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package preempt is Volcano's preempt action: starving jobs take room from lower-priority
 // work of their own queue, first between jobs, then between tasks of one job. Victims must be
-// running and preemptable and chosen by the plugins' preemptable callbacks; the preemptor is
-// pipelined onto the node its victims free.
+// Bound or Running, preemptable, and chosen by the plugins' preemptable callbacks; the
+// preemptor is pipelined onto the node its victims free. Each node is tried through a
+// statement of its own, merged into the job's only when the preemptor lands there.
 package preempt
 
 import (
@@ -36,12 +37,16 @@ func New(args conf.Arguments) (framework.Action, error) {
 // Name returns "preempt".
 func (a *Action) Name() string { return Name }
 
-// Execute runs the action.
+// Execute runs the action. Queues with starving jobs go in queue order. In each, starving
+// jobs preempt other jobs' tasks in job order, each job through a statement of its own that
+// is committed when the job is pipelined and discarded otherwise; then each starving job's
+// pending tasks preempt lower-priority tasks of the same job, each through a statement
+// committed only when the task was pipelined.
 func (a *Action) Execute(ssn *framework.Session) {
 	preemptors := map[string]*util.PriorityQueue[*api.JobInfo]{}
 	tasksOf := map[string]*util.PriorityQueue[*api.TaskInfo]{}
-	var underRequest []*api.JobInfo
-	queueSet := map[string]bool{}
+	underRequest := map[string][]*api.JobInfo{}
+	queues := util.NewPriorityQueue(ssn.QueueOrderFn)
 	for _, job := range ssn.SortedJobs() {
 		if job.IsPending() {
 			continue
@@ -49,42 +54,36 @@ func (a *Action) Execute(ssn *framework.Session) {
 		if vr := ssn.JobValid(job); vr != nil {
 			continue
 		}
-		if _, ok := ssn.Queues[job.Queue]; !ok {
-			continue
-		}
-		queueSet[job.Queue] = true
-		if !ssn.JobStarving(job) {
+		queue, ok := ssn.Queues[job.Queue]
+		if !ok || !ssn.JobStarving(job) {
 			continue
 		}
 		pq, ok := preemptors[job.Queue]
 		if !ok {
 			pq = util.NewPriorityQueue(ssn.JobOrderFn)
 			preemptors[job.Queue] = pq
+			queues.Push(queue)
 		}
 		pq.Push(job)
-		underRequest = append(underRequest, job)
+		underRequest[job.Queue] = append(underRequest[job.Queue], job)
 		tasksOf[job.UID] = pendingTasks(ssn, job)
 	}
 
-	for _, queue := range ssn.SortedQueues() {
-		if !queueSet[queue.Name] {
-			continue
-		}
+	for !queues.Empty() {
+		queue := queues.Pop()
 		// Preemption between jobs of the queue.
-		for pq := preemptors[queue.Name]; pq != nil && !pq.Empty(); {
+		for pq := preemptors[queue.Name]; !pq.Empty(); {
 			job := pq.Pop()
 			stmt := ssn.NewStatement()
-			assigned := false
 			for ssn.JobStarving(job) && !tasksOf[job.UID].Empty() {
 				preemptor := tasksOf[job.UID].Pop()
-				ok := a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
+				a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
 					if !preemptable(preemptor, t) {
 						return false
 					}
 					vj, found := ssn.Jobs[t.Job]
 					return found && vj.Queue == job.Queue && t.Job != preemptor.Job
 				})
-				assigned = assigned || ok
 			}
 			if !ssn.JobPipelined(job) {
 				stmt.Discard()
@@ -92,26 +91,20 @@ func (a *Action) Execute(ssn *framework.Session) {
 				continue
 			}
 			stmt.Commit()
-			if assigned {
-				pq.Push(job)
-			}
 		}
 		// Preemption between tasks of one job.
-		for _, job := range underRequest {
-			if job.Queue != queue.Name {
-				continue
-			}
+		for _, job := range underRequest[queue.Name] {
 			tasks := pendingTasks(ssn, job)
 			for !tasks.Empty() {
 				preemptor := tasks.Pop()
 				stmt := ssn.NewStatement()
-				ok := a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
+				if !a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
 					return preemptable(preemptor, t) && t.Job == preemptor.Job
-				})
-				stmt.Commit()
-				if !ok {
+				}) {
+					stmt.Discard()
 					break
 				}
+				stmt.Commit()
 			}
 		}
 	}
@@ -120,10 +113,11 @@ func (a *Action) Execute(ssn *framework.Session) {
 	EvictVictimTasks(ssn, Name, nil)
 }
 
-// preemptable is the filter every preemption applies: the victim runs, a best-effort
-// preemptor only displaces best-effort tasks, and the victim is marked preemptable.
+// preemptable is the filter every preemption applies: the victim is Bound or Running, a
+// best-effort preemptor only displaces best-effort tasks, and the victim is marked
+// preemptable.
 func preemptable(preemptor, t *api.TaskInfo) bool {
-	if t.Status != api.Running {
+	if !util.PreemptableStatus(t.Status) {
 		return false
 	}
 	if preemptor.BestEffort && !t.BestEffort {
@@ -140,8 +134,8 @@ func pendingTasks(ssn *framework.Session, job *api.JobInfo) *util.PriorityQueue[
 	return q
 }
 
-// preempt tries to place the preemptor on a node by evicting victims there; it reports
-// whether the preemptor was pipelined.
+// preempt tries to place the preemptor on a node by evicting victims there, adding what it
+// did to stmt; it reports whether the preemptor was pipelined.
 func (a *Action) preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
 	if err := ssn.PrePredicateFn(preemptor); err != nil {
 		return false
@@ -149,60 +143,50 @@ func (a *Action) preempt(ssn *framework.Session, stmt *framework.Statement, pree
 	if a.topologyAware {
 		return preemptBySimulation(ssn, stmt, preemptor, filter)
 	}
-	job := ssn.Jobs[preemptor.Job]
-	queue := ssn.Queues[job.Queue]
-	// Nodes where only room is missing: predicates that eviction cannot fix rule a node out.
-	var candidates []*api.NodeInfo
-	for _, n := range ssn.NodeList {
-		if err := ssn.PredicateFn(preemptor, n); err != nil && !api.AsFitError(n.Name, err).Resolvable() {
-			continue
-		}
-		candidates = append(candidates, n)
-	}
-	nodes := util.SortByScore(candidates, util.PrioritizeNodes(ssn, preemptor, candidates))
-	for _, node := range nodes {
-		var preemptees []*api.TaskInfo
-		for _, t := range util.NodeTasks(node, filter) {
-			if jt := util.JobTask(ssn, t); jt != nil {
-				preemptees = append(preemptees, jt)
-			}
-		}
-		victims := ssn.Preemptable(preemptor, preemptees)
+	return normalPreempt(ssn, stmt, preemptor, filter)
+}
+
+// normalPreempt is Volcano's normalPreempt: the nodes where only room is missing, best score
+// first (ties by name), are tried one by one. On each, victims go least important first until
+// the preemptor fits (its queue allows it, the node's future idle resources hold it and the
+// predicates pass); the first node where it fits gets it, and only that node's evictions join
+// stmt.
+func normalPreempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
+	queue := ssn.Queues[ssn.Jobs[preemptor.Job].Queue]
+	candidates := util.EvictionCandidates(ssn, preemptor)
+	for _, node := range util.SortByScore(candidates, util.PrioritizeNodes(ssn, preemptor, candidates)) {
+		victims := ssn.Preemptable(preemptor, jobTasks(ssn, node, filter))
 		if err := util.ValidateVictims(preemptor, node, victims); err != nil {
 			continue
 		}
-		fits := func() bool {
-			return ssn.Allocatable(queue, preemptor) && node.FitsFutureIdle(preemptor.InitResreq) &&
-				devicesFit(ssn, preemptor, node)
+		attempt := util.Eviction{
+			Task: preemptor,
+			Node: node,
+			Next: util.PopEach(util.VictimsQueue(ssn, preemptor, victims)),
+			Fits: func() bool {
+				return ssn.Allocatable(queue, preemptor) && node.FitsFutureIdle(preemptor.InitResreq) &&
+					ssn.PredicateFn(preemptor, node) == nil
+			},
+			Reason: func(v *api.TaskInfo) framework.EvictReason {
+				return framework.EvictReason{Action: Name, ForTask: preemptor.UID, Rule: rule(ssn, preemptor, v)}
+			},
 		}
-		vq := util.VictimsQueue(ssn, preemptor, victims)
-		for !vq.Empty() {
-			if fits() {
-				break
-			}
-			v := vq.Pop()
-			if err := stmt.Evict(v, framework.EvictReason{Action: Name, ForTask: preemptor.UID, Rule: rule(ssn, preemptor, v)}); err != nil {
-				ssn.Log.Error("preempt evict failed", "victim", v.UID, "err", err)
-			}
-		}
-		if fits() {
-			if err := stmt.Pipeline(preemptor, node.Name); err != nil {
-				ssn.Log.Error("preempt pipeline failed", "task", preemptor.UID, "node", node.Name, "err", err)
-			}
+		if attempt.Try(ssn, stmt) {
 			return true
 		}
 	}
 	return false
 }
 
-// devicesFit reports whether a preemptor that asks for devices passes the predicates on the
-// node, whose device usage eviction frees at once. Tasks without device requests are judged
-// by resources alone, as in Volcano.
-func devicesFit(ssn *framework.Session, preemptor *api.TaskInfo, node *api.NodeInfo) bool {
-	if preemptor.Spec == nil || len(preemptor.Spec.Devices) == 0 {
-		return true
+// jobTasks returns the session's views of the node's tasks that pass filter, by UID.
+func jobTasks(ssn *framework.Session, node *api.NodeInfo, filter func(*api.TaskInfo) bool) []*api.TaskInfo {
+	var out []*api.TaskInfo
+	for _, t := range util.NodeTasks(node, filter) {
+		if jt := util.JobTask(ssn, t); jt != nil {
+			out = append(out, jt)
+		}
 	}
-	return ssn.PredicateFn(preemptor, node) == nil
+	return out
 }
 
 // rule says in words why the victim could be evicted for the preemptor.

@@ -11,22 +11,14 @@ import (
 // spared one by one, the most important first, as long as the preemptor still fits without
 // evicting them (Kubernetes' reprieve). The first qualifying node in score order (ties by name)
 // is used. Evictions are simulated through throwaway statements, so predicates see the node as
-// it would be (evicted tasks leave the plugins' views).
+// it would be (evicted tasks leave the plugins' views). The chosen victims are evicted and the
+// preemptor pipelined through a statement of the node's own, merged into stmt only when the
+// pipeline succeeds (as Volcano's topologyAwarePreempt).
 func preemptBySimulation(ssn *framework.Session, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
-	job := ssn.Jobs[preemptor.Job]
-	queue := ssn.Queues[job.Queue]
+	queue := ssn.Queues[ssn.Jobs[preemptor.Job].Queue]
 	// Nodes where this cycle's allocate found the task unschedulable and unresolvable stay
 	// out, as in Volcano; every other node is judged by simulation.
-	var candidates []*api.NodeInfo
-	recorded := job.NodesFitErrors[preemptor.UID]
-	for _, n := range ssn.NodeList {
-		if recorded != nil {
-			if fe, ok := recorded.Nodes[n.Name]; ok && !fe.Resolvable() {
-				continue
-			}
-		}
-		candidates = append(candidates, n)
-	}
+	candidates := util.NodesNotRuledOut(ssn, preemptor)
 	nodes := util.SortByScore(candidates, util.PrioritizeNodes(ssn, preemptor, candidates))
 	fitsWithout := func(node *api.NodeInfo, evicted []*api.TaskInfo) bool {
 		tmp := ssn.NewStatement()
@@ -40,13 +32,7 @@ func preemptBySimulation(ssn *framework.Session, stmt *framework.Statement, pree
 			ssn.PredicateFn(preemptor, node) == nil
 	}
 	for _, node := range nodes {
-		var preemptees []*api.TaskInfo
-		for _, t := range util.NodeTasks(node, filter) {
-			if jt := util.JobTask(ssn, t); jt != nil {
-				preemptees = append(preemptees, jt)
-			}
-		}
-		victims := ssn.Preemptable(preemptor, preemptees)
+		victims := ssn.Preemptable(preemptor, jobTasks(ssn, node, filter))
 		if len(victims) == 0 || !fitsWithout(node, victims) {
 			continue
 		}
@@ -71,18 +57,27 @@ func preemptBySimulation(ssn *framework.Session, stmt *framework.Statement, pree
 				evict[ordered[i].UID] = true
 			}
 		}
+		var chosen []*api.TaskInfo
 		for _, v := range ordered {
-			if !evict[v.UID] {
-				continue
-			}
-			if err := stmt.Evict(v, framework.EvictReason{Action: Name, ForTask: preemptor.UID, Rule: rule(ssn, preemptor, v)}); err != nil {
-				ssn.Log.Error("preempt evict failed", "victim", v.UID, "err", err)
+			if evict[v.UID] {
+				chosen = append(chosen, v)
 			}
 		}
-		if err := stmt.Pipeline(preemptor, node.Name); err != nil {
-			ssn.Log.Error("preempt pipeline failed", "task", preemptor.UID, "node", node.Name, "err", err)
+		attempt := util.Eviction{
+			Task: preemptor,
+			Node: node,
+			Next: func() *api.TaskInfo {
+				v := chosen[0]
+				chosen = chosen[1:]
+				return v
+			},
+			// Volcano evicts exactly the chosen victims, then pipelines.
+			Fits: func() bool { return len(chosen) == 0 },
+			Reason: func(v *api.TaskInfo) framework.EvictReason {
+				return framework.EvictReason{Action: Name, ForTask: preemptor.UID, Rule: rule(ssn, preemptor, v)}
+			},
 		}
-		return true
+		return attempt.Try(ssn, stmt)
 	}
 	return false
 }

@@ -1,6 +1,8 @@
-// Package reclaim is Volcano's reclaim action: a queue below its deserved share takes back
-// room from reclaimable queues above theirs, evicting running preemptable tasks chosen by
-// the plugins' reclaimable callbacks and pipelining its own task onto the freed node.
+// Package reclaim is Volcano's reclaim action: a starving job of a queue below its deserved
+// share takes back room from reclaimable queues above theirs, evicting running preemptable
+// tasks chosen by the plugins' reclaimable callbacks and pipelining its own task onto the
+// freed node. Each node is tried through a statement of its own, merged into the job's only
+// when the task lands there; the job's statement is committed when the job is pipelined.
 package reclaim
 
 import (
@@ -24,7 +26,9 @@ func New(conf.Arguments) (framework.Action, error) { return &Action{}, nil }
 // Name returns "reclaim".
 func (a *Action) Name() string { return Name }
 
-// Execute runs the action.
+// Execute runs the action: queues in queue order, skipping overused ones; in each, its
+// starving jobs in job order, each through a statement of its own that is committed when the
+// job is pipelined and discarded otherwise.
 func (a *Action) Execute(ssn *framework.Session) {
 	queues := util.NewPriorityQueue(ssn.QueueOrderFn)
 	seen := map[string]bool{}
@@ -45,7 +49,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			seen[q.Name] = true
 			queues.Push(q)
 		}
-		if !job.HasPendingTasks() {
+		if !ssn.JobStarving(job) {
 			continue
 		}
 		pq, ok := preemptors[q.Name]
@@ -61,41 +65,40 @@ func (a *Action) Execute(ssn *framework.Session) {
 		tasksOf[job.UID] = tq
 	}
 
+	// Volcano pushes a queue back while it has jobs left, but goes on with its jobs at once:
+	// each queue's jobs are all tried in one visit, and a queue popped again finds none.
 	for !queues.Empty() {
 		queue := queues.Pop()
 		if ssn.Overused(queue) {
 			continue
 		}
-		jobs := preemptors[queue.Name]
-		if jobs == nil || jobs.Empty() {
-			continue
+		for jobs := preemptors[queue.Name]; jobs != nil && !jobs.Empty(); {
+			job := jobs.Pop()
+			stmt := ssn.NewStatement()
+			for tasks := tasksOf[job.UID]; ssn.JobStarving(job) && !tasks.Empty(); {
+				task := tasks.Pop()
+				if !ssn.Preemptive(queue, task) {
+					continue
+				}
+				if err := ssn.PrePredicateFn(task); err != nil {
+					continue
+				}
+				reclaimFor(ssn, stmt, job, task)
+			}
+			if ssn.JobPipelined(job) {
+				stmt.Commit()
+			} else {
+				stmt.Discard()
+			}
 		}
-		job := jobs.Pop()
-		tasks := tasksOf[job.UID]
-		if tasks == nil || tasks.Empty() {
-			continue
-		}
-		task := tasks.Pop()
-		if !ssn.Preemptive(queue, task) {
-			continue
-		}
-		if err := ssn.PrePredicateFn(task); err != nil {
-			continue
-		}
-		if reclaimFor(ssn, job, task) {
-			jobs.Push(job)
-		}
-		queues.Push(queue)
 	}
 }
 
-// reclaimFor tries the nodes in name order and, on the first where evicting reclaimable
-// tasks of other queues frees enough room, evicts them and pipelines the task.
-func reclaimFor(ssn *framework.Session, job *api.JobInfo, task *api.TaskInfo) bool {
-	for _, n := range ssn.NodeList {
-		if err := ssn.PredicateFn(task, n); err != nil {
-			continue
-		}
+// reclaimFor tries the candidate nodes in name order; on the first where evicting running
+// reclaimable tasks of other queues (least important first, only while the task does not fit)
+// makes room, it pipelines the task and adds that node's evictions to stmt.
+func reclaimFor(ssn *framework.Session, stmt *framework.Statement, job *api.JobInfo, task *api.TaskInfo) bool {
+	for _, n := range util.EvictionCandidates(ssn, task) {
 		var reclaimees []*api.TaskInfo
 		for _, t := range util.NodeTasks(n, func(t *api.TaskInfo) bool { return t.Status == api.Running && t.Preemptable }) {
 			vj, ok := ssn.Jobs[t.Job]
@@ -116,37 +119,21 @@ func reclaimFor(ssn *framework.Session, job *api.JobInfo, task *api.TaskInfo) bo
 		if err := util.ValidateVictims(task, n, victims); err != nil {
 			continue
 		}
-		stmt := ssn.NewStatement()
-		// What the node will have free anyway counts towards the task (current Volcano), pod
-		// slots included.
-		reclaimed := n.FutureIdle()
-		pods := n.FutureIdlePods()
-		enough := func() bool {
-			return task.InitResreq.LessEqual(reclaimed, api.Zero) && (n.MaxPods() == 0 || pods >= 1)
+		attempt := util.Eviction{
+			Task: task,
+			Node: n,
+			Next: util.PopEach(util.VictimsQueue(ssn, task, victims)),
+			// What the node will have free anyway counts towards the task (current Volcano),
+			// pod slots included; evictions add to it.
+			Fits: func() bool { return n.FitsFutureIdle(task.InitResreq) },
+			Reason: func(v *api.TaskInfo) framework.EvictReason {
+				return framework.EvictReason{Action: Name, ForTask: task.UID,
+					Rule: fmt.Sprintf("queue %s is above its deserved share; queue %s reclaims", ssn.Jobs[v.Job].Queue, job.Queue)}
+			},
 		}
-		vq := util.VictimsQueue(ssn, task, victims)
-		for !vq.Empty() {
-			v := vq.Pop()
-			reason := framework.EvictReason{Action: Name, ForTask: task.UID,
-				Rule: fmt.Sprintf("queue %s is above its deserved share; queue %s reclaims", ssn.Jobs[v.Job].Queue, job.Queue)}
-			if err := stmt.Evict(v, reason); err != nil {
-				ssn.Log.Error("reclaim evict failed", "victim", v.UID, "err", err)
-				continue
-			}
-			reclaimed.Add(v.Resreq)
-			pods++
-			if enough() {
-				break
-			}
-		}
-		if enough() {
-			if err := stmt.Pipeline(task, n.Name); err != nil {
-				ssn.Log.Error("reclaim pipeline failed", "task", task.UID, "node", n.Name, "err", err)
-			}
-			stmt.Commit()
+		if attempt.Try(ssn, stmt) {
 			return true
 		}
-		stmt.Commit()
 	}
 	return false
 }
