@@ -33,6 +33,9 @@ func (a *Action) Execute(ssn *framework.Session) {
 	stmts := map[string]*framework.Statement{}
 	var order []*api.JobInfo
 	for _, task := range pendingTasks(ssn) {
+		if ssn.Interrupted() {
+			break
+		}
 		job := ssn.Jobs[task.Job]
 		if err := ssn.PrePredicateFn(task); err != nil {
 			fe := api.NewFitErrors()
@@ -119,11 +122,11 @@ func pendingTasks(ssn *framework.Session) []*api.TaskInfo {
 		}
 	}
 	var out []*api.TaskInfo
-	for !queues.Empty() {
+	for !queues.Empty() && !ssn.Interrupted() {
 		q := queues.Pop()
 		for js := jobs[q.Name]; !js.Empty(); {
 			j := js.Pop()
-			for ts := tasks[j.UID]; !ts.Empty(); {
+			for ts := tasks[j.UID]; !ts.Empty() && !ssn.Interrupted(); {
 				out = append(out, ts.Pop())
 			}
 		}

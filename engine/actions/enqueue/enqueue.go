@@ -44,7 +44,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			jq.Push(job)
 		}
 	}
-	for !queues.Empty() {
+	for !queues.Empty() && !ssn.Interrupted() {
 		q := queues.Pop()
 		jobs := jobsByQueue[q.Name]
 		if jobs == nil || jobs.Empty() {

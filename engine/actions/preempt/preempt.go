@@ -69,13 +69,13 @@ func (a *Action) Execute(ssn *framework.Session) {
 		tasksOf[job.UID] = pendingTasks(ssn, job)
 	}
 
-	for !queues.Empty() {
+	for !queues.Empty() && !ssn.Interrupted() {
 		queue := queues.Pop()
 		// Preemption between jobs of the queue.
 		for pq := preemptors[queue.Name]; !pq.Empty(); {
 			job := pq.Pop()
 			stmt := ssn.NewStatement()
-			for ssn.JobStarving(job) && !tasksOf[job.UID].Empty() {
+			for ssn.JobStarving(job) && !tasksOf[job.UID].Empty() && !ssn.Interrupted() {
 				preemptor := tasksOf[job.UID].Pop()
 				a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
 					if !preemptable(preemptor, t) {
@@ -95,7 +95,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 		// Preemption between tasks of one job.
 		for _, job := range underRequest[queue.Name] {
 			tasks := pendingTasks(ssn, job)
-			for !tasks.Empty() {
+			for !tasks.Empty() && !ssn.Interrupted() {
 				preemptor := tasks.Pop()
 				stmt := ssn.NewStatement()
 				if !a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {

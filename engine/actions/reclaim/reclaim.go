@@ -67,7 +67,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 
 	// Volcano pushes a queue back while it has jobs left, but goes on with its jobs at once:
 	// each queue's jobs are all tried in one visit, and a queue popped again finds none.
-	for !queues.Empty() {
+	for !queues.Empty() && !ssn.Interrupted() {
 		queue := queues.Pop()
 		if ssn.Overused(queue) {
 			continue
@@ -75,7 +75,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 		for jobs := preemptors[queue.Name]; jobs != nil && !jobs.Empty(); {
 			job := jobs.Pop()
 			stmt := ssn.NewStatement()
-			for tasks := tasksOf[job.UID]; ssn.JobStarving(job) && !tasks.Empty(); {
+			for tasks := tasksOf[job.UID]; ssn.JobStarving(job) && !tasks.Empty() && !ssn.Interrupted(); {
 				task := tasks.Pop()
 				if !ssn.Preemptive(queue, task) {
 					continue
