@@ -208,3 +208,68 @@ func mustConfig(t *testing.T, e *Engine, cluster string) *conf.Config {
 	}
 	return cfg
 }
+
+// canceller is a plugin that cancels the cycle's context when the session opens.
+type canceller struct{ cancel context.CancelFunc }
+
+func (canceller) Name() string                       { return "canceller" }
+func (c canceller) OnSessionOpen(*framework.Session) { c.cancel() }
+func (canceller) OnSessionClose(*framework.Session)  {}
+
+func TestCancelledCycleStoresNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := framework.NewRegistry()
+	actions.Register(reg)
+	reg.RegisterPlugin("canceller", func(conf.Arguments) (framework.Plugin, error) { return canceller{cancel}, nil })
+	cfg, err := conf.Parse([]byte("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: canceller\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state.New()
+	e, err := New(st, Options{Registry: reg, DefaultConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, st)
+	for _, mode := range []Mode{Propose, AutoCommit, DryRun} {
+		if _, err := e.Schedule(ctx, "c", ScheduleRequest{Mode: mode}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("mode %d: %v, want context.Canceled", mode, err)
+		}
+	}
+	if n := len(st.Snapshot("c").Plans()); n != 0 || st.Revision("c") != 1 {
+		t.Fatalf("a cancelled cycle stored %d plans, revision %d", n, st.Revision("c"))
+	}
+	// A live context runs the same cycle to the end.
+	e2, st2 := newTestEngine(t, time.Now)
+	seed(t, st2)
+	p, err := e2.Schedule(context.Background(), "c", ScheduleRequest{Mode: AutoCommit})
+	if err != nil || p.Commit == nil || len(p.Commit.Applied) != 2 {
+		t.Fatalf("auto-commit: %+v, %v", p, err)
+	}
+}
+
+func TestSessionInterruptedStopsPlacing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	reg := framework.NewRegistry()
+	actions.Register(reg)
+	reg.RegisterPlugin("noop", func(conf.Arguments) (framework.Plugin, error) { return noop{"noop"}, nil })
+	cfg, _ := conf.Parse([]byte(testConfig))
+	st := state.New()
+	seed(t, st)
+	ssn, err := framework.OpenSession(toFrameworkSnapshot("c", st.Snapshot("c")), cfg, reg, framework.Options{Context: ctx})
+	if err == nil {
+		defer ssn.Close()
+		if !ssn.Interrupted() {
+			t.Fatal("the session of a cancelled context is not interrupted")
+		}
+		if err := ssn.RunActions(reg); !errors.Is(err, context.Canceled) {
+			t.Fatalf("RunActions: %v", err)
+		}
+		return
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("OpenSession: %v", err)
+	}
+}

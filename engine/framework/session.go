@@ -272,6 +272,10 @@ func (s *Session) watchContext(ctx context.Context) {
 		ctx = context.Background()
 	}
 	s.ctx = ctx
+	if ctx.Err() != nil {
+		s.interrupted.Store(true) // AfterFunc would tell only later, from another goroutine
+		return
+	}
 	s.stopWatch = context.AfterFunc(ctx, func() { s.interrupted.Store(true) })
 }
 
