@@ -578,7 +578,7 @@ func (p *parser) arguments(n *yaml.Node, path string) (Arguments, error) {
 	}
 	var args map[string]any
 	if err := n.Decode(&args); err != nil {
-		return nil, &Error{Path: path, Line: n.Line, Msg: trimYAMLError(err)}
+		return nil, &Error{Path: path, Line: n.Line, Msg: yamlErrorText(err)}
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -604,12 +604,13 @@ func (p *parser) metrics(n *yaml.Node, path string) (map[string]string, error) {
 	return m, nil
 }
 
-// trimYAMLError strips the library's "yaml: " prefix from an error message.
-func trimYAMLError(err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, "yaml: ")
-	s = strings.TrimPrefix(s, "unmarshal errors:\n  ")
-	return s
+// yamlErrorText describes a decoding error: a *yaml.TypeError's own lines, else the error.
+func yamlErrorText(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
+	return err.Error()
 }
 
 // Marshal renders the configuration as YAML in Volcano's format: actions as

@@ -113,7 +113,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		if errors.Is(err, io.EOF) {
 			d.failf(nil, "", "empty file")
 		}
-		d.failf(nil, "", "invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		d.failf(nil, "", "invalid YAML (%v)", err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
