@@ -1,8 +1,6 @@
 package gangpreempt
 
 import (
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -143,15 +141,9 @@ func TestGangPreempt(t *testing.T) {
 				evicttest.Starving("p", "q1", 50, 4, 4)),
 		},
 		{
-			name:   "role minimums keep role-tight tasks",
-			source: "test/e2e/gangevict GP-R1",
-			snap: evicttest.Cluster(evicttest.Gang("v", "q1", 10, 3, 4, 0).With(func(j *api.Job, ts []*api.Task) {
-				j.MinAvailableByRole = map[string]int32{"ps": 1, "worker": 2}
-				ts[0].Name, ts[0].Role = "ps-0", "ps"
-				for i, t := range ts[1:] {
-					t.Name, t.Role = fmt.Sprintf("worker-%d", i), "worker"
-				}
-			}), evicttest.Starving("p", "q1", 100, 1, 1)),
+			name:      "role minimums keep role-tight tasks",
+			source:    "test/e2e/gangevict GP-R1",
+			snap:      evicttest.Cluster(evicttest.Roles("v", "q1", 10), evicttest.Starving("p", "q1", 100, 1, 1)),
 			evicted:   []string{"ns/worker-0"},
 			pipelined: map[string]string{"ns/p-0": "n1"},
 		},
@@ -201,16 +193,7 @@ func TestGangPreempt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			stub := &evicttest.Stub{Victims: tc.victims}
 			got := evicttest.Run(t, tc.snap, evicttest.Config(Name, tc.args), stub, map[string]framework.ActionBuilder{Name: New})
-			if !slices.Equal(got.Evicted, tc.evicted) {
-				t.Errorf("evicted %v, want %v (from %s)", got.Evicted, tc.evicted, tc.source)
-			}
-			want := tc.pipelined
-			if want == nil {
-				want = map[string]string{}
-			}
-			if !maps.Equal(got.Pipelined, want) {
-				t.Errorf("pipelined %v, want %v (from %s)", got.Pipelined, want, tc.source)
-			}
+			got.Check(t, tc.evicted, tc.pipelined, tc.source)
 			if len(tc.evicted) == 0 && !strings.Contains(got.Summaries["ns/p"], Name+":") {
 				t.Errorf("explanation of ns/p = %q, want it to name %s", got.Summaries["ns/p"], Name)
 			}

@@ -1,9 +1,6 @@
 package gangreclaim
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/sluice-sched/sluice/engine/actions/gangevict"
@@ -118,15 +115,9 @@ func TestGangReclaim(t *testing.T) {
 				evicttest.Starving("r", "q1", 10, 2, 2)),
 		},
 		{
-			name:   "role minimums keep role-tight tasks",
-			source: "test/e2e/gangevict GR-R1",
-			snap: evicttest.Cluster(evicttest.Gang("v", "q2", 10, 3, 4, 0).With(func(j *api.Job, ts []*api.Task) {
-				j.MinAvailableByRole = map[string]int32{"ps": 1, "worker": 2}
-				ts[0].Name, ts[0].Role = "ps-0", "ps"
-				for i, t := range ts[1:] {
-					t.Name, t.Role = fmt.Sprintf("worker-%d", i), "worker"
-				}
-			}), evicttest.Starving("r", "q1", 10, 1, 1)),
+			name:      "role minimums keep role-tight tasks",
+			source:    "test/e2e/gangevict GR-R1",
+			snap:      evicttest.Cluster(evicttest.Roles("v", "q2", 10), evicttest.Starving("r", "q1", 10, 1, 1)),
 			evicted:   []string{"ns/worker-0"},
 			pipelined: map[string]string{"ns/r-0": "n1"},
 		},
@@ -156,16 +147,7 @@ func TestGangReclaim(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			stub := tc.stub
 			got := evicttest.Run(t, tc.snap, evicttest.Config(Name, tc.args), &stub, map[string]framework.ActionBuilder{Name: New})
-			if !slices.Equal(got.Evicted, tc.evicted) {
-				t.Errorf("evicted %v, want %v (from %s)", got.Evicted, tc.evicted, tc.source)
-			}
-			want := tc.pipelined
-			if want == nil {
-				want = map[string]string{}
-			}
-			if !maps.Equal(got.Pipelined, want) {
-				t.Errorf("pipelined %v, want %v (from %s)", got.Pipelined, want, tc.source)
-			}
+			got.Check(t, tc.evicted, tc.pipelined, tc.source)
 		})
 	}
 }

@@ -6,8 +6,9 @@ package evicttest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -143,6 +144,18 @@ func (s JobSpec) With(edit func(*api.Job, []*api.Task)) JobSpec {
 	}
 }
 
+// Roles is a running job of four 1-cpu tasks on n0..n3 with minAvailable 3: ps-0 (role ps,
+// minimum 1) and worker-0..2 (role worker, minimum 2), as in Volcano's GP-R1 and GR-R1.
+func Roles(name, queue string, priority int32) JobSpec {
+	return Gang(name, queue, priority, 3, 4, 0).With(func(j *api.Job, ts []*api.Task) {
+		j.MinAvailableByRole = map[string]int32{"ps": 1, "worker": 2}
+		ts[0].Name, ts[0].Role = "ps-0", "ps"
+		for i, t := range ts[1:] {
+			t.Name, t.Role = fmt.Sprintf("worker-%d", i), "worker"
+		}
+	})
+}
+
 // Hard gives the job a hard network-topology constraint up to the tier.
 func (s JobSpec) Hard(tier int32) JobSpec {
 	return s.With(func(j *api.Job, _ []*api.Task) {
@@ -194,8 +207,20 @@ type Outcome struct {
 	Summaries map[string]string
 }
 
-// EvictedString is the evicted tasks joined by commas, for messages.
-func (o Outcome) EvictedString() string { return strings.Join(o.Evicted, ",") }
+// Check reports, as errors naming source, where the outcome differs from the evicted tasks
+// (sorted) and the pipelined tasks expected (nil: none).
+func (o Outcome) Check(t testing.TB, evicted []string, pipelined map[string]string, source string) {
+	t.Helper()
+	if !slices.Equal(o.Evicted, evicted) {
+		t.Errorf("evicted %v, want %v (from %s)", o.Evicted, evicted, source)
+	}
+	if pipelined == nil {
+		pipelined = map[string]string{}
+	}
+	if !maps.Equal(o.Pipelined, pipelined) {
+		t.Errorf("pipelined %v, want %v (from %s)", o.Pipelined, pipelined, source)
+	}
+}
 
 // Open opens a session of the configuration (Volcano's scheduler-conf YAML, plugin "stub"
 // available, and the actions given) on the snapshot.
