@@ -5,6 +5,8 @@ import (
 	"github.com/sluice-sched/sluice/engine/actions/allocate"
 	"github.com/sluice-sched/sluice/engine/actions/backfill"
 	"github.com/sluice-sched/sluice/engine/actions/enqueue"
+	"github.com/sluice-sched/sluice/engine/actions/gangpreempt"
+	"github.com/sluice-sched/sluice/engine/actions/gangreclaim"
 	"github.com/sluice-sched/sluice/engine/actions/preempt"
 	"github.com/sluice-sched/sluice/engine/actions/reclaim"
 	"github.com/sluice-sched/sluice/engine/actions/shuffle"
@@ -19,4 +21,6 @@ func Register(reg *framework.Registry) {
 	reg.RegisterAction(preempt.Name, preempt.New)
 	reg.RegisterAction(reclaim.Name, reclaim.New)
 	reg.RegisterAction(shuffle.Name, shuffle.New)
+	reg.RegisterAction(gangpreempt.Name, gangpreempt.New)
+	reg.RegisterAction(gangreclaim.Name, gangreclaim.New)
 }

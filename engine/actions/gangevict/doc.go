@@ -1,0 +1,12 @@
+// Package gangevict is what Volcano's gang-aware eviction actions, gangpreempt and gangreclaim,
+// share: a starving job asks for room for all its pending tasks at once, in one hypernode
+// domain after another; the victims come in bundles per victim job, "safe" tasks whose
+// eviction leaves their gang at or above its minimum first and "whole" bundles that break a
+// gang after them; bundles are added until the domain's idle room plus the victims' requests
+// cover the job, and then a dry run evicts them and pipelines every pending task. The first dry
+// run that leaves the job pipelined is kept.
+//
+// The two actions differ only in their Policy: which running tasks may be victims, how bundles
+// are ordered, which callbacks vet the victims, and whether the queue must first be allowed to
+// reclaim.
+package gangevict
