@@ -61,21 +61,9 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 
 func (*plugin) Name() string { return Name }
 
-// hierarchyEnabled reports whether the plugin's first entry in the tiers sets enableHierarchy.
-func hierarchyEnabled(ssn *framework.Session) bool {
-	for _, t := range ssn.Tiers {
-		for _, opt := range t.Plugins {
-			if opt.Name == Name {
-				return opt.Enabled(conf.FlagHierarchy)
-			}
-		}
-	}
-	return false
-}
-
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.total = ssn.TotalResource.Clone()
-	p.hierarchy = hierarchyEnabled(ssn)
+	p.hierarchy = ssn.HierarchyEnabled(Name)
 	if p.hierarchy {
 		var why string
 		p.ready, why = p.buildHierarchical(ssn)

@@ -170,7 +170,7 @@ func buildQueues(ssn *framework.Session) map[string]*queueAttr {
 		limits, err := parseLimits(q.Queue.Annotations[AnnotationResourceLimits])
 		own[name] = &queueAttr{aff: newAffinity(q.Queue), limits: limits, limitErr: err, allocated: map[string]*api.Resource{}}
 	}
-	if !hierarchyEnabled(ssn) {
+	if !ssn.HierarchyEnabled(Name) {
 		return own
 	}
 	inherited := make(map[string]*affinity, len(own))
@@ -205,19 +205,6 @@ func ancestorAffinity(ssn *framework.Session, own map[string]*queueAttr, name st
 		cur = parent
 	}
 	return nil
-}
-
-// hierarchyEnabled is Volcano's ssn.HierarchyEnabled: the plugin's first entry in the tiers
-// decides.
-func hierarchyEnabled(ssn *framework.Session) bool {
-	for _, t := range ssn.Tiers {
-		for _, p := range t.Plugins {
-			if p.Name == Name {
-				return p.EnabledHierarchy != nil && *p.EnabledHierarchy
-			}
-		}
-	}
-	return false
 }
 
 // attrOf returns the state of the task's queue, nil when the job or queue is unknown.
