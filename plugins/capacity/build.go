@@ -71,11 +71,8 @@ func (attr *queueAttr) shareNow() float64 {
 	if attr.deserved.IsEmpty() {
 		return 1
 	}
-	res := 0.0
-	for _, n := range attr.deserved.Names() {
-		res = math.Max(res, resutil.Share(attr.allocated.Get(n), attr.deserved.Get(n)))
-	}
-	return res
+	_, share := resutil.DominantShare(attr.allocated, attr.deserved)
+	return share
 }
 
 func (attr *queueAttr) isLeaf() bool { return len(attr.children) == 0 }

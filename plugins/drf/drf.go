@@ -1,6 +1,7 @@
 package drf
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -54,14 +55,7 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 
 	ssn.AddPreemptableFn(Name, p.preemptable)
 	ssn.AddJobOrderFn(Name, func(l, r *api.JobInfo) int {
-		ls, rs := p.jobShare(l.UID), p.jobShare(r.UID)
-		switch {
-		case ls < rs:
-			return -1
-		case ls > rs:
-			return 1
-		}
-		return 0
+		return cmp.Compare(p.jobShare(l.UID), p.jobShare(r.UID))
 	})
 	ssn.AddEventHandler(&framework.EventHandler{
 		AllocateFunc: func(e *framework.Event) {
@@ -94,7 +88,7 @@ func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo
 	if la == nil {
 		return nil, framework.Permit
 	}
-	_, ls := calculateShare(la.allocated.Clone().Add(preemptor.Resreq), p.total)
+	_, ls := resutil.DominantShare(la.allocated.Clone().Add(preemptor.Resreq), p.total)
 	var victims []*api.TaskInfo
 	remaining := map[string]*api.Resource{}
 	for _, c := range candidates {
@@ -109,7 +103,7 @@ func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo
 		}
 		// As in Volcano, the candidate is taken off its job's allocation whether or not it
 		// becomes a victim.
-		_, rs := calculateShare(alloc.Sub(c.Resreq), p.total)
+		_, rs := resutil.DominantShare(alloc.Sub(c.Resreq), p.total)
 		if ls < rs || math.Abs(ls-rs) <= shareDelta {
 			victims = append(victims, c)
 		}
@@ -117,20 +111,7 @@ func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo
 	return victims, framework.Permit
 }
 
-func (p *plugin) update(a *attr) { a.dominant, a.share = calculateShare(a.allocated, p.total) }
-
-// calculateShare returns the dominant resource of allocated against total and its share: the
-// largest allocated/total over total's resources (cpu, memory, then scalars by name; the first
-// wins a tie).
-func calculateShare(allocated, total *api.Resource) (string, float64) {
-	res, dominant := 0.0, ""
-	for _, rn := range total.Names() {
-		if s := resutil.Share(allocated.Get(rn), total.Get(rn)); s > res {
-			res, dominant = s, rn
-		}
-	}
-	return dominant, res
-}
+func (p *plugin) update(a *attr) { a.dominant, a.share = resutil.DominantShare(a.allocated, p.total) }
 
 func hierarchyEnabled(ssn *framework.Session) bool {
 	for _, tier := range ssn.Tiers {
