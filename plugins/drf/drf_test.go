@@ -113,13 +113,12 @@ func TestPreemptableUnknownJob(t *testing.T) {
 	}
 }
 
-func TestHierarchyFallsBackToFlat(t *testing.T) {
-	cfg := "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n"
-	ssn := cluster().Open(t, cfg, builders)
-	if !ssn.JobOrderFn(tu.JobOf(t, ssn, "small"), tu.JobOf(t, ssn, "big")) {
-		t.Error("flat job order expected with enableHierarchy")
-	}
+func TestFlatRegistersNoQueueOrderOrReclaim(t *testing.T) {
+	ssn := cluster().Open(t, tu.OneTier(Name), builders)
 	if got := ssn.Reclaimable(tu.TaskOf(t, ssn, "none", "none-wait"), []*api.TaskInfo{tu.TaskOf(t, ssn, "big", "big-run-0")}); got != nil {
-		t.Errorf("Reclaimable = %v, want none (hierarchical reclaim not implemented)", tu.Names(got))
+		t.Errorf("Reclaimable = %v, want none without enableHierarchy", tu.Names(got))
+	}
+	if p := ssn.Plugins()[0].(*plugin); p.tree != nil {
+		t.Error("flat drf built a hierarchy")
 	}
 }
