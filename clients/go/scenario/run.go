@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -164,7 +166,7 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	cluster string, exp *Expect, out *Outcome) error {
 	if exp.JobPhases != nil {
 		out.JobPhases = map[string]string{}
-		for _, j := range sortedKeys(exp.JobPhases) {
+		for _, j := range slices.Sorted(maps.Keys(exp.JobPhases)) {
 			ns, name := SplitName(j)
 			resp, err := state.GetJob(ctx, &sluicev1.GetJobRequest{Cluster: cluster, Namespace: ns, Name: name})
 			if err != nil {
@@ -175,7 +177,7 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	}
 	if exp.Queues != nil {
 		out.Queues = map[string]QueueAmounts{}
-		for _, q := range sortedKeys(exp.Queues) {
+		for _, q := range slices.Sorted(maps.Keys(exp.Queues)) {
 			resp, err := state.GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: cluster, Name: q})
 			if err != nil {
 				return fmt.Errorf("queues: GetQueue %s: %s", q, StatusText(err))
@@ -186,7 +188,7 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	}
 	if exp.Unschedulable != nil {
 		out.Explanations = map[string]string{}
-		for _, j := range sortedKeys(exp.Unschedulable) {
+		for _, j := range slices.Sorted(maps.Keys(exp.Unschedulable)) {
 			ns, name := SplitName(j)
 			resp, err := sched.ExplainJob(ctx, &sluicev1.ExplainJobRequest{Cluster: cluster, Namespace: ns, Name: name})
 			if err != nil {
