@@ -807,7 +807,7 @@ func TestReclaimAction(t *testing.T) {
 	reg := framework.NewRegistry()
 	reg.RegisterPlugin(Name, New)
 	actions.Register(reg)
-	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: tu.Epoch})
+	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: api.Epoch})
 	if err != nil {
 		t.Fatal(err)
 	}
