@@ -233,30 +233,39 @@ func sign(f float64) int {
 // a discarded statement puts it back.
 func TestQueueOrderFollowsStatements(t *testing.T) {
 	c := hierarchical(cores(12), []queueSpec{{"a", "", 1}, {"b", "", 1}},
-		[]jobSpec{{"ja", "a", 2, 4, cores(1)}, {"jb", "b", 3, 4, cores(1)}})
+		[]jobSpec{{"ja", "a", 2, 5, cores(1)}, {"jb", "b", 4, 4, cores(1)}})
 	ssn, _ := openHierarchy(t, c)
 	a, b := ssn.Queues["a"], ssn.Queues["b"]
-	if !ssn.QueueOrderFn(a, b) {
-		t.Fatal("before: a (2 cpu) should go before b (3 cpu)")
-	}
 	st := ssn.NewStatement()
-	for _, name := range []string{"ja-wait-0", "ja-wait-1"} {
-		if err := st.Pipeline(tu.TaskOf(t, ssn, "ja", name), "n1"); err != nil {
-			t.Fatal(err)
+	pipeline := func(names ...string) {
+		for _, name := range names {
+			if err := st.Pipeline(tu.TaskOf(t, ssn, "ja", name), "n1"); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if !ssn.QueueOrderFn(b, a) {
-		t.Error("after pipelining two of a's tasks, b (3 cpu) should go before a (4 cpu)")
+	steps := []struct {
+		what   string
+		do     func()
+		aFirst bool
+	}{
+		{"before: a holds 2 cpu, b 4", func() {}, true},
+		{"pipelining three of a's: 5", func() { pipeline("ja-wait-0", "ja-wait-1", "ja-wait-2") }, false},
+		{"evicting two of a's: 3", func() {
+			for _, name := range []string{"ja-run-0", "ja-run-1"} {
+				if err := st.Evict(tu.TaskOf(t, ssn, "ja", name), framework.EvictReason{Action: "test"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, true},
+		{"pipelining two more: 5", func() { pipeline("ja-wait-3", "ja-wait-4") }, false},
+		{"discarding the statement: 2 again", st.Discard, true},
 	}
-	if err := st.Evict(tu.TaskOf(t, ssn, "jb", "jb-run-0"), framework.EvictReason{Action: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if !ssn.QueueOrderFn(b, a) {
-		t.Error("after evicting one of b's tasks, b (2 cpu) should still go before a")
-	}
-	st.Discard()
-	if !ssn.QueueOrderFn(a, b) {
-		t.Error("after discard: a should go before b again")
+	for _, step := range steps {
+		step.do()
+		if got := ssn.QueueOrderFn(a, b); got != step.aFirst {
+			t.Errorf("%s: a before b = %v, want %v", step.what, got, step.aFirst)
+		}
 	}
 }
 
