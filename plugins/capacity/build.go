@@ -10,10 +10,6 @@ import (
 	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
-// rootQueue names the root of the queue tree. A queue whose parent is "" hangs under it; when
-// the snapshot has no queue of that name the plugin makes one with nothing set.
-const rootQueue = "root"
-
 // queueAttr is what the plugin knows of one queue in the session.
 type queueAttr struct {
 	name     string
@@ -171,9 +167,9 @@ func (p *plugin) buildHierarchical(ssn *framework.Session) (bool, string) {
 		p.queues[q.Name] = newAttr(q.Queue)
 		p.names = append(p.names, q.Name)
 	}
-	if p.queues[rootQueue] == nil {
-		p.queues[rootQueue] = newAttr(&api.Queue{Name: rootQueue})
-		p.names = append(p.names, rootQueue)
+	if p.queues[api.RootQueue] == nil {
+		p.queues[api.RootQueue] = newAttr(&api.Queue{Name: api.RootQueue})
+		p.names = append(p.names, api.RootQueue)
 	}
 	sort.Strings(p.names)
 	for _, name := range p.names {
@@ -195,7 +191,7 @@ func (p *plugin) buildHierarchical(ssn *framework.Session) (bool, string) {
 			p.queues[a].add(f)
 		}
 	}
-	root := p.queues[rootQueue]
+	root := p.queues[api.RootQueue]
 	if root.capability.IsEmpty() {
 		root.capability = infiniteResource(p.total)
 	}
@@ -212,7 +208,7 @@ func (p *plugin) buildHierarchical(ssn *framework.Session) (bool, string) {
 // link records a queue's ancestors and makes it a child of its parent, parents first.
 func (p *plugin) link(name string, visiting map[string]bool) error {
 	attr := p.queues[name]
-	if name == rootQueue || attr.linked {
+	if name == api.RootQueue || attr.linked {
 		return nil
 	}
 	if visiting[name] {
@@ -221,7 +217,7 @@ func (p *plugin) link(name string, visiting map[string]bool) error {
 	visiting[name] = true
 	parent := attr.parent
 	if parent == "" {
-		parent = rootQueue
+		parent = api.RootQueue
 	}
 	pattr := p.queues[parent]
 	if pattr == nil {
@@ -265,7 +261,7 @@ func (p *plugin) limitChildren(attr *queueAttr) {
 			}
 		}
 	}
-	if attr.name == rootQueue {
+	if attr.name == api.RootQueue {
 		attr.guarantee = totalGuarantee
 		attr.deserved = totalDeserved
 	}

@@ -290,7 +290,7 @@ func (p *plugin) preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
 	}
 	for lvl := 1; lvl <= p.ancestorReclaimLevel; lvl++ {
 		id, ok := ancestorAt(attr, lvl)
-		if !ok || id == rootQueue {
+		if !ok || id == api.RootQueue {
 			continue
 		}
 		a := p.queues[id]
@@ -434,7 +434,7 @@ func (p *plugin) sharesAncestor(a, b *queueAttr) bool {
 		bs[id] = true
 	}
 	for _, id := range p.ancestorsWithin(a) {
-		if id != rootQueue && bs[id] {
+		if id != api.RootQueue && bs[id] {
 			return true
 		}
 	}
@@ -446,7 +446,7 @@ func (p *plugin) sharesAncestor(a, b *queueAttr) bool {
 // level.
 func (p *plugin) reclaimeeAncestorToCheck(reclaimer, reclaimee *queueAttr, lvl int) (*queueAttr, bool) {
 	id, ok := ancestorAt(reclaimee, lvl)
-	if !ok || id == rootQueue {
+	if !ok || id == api.RootQueue {
 		return nil, false
 	}
 	if rid, ok := ancestorAt(reclaimer, lvl); ok && rid == id {

@@ -10,10 +10,6 @@ import (
 	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
-// rootQueue names the top of the queue hierarchy: a queue whose parent is "" or "root" hangs
-// under it, and a queue named "root" is the top itself.
-const rootQueue = "root"
-
 // hnode is a node of the hierarchical DRF tree: the root, a queue or a job (a leaf).
 type hnode struct {
 	// name is the queue's name, the job's UID, or "root".
@@ -63,12 +59,12 @@ func queuePaths(queues map[string]*api.QueueInfo) (map[string][]string, error) {
 	paths := make(map[string][]string, len(queues))
 	for _, name := range slices.Sorted(maps.Keys(queues)) {
 		var path []string
-		for q := queues[name]; q.Name != rootQueue; {
+		for q := queues[name]; q.Name != api.RootQueue; {
 			if len(path) == len(queues) {
 				return nil, fmt.Errorf("queue %s: the parent chain has a cycle", name)
 			}
 			path = append(path, q.Name)
-			if q.Parent == "" || q.Parent == rootQueue {
+			if q.Parent == "" || q.Parent == api.RootQueue {
 				break
 			}
 			parent, ok := queues[q.Parent]
@@ -91,7 +87,7 @@ func newTree(queues map[string]*api.QueueInfo, sorted []*api.JobInfo, jobs map[s
 		return nil, err
 	}
 	t := &tree{
-		root:      newInner(rootQueue, 1),
+		root:      newInner(api.RootQueue, 1),
 		jobs:      make(map[string]*hnode, len(sorted)),
 		paths:     paths,
 		total:     total,

@@ -30,9 +30,6 @@ const (
 // baseScore is what a required group scores; a preferred one scores half of it.
 const baseScore = 100
 
-// rootQueue is the parent of a queue that names none.
-const rootQueue = "root"
-
 type plugin struct {
 	strict         bool
 	preferredOrder bool
@@ -190,10 +187,10 @@ func buildQueues(ssn *framework.Session) map[string]*queueAttr {
 // ancestor lists do.
 func ancestorAffinity(ssn *framework.Session, own map[string]*queueAttr, name string) *affinity {
 	seen := map[string]bool{name: true}
-	for cur := name; cur != rootQueue; {
+	for cur := name; cur != api.RootQueue; {
 		parent := ssn.Queues[cur].Parent
 		if parent == "" {
-			parent = rootQueue
+			parent = api.RootQueue
 		}
 		if _, ok := ssn.Queues[parent]; !ok || seen[parent] {
 			return nil
