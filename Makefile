@@ -24,9 +24,10 @@ fmt:
 vet:
 	go vet ./...
 
-## gotest: unit, scenario and fuzz-seed tests with the race detector
+## gotest: unit, scenario and fuzz-seed tests with the race detector (the scenario test in
+## cmd/sluicectl plays testdata/scenarios and $(SHARED)/scenarios)
 gotest:
-	go test -race -count=1 ./...
+	SLUICE_SHARED=$(abspath $(SHARED)) go test -race -count=1 ./...
 
 ## scenarios: play the public and the project's scenarios through an in-process server
 scenarios:

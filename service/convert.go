@@ -51,16 +51,11 @@ func cloneMap[V any](m map[string]V) map[string]V {
 	return maps.Clone(m)
 }
 
-// sortedKeys returns a map's keys in order, so that violations come in a stable order.
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
-}
-
 // resourceFromProto parses a resource list: cpu to milli-CPU, memory to bytes, pods to a task
 // count, anything else to milli-units.
 func resourceFromProto(fe *fieldErrors, p string, m map[string]string) api.Resource {
 	var r api.Resource
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		field := key(p, name)
 		checkResourceName(fe, field, name)
 		v, ok := quantity(fe, field, m[name], unitOf(name))

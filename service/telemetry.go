@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -167,7 +169,7 @@ func observeResource(o metric.Observer, cpu, mem, scalar metric.Float64Observabl
 	base := []attribute.KeyValue{attribute.String("cluster", cluster), attribute.String("queue", queue)}
 	o.ObserveFloat64(cpu, r.MilliCPU, metric.WithAttributes(base...))
 	o.ObserveFloat64(mem, r.Memory, metric.WithAttributes(base...))
-	for _, name := range sortedKeys(r.Scalars) {
+	for _, name := range slices.Sorted(maps.Keys(r.Scalars)) {
 		o.ObserveFloat64(scalar, r.Scalars[name],
 			metric.WithAttributes(append(base[:2:2], attribute.String("resource", name))...))
 	}

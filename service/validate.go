@@ -1,8 +1,10 @@
 package service
 
 import (
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -336,7 +338,7 @@ func checkNode(fe *fieldErrors, p string, n *sluicev1.Node) {
 	for i, t := range n.GetTaints() {
 		checkTaint(fe, idx(sub(p, "taints"), i), t)
 	}
-	for _, k := range sortedKeys(n.GetUsage()) {
+	for _, k := range slices.Sorted(maps.Keys(n.GetUsage())) {
 		if v := n.GetUsage()[k]; math.IsNaN(v) || v < 0 || v > 100 {
 			fe.add(key(sub(p, "usage"), k), "must be a percentage between 0 and 100, got %v", v)
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -81,7 +83,7 @@ complete -o default -F _sluicectl sluicectl
 
 func completionCases() string {
 	var b strings.Builder
-	for _, cmd := range sortedKeys(completionKinds) {
+	for _, cmd := range slices.Sorted(maps.Keys(completionKinds)) {
 		if cmd == "scenario" {
 			b.WriteString("    scenario) if [[ \"$prev\" == scenario ]]; then COMPREPLY=(run); else COMPREPLY=($(compgen -f -- \"$cur\")); fi ;;\n")
 			continue

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -90,7 +92,7 @@ func (a *app) queueDetail(q *sluicev1.Queue, jobs []*sluicev1.Job) error {
 	summary := strconv.Itoa(len(jobs))
 	if len(jobs) > 0 {
 		summary += " ("
-		for i, p := range sortedKeys(byPhase) {
+		for i, p := range slices.Sorted(maps.Keys(byPhase)) {
 			if i > 0 {
 				summary += ", "
 			}

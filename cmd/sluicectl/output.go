@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -146,22 +148,13 @@ func fmtResources(m map[string]string) string {
 // fmtLabels formats labels as "k=v,..." in key order, leaving out skip.
 func fmtLabels(m map[string]string, skip func(k, v string) bool) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if skip != nil && skip(k, m[k]) {
 			continue
 		}
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ",")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // enumName turns "TASK_STATUS_RUNNING" into "Running" given the prefix

@@ -135,6 +135,10 @@ type NodeGroupAffinity struct {
 	Required, Preferred []string
 }
 
+// RootQueue is the implicit top of the queue hierarchy: a queue whose parent is "" or
+// "root" is top-level, and a queue named "root", if declared, is the top itself.
+const RootQueue = "root"
+
 // Queue is a share of the cluster.
 type Queue struct {
 	Name string

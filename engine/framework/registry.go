@@ -2,7 +2,8 @@ package framework
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/sluice-sched/sluice/engine/conf"
 )
@@ -68,10 +69,10 @@ func (r *Registry) HasPlugin(name string) bool { _, ok := r.plugins[name]; retur
 func (r *Registry) HasAction(name string) bool { _, ok := r.actions[name]; return ok }
 
 // PluginNames returns the registered plugin names, sorted.
-func (r *Registry) PluginNames() []string { return sortedKeys(r.plugins) }
+func (r *Registry) PluginNames() []string { return slices.Sorted(maps.Keys(r.plugins)) }
 
 // ActionNames returns the registered action names, sorted.
-func (r *Registry) ActionNames() []string { return sortedKeys(r.actions) }
+func (r *Registry) ActionNames() []string { return slices.Sorted(maps.Keys(r.actions)) }
 
 // Validate checks a configuration against the registry: every action and plugin must exist
 // and every plugin's and action's arguments must build.
@@ -109,13 +110,4 @@ func (r *Registry) buildActions(cfg *conf.Config) ([]Action, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -319,6 +319,19 @@ func (s *Session) SortedQueues() []*api.QueueInfo {
 	return out
 }
 
+// HierarchyEnabled is Volcano's ssn.HierarchyEnabled: whether the plugin's first entry in the
+// tiers sets enableHierarchy (off when the plugin is not configured).
+func (s *Session) HierarchyEnabled(plugin string) bool {
+	for _, tier := range s.Tiers {
+		for _, opt := range tier.Plugins {
+			if opt.Name == plugin {
+				return opt.Enabled(conf.FlagHierarchy)
+			}
+		}
+	}
+	return false
+}
+
 // noteNodeChange logs that a statement changed the node.
 func (s *Session) noteNodeChange(n *api.NodeInfo) {
 	if i, ok := s.nodeIndex[n.Name]; ok {

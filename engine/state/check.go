@@ -222,7 +222,7 @@ func (c *checker) queue(it *checkItem) error {
 	chain := []string{q.Name}
 	for cur := q; ; {
 		p := cur.Parent
-		if p == "" || p == rootQueue || c.rooted[p] {
+		if p == "" || p == api.RootQueue || c.rooted[p] {
 			break
 		}
 		for _, seen := range chain {
@@ -361,7 +361,7 @@ func (c *checker) queueGone(it *checkItem) error {
 		c.fail(invalid(it.index, "delete", "queue %q still has job %q", it.key, j.(*row[api.Job]).key))
 		return nil
 	}
-	if it.key == rootQueue {
+	if it.key == api.RootQueue {
 		return nil // children naming "root" are top-level whether or not it exists
 	}
 	child, err := c.firstUnder(tableQueues, indexParent, c.w.cluster, it.key)

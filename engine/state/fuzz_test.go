@@ -139,7 +139,7 @@ func checkInvariants(v *View) error {
 	}
 	for _, q := range queues {
 		seen := map[string]bool{q.Name: true}
-		for p := q.Parent; p != "" && p != rootQueue; p = queues[p].Parent {
+		for p := q.Parent; p != "" && p != api.RootQueue; p = queues[p].Parent {
 			if queues[p] == nil {
 				return fmt.Errorf("queue %s: ancestor %q missing", q.Name, p)
 			}

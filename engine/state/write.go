@@ -73,7 +73,7 @@ func (w *writer) upsertQueue(i int, q *api.Queue) error {
 	if err := checkRef(i, "queue.parent", q.Parent); err != nil {
 		return err
 	}
-	if q.Name == rootQueue && q.Parent != "" {
+	if q.Name == api.RootQueue && q.Parent != "" {
 		return invalid(i, "queue.parent", "the root queue cannot have a parent, got %q", q.Parent)
 	}
 	r := newRow(w.cluster, q.Name, q, q.Parent, "")
@@ -327,10 +327,6 @@ func (w *writer) rollback(mark int) error {
 	w.undo = w.undo[:mark]
 	return nil
 }
-
-// rootQueue is the implicit top of the queue hierarchy: a parent of "" or "root" means
-// top-level.
-const rootQueue = "root"
 
 // defaultQueue is the queue the store creates when a job names it and it does not exist.
 const defaultQueue = "default"

@@ -61,9 +61,6 @@ func res(cpu, memGi, pods, gpus float64) api.Resource {
 	return *api.NewResource(m)
 }
 
-// Epoch is the creation time of the first generated job; job j is created j seconds later.
-var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // Cluster is a generated cluster.
 type Cluster struct {
 	Nodes  []*api.Node
@@ -73,10 +70,10 @@ type Cluster struct {
 }
 
 // Now returns a cycle clock for the cluster: one minute after its last job was created
-// (one minute after Epoch for a cluster without jobs). Cycles run at the same clock decide the
+// (one minute after api.Epoch for a cluster without jobs). Cycles run at the same clock decide the
 // same.
 func (c *Cluster) Now() time.Time {
-	now := Epoch
+	now := api.Epoch
 	for _, j := range c.Jobs {
 		if j.CreatedAt.After(now) {
 			now = j.CreatedAt
@@ -115,7 +112,7 @@ func Generate(s Spec) (*Cluster, error) {
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	epoch := Epoch
+	epoch := api.Epoch
 	for j := 0; j < s.Jobs; j++ {
 		job := &api.Job{
 			Name:         fmt.Sprintf("job-%05d", j),

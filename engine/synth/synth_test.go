@@ -61,11 +61,11 @@ func TestValidate(t *testing.T) {
 
 func TestNow(t *testing.T) {
 	c, _ := synth.Generate(synth.Spec{Nodes: 1, Jobs: 3, TasksPerJob: 1, Queues: 1, Shapes: synth.Uniform})
-	if want := synth.Epoch.Add(2*time.Second + time.Minute); !c.Now().Equal(want) {
+	if want := api.Epoch.Add(2*time.Second + time.Minute); !c.Now().Equal(want) {
 		t.Errorf("Now = %v, want %v", c.Now(), want)
 	}
 	empty, _ := synth.Generate(synth.Spec{Nodes: 1, TasksPerJob: 1, Queues: 1, Shapes: synth.Uniform})
-	if !empty.Now().Equal(synth.Epoch.Add(time.Minute)) {
+	if !empty.Now().Equal(api.Epoch.Add(time.Minute)) {
 		t.Errorf("Now without jobs = %v", empty.Now())
 	}
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/sluice-sched/sluice/plugins/internal/resutil"
 )
 
-// rootQueue names the root of the queue tree. A queue whose parent is "" hangs under it; when
-// the snapshot has no queue of that name the plugin makes one with nothing set.
-const rootQueue = "root"
-
 // queueAttr is what the plugin knows of one queue in the session.
 type queueAttr struct {
 	name     string
@@ -71,11 +67,8 @@ func (attr *queueAttr) shareNow() float64 {
 	if attr.deserved.IsEmpty() {
 		return 1
 	}
-	res := 0.0
-	for _, n := range attr.deserved.Names() {
-		res = math.Max(res, resutil.Share(attr.allocated.Get(n), attr.deserved.Get(n)))
-	}
-	return res
+	_, share := resutil.DominantShare(attr.allocated, attr.deserved)
+	return share
 }
 
 func (attr *queueAttr) isLeaf() bool { return len(attr.children) == 0 }
@@ -174,9 +167,9 @@ func (p *plugin) buildHierarchical(ssn *framework.Session) (bool, string) {
 		p.queues[q.Name] = newAttr(q.Queue)
 		p.names = append(p.names, q.Name)
 	}
-	if p.queues[rootQueue] == nil {
-		p.queues[rootQueue] = newAttr(&api.Queue{Name: rootQueue})
-		p.names = append(p.names, rootQueue)
+	if p.queues[api.RootQueue] == nil {
+		p.queues[api.RootQueue] = newAttr(&api.Queue{Name: api.RootQueue})
+		p.names = append(p.names, api.RootQueue)
 	}
 	sort.Strings(p.names)
 	for _, name := range p.names {
@@ -198,7 +191,7 @@ func (p *plugin) buildHierarchical(ssn *framework.Session) (bool, string) {
 			p.queues[a].add(f)
 		}
 	}
-	root := p.queues[rootQueue]
+	root := p.queues[api.RootQueue]
 	if root.capability.IsEmpty() {
 		root.capability = infiniteResource(p.total)
 	}
@@ -215,7 +208,7 @@ func (p *plugin) buildHierarchical(ssn *framework.Session) (bool, string) {
 // link records a queue's ancestors and makes it a child of its parent, parents first.
 func (p *plugin) link(name string, visiting map[string]bool) error {
 	attr := p.queues[name]
-	if name == rootQueue || attr.linked {
+	if name == api.RootQueue || attr.linked {
 		return nil
 	}
 	if visiting[name] {
@@ -224,7 +217,7 @@ func (p *plugin) link(name string, visiting map[string]bool) error {
 	visiting[name] = true
 	parent := attr.parent
 	if parent == "" {
-		parent = rootQueue
+		parent = api.RootQueue
 	}
 	pattr := p.queues[parent]
 	if pattr == nil {
@@ -268,7 +261,7 @@ func (p *plugin) limitChildren(attr *queueAttr) {
 			}
 		}
 	}
-	if attr.name == rootQueue {
+	if attr.name == api.RootQueue {
 		attr.guarantee = totalGuarantee
 		attr.deserved = totalDeserved
 	}

@@ -61,21 +61,9 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 
 func (*plugin) Name() string { return Name }
 
-// hierarchyEnabled reports whether the plugin's first entry in the tiers sets enableHierarchy.
-func hierarchyEnabled(ssn *framework.Session) bool {
-	for _, t := range ssn.Tiers {
-		for _, opt := range t.Plugins {
-			if opt.Name == Name {
-				return opt.Enabled(conf.FlagHierarchy)
-			}
-		}
-	}
-	return false
-}
-
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.total = ssn.TotalResource.Clone()
-	p.hierarchy = hierarchyEnabled(ssn)
+	p.hierarchy = ssn.HierarchyEnabled(Name)
 	if p.hierarchy {
 		var why string
 		p.ready, why = p.buildHierarchical(ssn)
@@ -302,7 +290,7 @@ func (p *plugin) preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
 	}
 	for lvl := 1; lvl <= p.ancestorReclaimLevel; lvl++ {
 		id, ok := ancestorAt(attr, lvl)
-		if !ok || id == rootQueue {
+		if !ok || id == api.RootQueue {
 			continue
 		}
 		a := p.queues[id]
@@ -446,7 +434,7 @@ func (p *plugin) sharesAncestor(a, b *queueAttr) bool {
 		bs[id] = true
 	}
 	for _, id := range p.ancestorsWithin(a) {
-		if id != rootQueue && bs[id] {
+		if id != api.RootQueue && bs[id] {
 			return true
 		}
 	}
@@ -458,7 +446,7 @@ func (p *plugin) sharesAncestor(a, b *queueAttr) bool {
 // level.
 func (p *plugin) reclaimeeAncestorToCheck(reclaimer, reclaimee *queueAttr, lvl int) (*queueAttr, bool) {
 	id, ok := ancestorAt(reclaimee, lvl)
-	if !ok || id == rootQueue {
+	if !ok || id == api.RootQueue {
 		return nil, false
 	}
 	if rid, ok := ancestorAt(reclaimer, lvl); ok && rid == id {

@@ -810,7 +810,7 @@ func TestReclaimAction(t *testing.T) {
 	reg.RegisterPlugin(Name, New)
 	reg.RegisterPlugin(priority.Name, priority.New)
 	actions.Register(reg)
-	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: tu.Epoch})
+	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: api.Epoch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func cluster() *tu.Cluster {
 	j.Phase = api.JobRunning
 	ts := c.Tasks(j, "t", 6, api.Running, "n1", tu.CPU(1, 1))
 	for _, t := range ts {
-		t.StartedAt = tu.Epoch
+		t.StartedAt = api.Epoch
 	}
 	ts[0].Annotations = map[string]string{CooldownTime: "600s"}
 	ts[1].Labels = map[string]string{CooldownTime: "10m"}
@@ -63,7 +63,7 @@ func TestEvictableCallbacks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ssn := open(t, cluster(), tu.Epoch.Add(tc.after))
+			ssn := open(t, cluster(), api.Epoch.Add(tc.after))
 			cands := tu.JobOf(t, ssn, "j").SortedTasks()
 			evictor := cands[5]
 			for what, got := range map[string][]*api.TaskInfo{
@@ -79,7 +79,7 @@ func TestEvictableCallbacks(t *testing.T) {
 }
 
 func TestOnlyRunningTasksAreProtected(t *testing.T) {
-	ssn := open(t, cluster(), tu.Epoch)
+	ssn := open(t, cluster(), api.Epoch)
 	task := tu.TaskOf(t, ssn, "j", "t-0").Clone()
 	task.Status = api.Releasing
 	if cooling(task, ssn.Now) {

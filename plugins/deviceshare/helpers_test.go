@@ -18,8 +18,6 @@ const (
 	gib = float64(1 << 30)
 )
 
-var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // cluster is a snapshot under construction.
 type cluster struct{ snap framework.Snapshot }
 
@@ -41,7 +39,7 @@ func (c *cluster) node(name string, devs ...api.Device) *api.Node {
 // job adds an Inqueue job of queue q.
 func (c *cluster) job(name string, min int32) *api.Job {
 	j := &api.Job{Name: name, Namespace: ns, Queue: "q", MinAvailable: min, Phase: api.JobInqueue,
-		CreatedAt: epoch.Add(time.Duration(len(c.snap.Jobs)) * time.Second)}
+		CreatedAt: api.Epoch.Add(time.Duration(len(c.snap.Jobs)) * time.Second)}
 	c.snap.Jobs = append(c.snap.Jobs, j)
 	return j
 }
@@ -102,7 +100,7 @@ func (c *cluster) open(t *testing.T, cfgText string) (*framework.Session, *frame
 	reg.RegisterPlugin(Name, New)
 	reg.RegisterPlugin(testGang, newTestGang)
 	actions.Register(reg)
-	ssn, err := framework.OpenSession(&c.snap, cfg, reg, framework.Options{Now: epoch})
+	ssn, err := framework.OpenSession(&c.snap, cfg, reg, framework.Options{Now: api.Epoch})
 	if err != nil {
 		t.Fatalf("open session: %v", err)
 	}

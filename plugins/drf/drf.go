@@ -1,6 +1,7 @@
 package drf
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -15,16 +16,22 @@ const Name = "drf"
 // shareDelta is how close two shares must be to count as equal when choosing victims.
 const shareDelta = 0.000001
 
-// attr is a job's allocation and dominant share.
+// attr is a job's (or, in the hierarchy, a queue's) allocation and dominant share.
 type attr struct {
 	allocated *api.Resource
 	share     float64
 	dominant  string
 }
 
+func (a *attr) clone() *attr {
+	return &attr{allocated: a.allocated.Clone(), share: a.share, dominant: a.dominant}
+}
+
 type plugin struct {
 	total *api.Resource
 	jobs  map[string]*attr
+	// tree is the hierarchical state, nil unless enableHierarchy is set.
+	tree *tree
 }
 
 var _ framework.Plugin = (*plugin)(nil)
@@ -37,11 +44,9 @@ func New(conf.Arguments) (framework.Plugin, error) {
 func (*plugin) Name() string { return Name }
 
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
-	if hierarchyEnabled(ssn) {
-		ssn.Log.Warn("drf: enableHierarchy is not supported; using flat dominant resource fairness")
-	}
 	p.total = ssn.TotalResource.Clone()
-	for _, j := range ssn.SortedJobs() {
+	sorted := ssn.SortedJobs()
+	for _, j := range sorted {
 		a := &attr{allocated: api.EmptyResource()}
 		for _, t := range j.SortedTasks() {
 			if api.AllocatedStatus(t.Status) {
@@ -51,29 +56,44 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 		p.update(a)
 		p.jobs[j.UID] = a
 	}
+	if ssn.HierarchyEnabled(Name) {
+		t, err := newTree(ssn.Queues, sorted, p.jobs, p.total)
+		if err != nil {
+			// As in Volcano, a hierarchy that cannot be built leaves the plugin out of the
+			// session altogether.
+			ssn.Log.Warn("drf: cannot build the queue hierarchy; the plugin takes no part", "err", err)
+			return
+		}
+		p.tree = t
+		ssn.AddQueueOrderFn(Name, func(l, r *api.QueueInfo) int {
+			return cmp.Compare(p.tree.compare(l.Name, r.Name), 0)
+		})
+		ssn.AddReclaimableFn(Name, func(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+			return p.reclaimable(ssn, reclaimer, candidates)
+		})
+	}
 
 	ssn.AddPreemptableFn(Name, p.preemptable)
 	ssn.AddJobOrderFn(Name, func(l, r *api.JobInfo) int {
-		ls, rs := p.jobShare(l.UID), p.jobShare(r.UID)
-		switch {
-		case ls < rs:
-			return -1
-		case ls > rs:
-			return 1
-		}
-		return 0
+		return cmp.Compare(p.jobShare(l.UID), p.jobShare(r.UID))
 	})
 	ssn.AddEventHandler(&framework.EventHandler{
 		AllocateFunc: func(e *framework.Event) {
 			if a := p.jobs[e.Task.Job]; a != nil {
 				a.allocated.Add(e.Task.Resreq)
 				p.update(a)
+				if p.tree != nil {
+					p.tree.allocate(e.Task.Job, e.Task.Resreq)
+				}
 			}
 		},
 		DeallocateFunc: func(e *framework.Event) {
 			if a := p.jobs[e.Task.Job]; a != nil {
 				a.allocated.Sub(e.Task.Resreq)
 				p.update(a)
+				if p.tree != nil {
+					p.tree.deallocate(e.Task.Job, e.Task.Resreq)
+				}
 			}
 		},
 	})
@@ -94,7 +114,7 @@ func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo
 	if la == nil {
 		return nil, framework.Permit
 	}
-	_, ls := calculateShare(la.allocated.Clone().Add(preemptor.Resreq), p.total)
+	_, ls := resutil.DominantShare(la.allocated.Clone().Add(preemptor.Resreq), p.total)
 	var victims []*api.TaskInfo
 	remaining := map[string]*api.Resource{}
 	for _, c := range candidates {
@@ -109,7 +129,7 @@ func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo
 		}
 		// As in Volcano, the candidate is taken off its job's allocation whether or not it
 		// becomes a victim.
-		_, rs := calculateShare(alloc.Sub(c.Resreq), p.total)
+		_, rs := resutil.DominantShare(alloc.Sub(c.Resreq), p.total)
 		if ls < rs || math.Abs(ls-rs) <= shareDelta {
 			victims = append(victims, c)
 		}
@@ -117,28 +137,49 @@ func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo
 	return victims, framework.Permit
 }
 
-func (p *plugin) update(a *attr) { a.dominant, a.share = calculateShare(a.allocated, p.total) }
+func (p *plugin) update(a *attr) { a.dominant, a.share = resutil.DominantShare(a.allocated, p.total) }
 
-// calculateShare returns the dominant resource of allocated against total and its share: the
-// largest allocated/total over total's resources (cpu, memory, then scalars by name; the first
-// wins a tie).
-func calculateShare(allocated, total *api.Resource) (string, float64) {
-	res, dominant := 0.0, ""
-	for _, rn := range total.Names() {
-		if s := resutil.Share(allocated.Get(rn), total.Get(rn)); s > res {
-			res, dominant = s, rn
+// reclaimable is Volcano's hierarchical reclaim: on a copy of the tree in which the reclaimer's
+// job also holds the reclaimer, a candidate is a victim when, with the candidate taken off its
+// job, the reclaimer's queue comes strictly before the candidate's in hierarchical order.
+// Candidates are judged one at a time: each is put back before the next. Always decides
+// (Permit).
+func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+	lj, la := ssn.Jobs[reclaimer.Job], p.jobs[reclaimer.Job]
+	if lj == nil || la == nil || ssn.Queues[lj.Queue] == nil {
+		return nil, framework.Permit
+	}
+	t := p.tree.clone()
+	t.allocated.Add(reclaimer.Resreq)
+	t.setJob(lj.UID, p.withDelta(la, reclaimer.Resreq, nil))
+	var victims []*api.TaskInfo
+	for _, c := range candidates {
+		rj, ra := ssn.Jobs[c.Job], p.jobs[c.Job]
+		if rj == nil || ra == nil || ssn.Queues[rj.Queue] == nil {
+			continue
+		}
+		t.allocated.Sub(c.Resreq)
+		t.setJob(rj.UID, p.withDelta(ra, nil, c.Resreq))
+		ret := t.compare(lj.Queue, rj.Queue)
+		t.allocated.Add(c.Resreq)
+		t.setJob(rj.UID, ra.clone())
+		if ret < 0 {
+			victims = append(victims, c)
 		}
 	}
-	return dominant, res
+	return victims, framework.Permit
 }
 
-func hierarchyEnabled(ssn *framework.Session) bool {
-	for _, tier := range ssn.Tiers {
-		for _, opt := range tier.Plugins {
-			if opt.Name == Name {
-				return opt.Enabled(conf.FlagHierarchy)
-			}
-		}
+// withDelta returns a copy of a with add added and sub taken off (either may be nil), its
+// share recomputed.
+func (p *plugin) withDelta(a *attr, add, sub *api.Resource) *attr {
+	c := a.clone()
+	if add != nil {
+		c.allocated.Add(add)
 	}
-	return false
+	if sub != nil {
+		c.allocated.Sub(sub)
+	}
+	p.update(c)
+	return c
 }

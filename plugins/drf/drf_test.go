@@ -1,7 +1,6 @@
 package drf
 
 import (
-	"math"
 	"slices"
 	"testing"
 
@@ -11,31 +10,6 @@ import (
 )
 
 var builders = map[string]framework.PluginBuilder{Name: New}
-
-func TestCalculateShare(t *testing.T) {
-	total := api.NewResource(map[string]float64{"cpu": 10, "memory": 100, "nvidia.com/gpu": 4})
-	tests := []struct {
-		name      string
-		allocated *api.Resource
-		wantRes   string
-		wantShare float64
-	}{
-		{"empty", api.EmptyResource(), "", 0},
-		{"cpu dominant", api.NewResource(map[string]float64{"cpu": 5, "memory": 10}), "cpu", 0.5},
-		{"memory dominant", api.NewResource(map[string]float64{"cpu": 1, "memory": 60}), "memory", 0.6},
-		{"gpu dominant", api.NewResource(map[string]float64{"cpu": 1, "nvidia.com/gpu": 3}), "nvidia.com/gpu", 0.75},
-		{"tie: cpu first", api.NewResource(map[string]float64{"cpu": 5, "memory": 50}), "cpu", 0.5},
-		{"resource the cluster lacks is ignored", api.NewResource(map[string]float64{"example.com/fpga": 1}), "", 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			res, s := calculateShare(tc.allocated, total)
-			if res != tc.wantRes || math.Abs(s-tc.wantShare) > 1e-9 {
-				t.Errorf("calculateShare = %s %v, want %s %v", res, s, tc.wantRes, tc.wantShare)
-			}
-		})
-	}
-}
 
 // cluster: one 4-cpu/16Gi node; job "big" runs 3x1cpu, job "small" runs 1x1cpu, job "none"
 // runs nothing; each has one pending task of 1 cpu.
@@ -139,13 +113,12 @@ func TestPreemptableUnknownJob(t *testing.T) {
 	}
 }
 
-func TestHierarchyFallsBackToFlat(t *testing.T) {
-	cfg := "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n"
-	ssn := cluster().Open(t, cfg, builders)
-	if !ssn.JobOrderFn(tu.JobOf(t, ssn, "small"), tu.JobOf(t, ssn, "big")) {
-		t.Error("flat job order expected with enableHierarchy")
-	}
+func TestFlatRegistersNoQueueOrderOrReclaim(t *testing.T) {
+	ssn := cluster().Open(t, tu.OneTier(Name), builders)
 	if got := ssn.Reclaimable(tu.TaskOf(t, ssn, "none", "none-wait"), []*api.TaskInfo{tu.TaskOf(t, ssn, "big", "big-run-0")}); got != nil {
-		t.Errorf("Reclaimable = %v, want none (hierarchical reclaim not implemented)", tu.Names(got))
+		t.Errorf("Reclaimable = %v, want none without enableHierarchy", tu.Names(got))
+	}
+	if p := ssn.Plugins()[0].(*plugin); p.tree != nil {
+		t.Error("flat drf built a hierarchy")
 	}
 }

@@ -23,8 +23,6 @@ const (
 	gib = float64(1 << 30)
 )
 
-var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // reply is how the fake extender answers one call: an HTTP status (0: 200), a JSON body, and
 // a delay before answering.
 type reply struct {
@@ -159,7 +157,7 @@ func newCluster() *cluster {
 
 func (c *cluster) job(name string, prio int32) *api.Job {
 	j := &api.Job{Name: name, Namespace: ns, Queue: "q", MinAvailable: 1, Phase: api.JobInqueue,
-		Priority: prio, HasPriority: true, CreatedAt: epoch.Add(time.Duration(len(c.snap.Jobs)) * time.Second)}
+		Priority: prio, HasPriority: true, CreatedAt: api.Epoch.Add(time.Duration(len(c.snap.Jobs)) * time.Second)}
 	c.snap.Jobs = append(c.snap.Jobs, j)
 	return j
 }
@@ -212,7 +210,7 @@ func (c *cluster) open(t *testing.T, cfgText string) (*framework.Session, *frame
 	reg := framework.NewRegistry()
 	reg.RegisterPlugin(Name, New)
 	actions.Register(reg)
-	ssn, err := framework.OpenSession(&c.snap, cfg, reg, framework.Options{Now: epoch})
+	ssn, err := framework.OpenSession(&c.snap, cfg, reg, framework.Options{Now: api.Epoch})
 	if err != nil {
 		t.Fatalf("open session: %v", err)
 	}

@@ -30,9 +30,6 @@ const (
 // baseScore is what a required group scores; a preferred one scores half of it.
 const baseScore = 100
 
-// rootQueue is the parent of a queue that names none.
-const rootQueue = "root"
-
 type plugin struct {
 	strict         bool
 	preferredOrder bool
@@ -170,7 +167,7 @@ func buildQueues(ssn *framework.Session) map[string]*queueAttr {
 		limits, err := parseLimits(q.Queue.Annotations[AnnotationResourceLimits])
 		own[name] = &queueAttr{aff: newAffinity(q.Queue), limits: limits, limitErr: err, allocated: map[string]*api.Resource{}}
 	}
-	if !hierarchyEnabled(ssn) {
+	if !ssn.HierarchyEnabled(Name) {
 		return own
 	}
 	inherited := make(map[string]*affinity, len(own))
@@ -190,10 +187,10 @@ func buildQueues(ssn *framework.Session) map[string]*queueAttr {
 // ancestor lists do.
 func ancestorAffinity(ssn *framework.Session, own map[string]*queueAttr, name string) *affinity {
 	seen := map[string]bool{name: true}
-	for cur := name; cur != rootQueue; {
+	for cur := name; cur != api.RootQueue; {
 		parent := ssn.Queues[cur].Parent
 		if parent == "" {
-			parent = rootQueue
+			parent = api.RootQueue
 		}
 		if _, ok := ssn.Queues[parent]; !ok || seen[parent] {
 			return nil
@@ -205,19 +202,6 @@ func ancestorAffinity(ssn *framework.Session, own map[string]*queueAttr, name st
 		cur = parent
 	}
 	return nil
-}
-
-// hierarchyEnabled is Volcano's ssn.HierarchyEnabled: the plugin's first entry in the tiers
-// decides.
-func hierarchyEnabled(ssn *framework.Session) bool {
-	for _, t := range ssn.Tiers {
-		for _, p := range t.Plugins {
-			if p.Name == Name {
-				return p.EnabledHierarchy != nil && *p.EnabledHierarchy
-			}
-		}
-	}
-	return false
 }
 
 // attrOf returns the state of the task's queue, nil when the job or queue is unknown.

@@ -222,7 +222,7 @@ func TestPreemptRespectsBudget(t *testing.T) {
 			reg.RegisterPlugin(Name, New)
 			reg.RegisterPlugin("starving", func(conf.Arguments) (framework.Plugin, error) { return starving{}, nil })
 			actions.Register(reg)
-			ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: tu.Epoch})
+			ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: api.Epoch})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package proportion
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -245,13 +246,7 @@ func (p *plugin) computeDeserved() {
 // updateShare sets the queue's share: the largest allocated/deserved over deserved's
 // dimensions.
 func (attr *queueAttr) updateShare() {
-	res := 0.0
-	for _, n := range attr.deserved.Names() {
-		if s := resutil.Share(attr.allocated.Get(n), attr.deserved.Get(n)); s > res {
-			res = s
-		}
-	}
-	attr.share = res
+	_, attr.share = resutil.DominantShare(attr.allocated, attr.deserved)
 }
 
 func (attr *queueAttr) overused() bool { return attr.deserved.LessEqual(attr.allocated, api.Zero) }
@@ -288,14 +283,7 @@ func (p *plugin) queueOrder(l, r *api.QueueInfo) int {
 		}
 		return 1
 	}
-	ls, rs := p.shareOf(l), p.shareOf(r)
-	switch {
-	case ls < rs:
-		return -1
-	case ls > rs:
-		return 1
-	}
-	return 0
+	return cmp.Compare(p.shareOf(l), p.shareOf(r))
 }
 
 // allocatable reports whether the queue's allocation plus the task's request stays within its

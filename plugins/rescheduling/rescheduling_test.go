@@ -36,7 +36,7 @@ func open(t *testing.T, c *tu.Cluster, config string) (*framework.Session, *fram
 	reg := framework.NewRegistry()
 	reg.RegisterPlugin(Name, New)
 	actions.Register(reg)
-	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: tu.Epoch})
+	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: api.Epoch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestDueAt(t *testing.T) {
 		{2*time.Minute + 2*time.Second, true},
 	}
 	for _, s := range steps {
-		if got := dueAt(log, time.Minute, tu.Epoch.Add(s.after)); got != s.want {
+		if got := dueAt(log, time.Minute, api.Epoch.Add(s.after)); got != s.want {
 			t.Errorf("at +%v: due %v, want %v", s.after, got, s.want)
 		}
 	}
@@ -136,7 +136,7 @@ func lnuCluster() *tu.Cluster {
 	add := func(name, node string, res api.Resource, prio int32, started int) {
 		task := c.Task(j, name, api.Running, node, res)
 		task.Priority, task.HasPriority = prio, true
-		task.StartedAt = tu.Epoch.Add(time.Duration(started) * time.Second)
+		task.StartedAt = api.Epoch.Add(time.Duration(started) * time.Second)
 	}
 	add("hot-a", "hot", tu.CPU(2, 1), 0, 1)
 	add("hot-b", "hot", tu.CPU(1, 0), 10, 1)
@@ -220,7 +220,7 @@ func TestLowNodeUtilization(t *testing.T) {
 func TestSortForEviction(t *testing.T) {
 	mk := func(name string, prio int32, be bool, started int) *api.TaskInfo {
 		t := &api.TaskInfo{UID: name, Name: name, Priority: prio, BestEffort: be}
-		t.StartedAt = tu.Epoch.Add(time.Duration(started) * time.Second)
+		t.StartedAt = api.Epoch.Add(time.Duration(started) * time.Second)
 		return t
 	}
 	ts := []*api.TaskInfo{

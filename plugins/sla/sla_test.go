@@ -120,7 +120,7 @@ func TestJobOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ssn, _ := open(t, cluster(), config(tc.arg), tu.Epoch)
+			ssn, _ := open(t, cluster(), config(tc.arg), api.Epoch)
 			if got := ssn.JobOrderFn(tu.JobOf(t, ssn, tc.l), tu.JobOf(t, ssn, tc.r)); got != tc.want {
 				t.Errorf("JobOrderFn(%s, %s) = %v, want %v", tc.l, tc.r, got, tc.want)
 			}
@@ -145,7 +145,7 @@ func TestVotes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ssn, _ := open(t, cluster(), config(tc.arg), tu.Epoch.Add(tc.after))
+			ssn, _ := open(t, cluster(), config(tc.arg), api.Epoch.Add(tc.after))
 			p := ssn.Plugins()[0].(*plugin)
 			j := tu.JobOf(t, ssn, tc.job)
 			if got := p.permit(ssn, j); got != tc.want {
@@ -164,7 +164,7 @@ func TestVotes(t *testing.T) {
 }
 
 func TestEnqueueAction(t *testing.T) {
-	ssn, reg := open(t, cluster(), config(""), tu.Epoch.Add(6*time.Minute))
+	ssn, reg := open(t, cluster(), config(""), api.Epoch.Add(6*time.Minute))
 	if err := ssn.RunActions(reg); err != nil {
 		t.Fatal(err)
 	}

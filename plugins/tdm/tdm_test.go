@@ -17,7 +17,7 @@ import (
 )
 
 // noon is 12:00 UTC on the test epoch's day.
-var noon = tu.Epoch.Add(12 * time.Hour)
+var noon = api.Epoch.Add(12 * time.Hour)
 
 // config returns a one-tier configuration of the given actions with tdm and its arguments.
 func config(acts string, args map[string]string) string {
@@ -144,7 +144,7 @@ func TestWindowBounds(t *testing.T) {
 }
 
 func TestWindowActive(t *testing.T) {
-	at := func(h, m, s int) time.Time { return tu.Epoch.Add(time.Duration(h*3600+m*60+s) * time.Second) }
+	at := func(h, m, s int) time.Time { return api.Epoch.Add(time.Duration(h*3600+m*60+s) * time.Second) }
 	tests := []struct {
 		raw  string
 		now  time.Time
@@ -160,7 +160,7 @@ func TestWindowActive(t *testing.T) {
 		{"10:00-21:00", at(9, 59, 59), false},
 		{"10:00-21:00", at(10, 0, 0), true},
 		{"10:00-21:00", at(21, 0, 0), true},
-		{"10:00-21:00", tu.Epoch.Add(21*time.Hour + 500*time.Millisecond), true}, // to the second
+		{"10:00-21:00", api.Epoch.Add(21*time.Hour + 500*time.Millisecond), true}, // to the second
 		{"10:00-21:00", at(21, 0, 1), false},
 		{"22:00-6:00", at(23, 0, 0), true},
 		// As Volcano: the window checked at 3:00 starts at 22:00 that day.
@@ -211,8 +211,8 @@ func TestPredicateAndNodeOrder(t *testing.T) {
 		{"preemptable annotation", map[string]string{Preemptable: "true"}, noon, map[string]float64{"n1": 100, "n2": 100, "n3": 0, "n4": 0}},
 		{"preemptable annotation false", map[string]string{Preemptable: "false"}, noon, map[string]float64{"n3": 0, "n4": 0}},
 		{"revocable-zone annotation wins", map[string]string{RevocableZone: "", Preemptable: "true"}, noon, map[string]float64{"n3": 0, "n4": 0}},
-		{"rz2 active", map[string]string{RevocableZone: "*"}, tu.Epoch.Add(30 * time.Second), map[string]float64{"n1": 100, "n2": 100, "n3": 0, "n4": 0, "n5": 100}},
-		{"rz2 active, plain task", nil, tu.Epoch.Add(30 * time.Second), map[string]float64{"n3": 0, "n4": 0}},
+		{"rz2 active", map[string]string{RevocableZone: "*"}, api.Epoch.Add(30 * time.Second), map[string]float64{"n1": 100, "n2": 100, "n3": 0, "n4": 0, "n5": 100}},
+		{"rz2 active, plain task", nil, api.Epoch.Add(30 * time.Second), map[string]float64{"n3": 0, "n4": 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -453,11 +453,11 @@ func TestVictimTasksPeriod(t *testing.T) {
 	// An active zone still counts as a search.
 	mem = framework.NewMemory()
 	act := map[string]string{"tdm.revocable-zone.rz1": "0:00-0:01", ArgEvictPeriod: "10m"}
-	ssn, _ = open(t, victimCluster(nil, map[string]string{}), "preempt", act, tu.Epoch, mem)
+	ssn, _ = open(t, victimCluster(nil, map[string]string{}), "preempt", act, api.Epoch, mem)
 	if got := ssn.VictimTasks(nil); len(got) != 0 {
 		t.Fatalf("active zone: %d victims", len(got))
 	}
-	ssn, _ = open(t, victimCluster(nil, map[string]string{}), "preempt", act, tu.Epoch.Add(5*time.Minute), mem)
+	ssn, _ = open(t, victimCluster(nil, map[string]string{}), "preempt", act, api.Epoch.Add(5*time.Minute), mem)
 	if got := ssn.VictimTasks(nil); len(got) != 0 {
 		t.Errorf("zone closed but within the period: %d victims, want 0", len(got))
 	}

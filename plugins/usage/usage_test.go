@@ -169,7 +169,7 @@ func TestScore(t *testing.T) {
 				rj := c.Job("run", "q", 1)
 				rt := c.Task(rj, "r", api.Running, "n", tu.CPU(tc.running.cpu, 1))
 				if tc.running.startedAgo >= 0 {
-					rt.StartedAt = tu.Epoch.Add(-time.Duration(tc.running.startedAgo * float64(time.Second)))
+					rt.StartedAt = api.Epoch.Add(-time.Duration(tc.running.startedAgo * float64(time.Second)))
 				}
 			}
 			j := c.Job("j", "q", 1)
@@ -189,7 +189,7 @@ func TestMetricsInterval(t *testing.T) {
 	c.Queue("q", 1)
 	node(c, "n", map[string]float64{"cpu": 40, "memory": 60})
 	rj := c.Job("run", "q", 1)
-	c.Task(rj, "r", api.Running, "n", tu.CPU(4, 1)).StartedAt = tu.Epoch.Add(-10 * time.Second)
+	c.Task(rj, "r", api.Running, "n", tu.CPU(4, 1)).StartedAt = api.Epoch.Add(-10 * time.Second)
 	j := c.Job("j", "q", 1)
 	c.Task(j, "t", api.Pending, "", tu.CPU(1, 1))
 	ssn := c.Open(t, config("metrics:\n  interval: 5s\n"), builders)

@@ -2,6 +2,8 @@ package slurm
 
 import (
 	"google.golang.org/protobuf/proto"
+	"maps"
+	"slices"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
@@ -10,16 +12,16 @@ import (
 // tasks; each by name): the content of a replace_all batch.
 func (st *ClusterState) Deltas() []*sluicev1.Delta {
 	var out []*sluicev1.Delta
-	for _, k := range sortedKeys(st.Queues) {
+	for _, k := range slices.Sorted(maps.Keys(st.Queues)) {
 		out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertQueue{UpsertQueue: st.Queues[k]}})
 	}
-	for _, k := range sortedKeys(st.Nodes) {
+	for _, k := range slices.Sorted(maps.Keys(st.Nodes)) {
 		out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: st.Nodes[k]}})
 	}
-	for _, k := range sortedKeys(st.Jobs) {
+	for _, k := range slices.Sorted(maps.Keys(st.Jobs)) {
 		out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: st.Jobs[k]}})
 	}
-	for _, k := range sortedKeys(st.Tasks) {
+	for _, k := range slices.Sorted(maps.Keys(st.Tasks)) {
 		out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: st.Tasks[k]}})
 	}
 	return out
@@ -33,22 +35,22 @@ func (st *ClusterState) Diff(old *ClusterState) []*sluicev1.Delta {
 		return st.Deltas()
 	}
 	var out []*sluicev1.Delta
-	for _, k := range sortedKeys(st.Queues) {
+	for _, k := range slices.Sorted(maps.Keys(st.Queues)) {
 		if q := st.Queues[k]; !proto.Equal(q, old.Queues[k]) {
 			out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertQueue{UpsertQueue: q}})
 		}
 	}
-	for _, k := range sortedKeys(st.Nodes) {
+	for _, k := range slices.Sorted(maps.Keys(st.Nodes)) {
 		if n := st.Nodes[k]; !proto.Equal(n, old.Nodes[k]) {
 			out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: n}})
 		}
 	}
-	for _, k := range sortedKeys(st.Jobs) {
+	for _, k := range slices.Sorted(maps.Keys(st.Jobs)) {
 		if j := st.Jobs[k]; !proto.Equal(j, old.Jobs[k]) {
 			out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertJob{UpsertJob: j}})
 		}
 	}
-	for _, k := range sortedKeys(st.Tasks) {
+	for _, k := range slices.Sorted(maps.Keys(st.Tasks)) {
 		if t := st.Tasks[k]; !proto.Equal(t, old.Tasks[k]) {
 			out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: t}})
 		}
@@ -56,7 +58,7 @@ func (st *ClusterState) Diff(old *ClusterState) []*sluicev1.Delta {
 	del := func(kind sluicev1.ObjectKind, ns, name string) {
 		out = append(out, &sluicev1.Delta{Change: &sluicev1.Delta_Delete{Delete: &sluicev1.ObjectRef{Kind: kind, Namespace: ns, Name: name}}})
 	}
-	for _, k := range sortedKeys(old.Tasks) {
+	for _, k := range slices.Sorted(maps.Keys(old.Tasks)) {
 		if _, ok := st.Tasks[k]; !ok {
 			// Deleting a job deletes its tasks; only tasks of jobs that stay need their own.
 			if _, jobStays := st.Jobs[old.Tasks[k].GetJob()]; jobStays {
@@ -64,17 +66,17 @@ func (st *ClusterState) Diff(old *ClusterState) []*sluicev1.Delta {
 			}
 		}
 	}
-	for _, k := range sortedKeys(old.Jobs) {
+	for _, k := range slices.Sorted(maps.Keys(old.Jobs)) {
 		if _, ok := st.Jobs[k]; !ok {
 			del(sluicev1.ObjectKind_OBJECT_KIND_JOB, old.Namespace, k)
 		}
 	}
-	for _, k := range sortedKeys(old.Nodes) {
+	for _, k := range slices.Sorted(maps.Keys(old.Nodes)) {
 		if _, ok := st.Nodes[k]; !ok {
 			del(sluicev1.ObjectKind_OBJECT_KIND_NODE, "", k)
 		}
 	}
-	for _, k := range sortedKeys(old.Queues) {
+	for _, k := range slices.Sorted(maps.Keys(old.Queues)) {
 		if _, ok := st.Queues[k]; !ok {
 			del(sluicev1.ObjectKind_OBJECT_KIND_QUEUE, "", k)
 		}

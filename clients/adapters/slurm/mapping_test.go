@@ -2,7 +2,9 @@ package slurm
 
 import (
 	"context"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,14 +202,14 @@ func TestMapQueueByAccountAndPriorityFromSlurm(t *testing.T) {
 func TestMapPartitionFilter(t *testing.T) {
 	st := mustMap(t, fixtureSnapshot(t, "squeue.json"), Options{Partitions: []string{"gpu"}})
 	if len(st.Nodes) != 2 || st.Nodes["sn3"] != nil {
-		t.Errorf("nodes %v", sortedKeys(st.Nodes))
+		t.Errorf("nodes %v", slices.Sorted(maps.Keys(st.Nodes)))
 	}
 	// Waiting jobs of partition gpu; jobs of batch only where they hold gpu's nodes
 	// (job-1 runs on sn1 and sn2, job-8 waits on sn1; job-5 on sn3 is out of sight).
-	if got := sortedKeys(st.Jobs); !reflect.DeepEqual(got, []string{"job-1", "job-3", "job-6", "job-8"}) {
+	if got := slices.Sorted(maps.Keys(st.Jobs)); !reflect.DeepEqual(got, []string{"job-1", "job-3", "job-6", "job-8"}) {
 		t.Errorf("jobs %v (skipped %v)", got, st.Skipped)
 	}
-	if got := sortedKeys(st.Queues); !reflect.DeepEqual(got, []string{"batch", "gpu"}) {
+	if got := slices.Sorted(maps.Keys(st.Queues)); !reflect.DeepEqual(got, []string{"batch", "gpu"}) {
 		t.Errorf("queues %v", got)
 	}
 	if q := st.Jobs["job-1"].GetQueue(); q != "batch" {
@@ -287,7 +289,7 @@ func TestMapRespectsBeginTimeButNotRequeueDelay(t *testing.T) {
 		},
 	}
 	st := mustMap(t, snap, Options{})
-	if got := sortedKeys(st.Jobs); !reflect.DeepEqual(got, []string{"job-2", "job-3"}) {
+	if got := slices.Sorted(maps.Keys(st.Jobs)); !reflect.DeepEqual(got, []string{"job-2", "job-3"}) {
 		t.Errorf("jobs %v (skipped %v)", got, st.Skipped)
 	}
 	if st.Skipped["held with a begin time in the future"] != 1 {

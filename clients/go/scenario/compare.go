@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -163,7 +164,7 @@ func Compare(expect *Expect, out *Outcome) error {
 		compareCounts("evictCounts", expect.EvictCounts, got, add)
 	}
 
-	for _, j := range sortedKeys(expect.JobPhases) {
+	for _, j := range slices.Sorted(maps.Keys(expect.JobPhases)) {
 		want := expect.JobPhases[j]
 		got, ok := out.JobPhases[j]
 		switch {
@@ -174,7 +175,7 @@ func Compare(expect *Expect, out *Outcome) error {
 		}
 	}
 
-	for _, q := range sortedKeys(expect.Queues) {
+	for _, q := range slices.Sorted(maps.Keys(expect.Queues)) {
 		want := expect.Queues[q]
 		got, ok := out.Queues[q]
 		if !ok {
@@ -185,7 +186,7 @@ func Compare(expect *Expect, out *Outcome) error {
 		compareAmounts("queues: "+q+" allocated", want.Allocated, got.Allocated, add)
 	}
 
-	for _, t := range sortedKeys(expect.DeviceBinds) {
+	for _, t := range slices.Sorted(maps.Keys(expect.DeviceBinds)) {
 		want := expect.DeviceBinds[t]
 		b, ok := out.Binds[t]
 		if !ok {
@@ -198,7 +199,7 @@ func Compare(expect *Expect, out *Outcome) error {
 		}
 	}
 
-	for _, j := range sortedKeys(expect.Unschedulable) {
+	for _, j := range slices.Sorted(maps.Keys(expect.Unschedulable)) {
 		want := expect.Unschedulable[j]
 		got, ok := out.Explanations[j]
 		switch {
@@ -232,7 +233,7 @@ func compareCounts(key string, want, got map[string]int, add func(string, ...any
 // compareAmounts compares each resource listed in want with got, to 0.1% or
 // 1m, whichever is larger. A resource missing from got counts as 0.
 func compareAmounts(what string, want, got map[string]string, add func(string, ...any)) {
-	for _, r := range sortedKeys(want) {
+	for _, r := range slices.Sorted(maps.Keys(want)) {
 		w := quantityValue(want[r])
 		gs, ok := got[r]
 		if !ok {

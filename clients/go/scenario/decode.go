@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -355,14 +354,4 @@ func (d *decoder) strList(n *yaml.Node, path string) []string {
 	out := []string{}
 	d.list(n, path, func(_ int, e *yaml.Node, p string) { out = append(out, d.str(e, p)) })
 	return out
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

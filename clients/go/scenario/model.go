@@ -8,7 +8,9 @@ import (
 )
 
 // Epoch is the scenario clock's origin: every time in a scenario file
-// (now, createdAt, startedAt) is a number of seconds after it.
+// (now, createdAt, startedAt) is a number of seconds after it. It is the
+// engine's api.Epoch, repeated because clients do not import the engine; a
+// test in cmd/sluicectl keeps the two equal.
 var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // AnyNode is the node name that, in the binds and pipelined expectations,

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -164,7 +166,7 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	cluster string, exp *Expect, out *Outcome) error {
 	if exp.JobPhases != nil {
 		out.JobPhases = map[string]string{}
-		for _, j := range sortedKeys(exp.JobPhases) {
+		for _, j := range slices.Sorted(maps.Keys(exp.JobPhases)) {
 			ns, name := SplitName(j)
 			resp, err := state.GetJob(ctx, &sluicev1.GetJobRequest{Cluster: cluster, Namespace: ns, Name: name})
 			if err != nil {
@@ -175,7 +177,7 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	}
 	if exp.Queues != nil {
 		out.Queues = map[string]QueueAmounts{}
-		for _, q := range sortedKeys(exp.Queues) {
+		for _, q := range slices.Sorted(maps.Keys(exp.Queues)) {
 			resp, err := state.GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: cluster, Name: q})
 			if err != nil {
 				return fmt.Errorf("queues: GetQueue %s: %s", q, StatusText(err))
@@ -186,7 +188,7 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	}
 	if exp.Unschedulable != nil {
 		out.Explanations = map[string]string{}
-		for _, j := range sortedKeys(exp.Unschedulable) {
+		for _, j := range slices.Sorted(maps.Keys(exp.Unschedulable)) {
 			ns, name := SplitName(j)
 			resp, err := sched.ExplainJob(ctx, &sluicev1.ExplainJobRequest{Cluster: cluster, Namespace: ns, Name: name})
 			if err != nil {
@@ -301,9 +303,24 @@ func RunFiles(ctx context.Context, conn grpc.ClientConnInterface, paths []string
 }
 
 func runFile(ctx context.Context, conn grpc.ClientConnInterface, file string, seen map[string]string) Result {
+	sc, err := LoadFile(file)
+	if err != nil {
+		return Result{Name: file, Failure: err.Error()}
+	}
+	if other, dup := seen[sc.Name]; dup {
+		return Result{Name: sc.Name, Failure: fmt.Sprintf("duplicate scenario name (also in %s)", other)}
+	}
+	seen[sc.Name] = file
+	return Run(ctx, conn, sc, ClusterName(sc.Name))
+}
+
+// LoadFile reads and parses one scenario file. Its error is worded as the
+// runner's FAIL line has it, without the file's name: the key's path, then
+// what is wrong ("cluster.nodes[0].allocatable.cpu: bad quantity ...").
+func LoadFile(file string) (*Scenario, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return Result{Name: file, Failure: pathErr(err).Error()}
+		return nil, pathErr(err)
 	}
 	sc, err := Parse(file, data)
 	if err != nil {
@@ -313,15 +330,11 @@ func runFile(ctx context.Context, conn grpc.ClientConnInterface, file string, se
 			if pe.Path != "" {
 				msg = pe.Path + ": " + msg
 			}
-			return Result{Name: file, Failure: msg}
+			return nil, errors.New(msg)
 		}
-		return Result{Name: file, Failure: err.Error()}
+		return nil, err
 	}
-	if other, dup := seen[sc.Name]; dup {
-		return Result{Name: sc.Name, Failure: fmt.Sprintf("duplicate scenario name (also in %s)", other)}
-	}
-	seen[sc.Name] = file
-	return Run(ctx, conn, sc, ClusterName(sc.Name))
+	return sc, nil
 }
 
 // ClusterName turns a scenario name into a valid cluster name (lower-case letters, digits,
@@ -367,26 +380,35 @@ func expandPaths(paths []string, bad func(path string, err error)) []string {
 			files = append(files, p)
 			continue
 		}
-		// A directory holds scenarios at any depth.
-		var inDir []string
-		err = filepath.WalkDir(p, func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			ext := strings.ToLower(filepath.Ext(e.Name()))
-			if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				inDir = append(inDir, path)
-			}
-			return nil
-		})
+		inDir, err := Files(p)
 		if err != nil {
 			bad(p, err)
 			continue
 		}
-		sort.Strings(inDir)
 		files = append(files, inDir...)
 	}
 	return files
+}
+
+// Files lists the scenario files (*.yaml and *.yml, at any depth) of a
+// directory, in name order.
+func Files(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	return files, nil
 }
 
 // pathErr drops the operation and path from an *fs.PathError, since the

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -360,6 +361,30 @@ func TestRunFiles(t *testing.T) {
 	}
 	if passed != 1 || failed != 3 {
 		t.Errorf("passed %d failed %d", passed, failed)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b.yaml", "a.YML", "sub/deeper/c.yml", "notes.txt", "sub/d.json"} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "a.YML"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "sub/deeper/c.yml")}
+	if !slices.Equal(got, want) {
+		t.Errorf("Files = %v, want %v", got, want)
+	}
+	if _, err := Files(filepath.Join(dir, "missing")); err == nil {
+		t.Error("Files of a missing directory: no error")
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package resutil holds the Volcano queue and job resource helpers that the capacity,
-// proportion and overcommit plugins share: whether a queue's resource field is set, a job's
-// minResources, what an admitted job still reserves (util.GetInqueueResource), and
-// helpers.Share. Their quirks decide admission, so they are kept in behaviour.
+// proportion, drf and overcommit plugins share: whether a queue's resource field is set, a
+// job's minResources, what an admitted job still reserves (util.GetInqueueResource),
+// helpers.Share and the dominant share built on it. Their quirks decide admission and order,
+// so they are kept in behaviour.
 package resutil
 
 import (
@@ -74,4 +75,19 @@ func Share(l, r float64) float64 {
 		return 1
 	}
 	return l / r
+}
+
+// DominantShare is the largest Share(allocated, base) over base's dimensions (base.Names():
+// cpu, memory, then scalars by name) and the dimension where it is found, the first on a tie;
+// it is 0 and "" when allocated holds none of base. drf measures a job or a queue against the
+// cluster's total with it (Volcano's drf calculateShare), proportion and capacity measure a
+// queue against its deserved amount (their updateShare).
+func DominantShare(allocated, base *api.Resource) (string, float64) {
+	share, dominant := 0.0, ""
+	for _, n := range base.Names() {
+		if s := Share(allocated.Get(n), base.Get(n)); s > share {
+			share, dominant = s, n
+		}
+	}
+	return dominant, share
 }

@@ -1,6 +1,7 @@
 package resutil
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -97,5 +98,35 @@ func TestShare(t *testing.T) {
 		if got := Share(tc.l, tc.r); got != tc.want {
 			t.Errorf("Share(%v, %v) = %v, want %v", tc.l, tc.r, got, tc.want)
 		}
+	}
+}
+
+func TestDominantShare(t *testing.T) {
+	base := api.NewResource(map[string]float64{"cpu": 10, "memory": 100, "nvidia.com/gpu": 4})
+	tests := []struct {
+		name      string
+		allocated *api.Resource
+		base      *api.Resource
+		wantName  string
+		wantShare float64
+	}{
+		{"empty", api.EmptyResource(), base, "", 0},
+		{"cpu dominant", api.NewResource(map[string]float64{"cpu": 5, "memory": 10}), base, "cpu", 0.5},
+		{"memory dominant", api.NewResource(map[string]float64{"cpu": 1, "memory": 60}), base, "memory", 0.6},
+		{"scalar dominant", api.NewResource(map[string]float64{"cpu": 1, "nvidia.com/gpu": 3}), base, "nvidia.com/gpu", 0.75},
+		{"tie: the first dimension wins", api.NewResource(map[string]float64{"cpu": 5, "memory": 50}), base, "cpu", 0.5},
+		{"a dimension the base lacks is ignored", api.NewResource(map[string]float64{"example.com/fpga": 1}), base, "", 0},
+		{"above the base", api.NewResource(map[string]float64{"memory": 150}), base, "memory", 1.5},
+		{"empty base", api.NewResource(map[string]float64{"cpu": 1}), api.EmptyResource(), "", 0},
+		// Names skips dimensions below MinResource, so a base of 0.05 milli-CPU is no base.
+		{"base below MinResource", res(1, 0, nil), res(0.05, 0, nil), "", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			name, s := DominantShare(tc.allocated, tc.base)
+			if name != tc.wantName || math.Abs(s-tc.wantShare) > 1e-9 {
+				t.Errorf("DominantShare = %s %v, want %s %v", name, s, tc.wantName, tc.wantShare)
+			}
+		})
 	}
 }

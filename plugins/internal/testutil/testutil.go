@@ -15,9 +15,6 @@ import (
 // Namespace is the namespace every job and task built here lives in.
 const Namespace = "ns"
 
-// Epoch is the creation time of the first job; later jobs are one second apart.
-var Epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // Res builds a resource from amounts in base units: cpu in cores, memory in bytes, any other
 // name in units (see api.NewResource).
 func Res(amounts map[string]float64) api.Resource {
@@ -54,11 +51,12 @@ func (c *Cluster) Queue(name string, weight int32) *api.Queue {
 	return q
 }
 
-// Job adds an Inqueue job in Namespace; creation times follow the order of the calls.
+// Job adds an Inqueue job in Namespace, created at api.Epoch and each later one a second after
+// the one before.
 func (c *Cluster) Job(name, queue string, minAvailable int32) *api.Job {
 	j := &api.Job{
 		Name: name, Namespace: Namespace, Queue: queue, MinAvailable: minAvailable,
-		Phase: api.JobInqueue, CreatedAt: Epoch.Add(time.Duration(len(c.Snap.Jobs)) * time.Second),
+		Phase: api.JobInqueue, CreatedAt: api.Epoch.Add(time.Duration(len(c.Snap.Jobs)) * time.Second),
 	}
 	c.Snap.Jobs = append(c.Snap.Jobs, j)
 	return j
@@ -101,7 +99,7 @@ func (c *Cluster) Open(t testing.TB, config string, plugins map[string]framework
 	for name, b := range plugins {
 		reg.RegisterPlugin(name, b)
 	}
-	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: Epoch})
+	ssn, err := framework.OpenSession(&c.Snap, cfg, reg, framework.Options{Now: api.Epoch})
 	if err != nil {
 		t.Fatalf("open session: %v", err)
 	}
