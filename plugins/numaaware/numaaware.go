@@ -239,7 +239,7 @@ func (p *plugin) assign(t *api.TaskInfo, n needs, ns *nodeState) (cpuSet, error)
 	switch cpus, ok := allocate(n, ns, best, avail); {
 	case !admit:
 		e.err = api.NewFitError(ns.name, api.UnschedulableAndUnresolvable,
-			fmt.Sprintf("cpus cannot be aligned as numa policy %s wants", ns.spec.TopologyManagerPolicy))
+			fmt.Sprintf("no cpu alignment for numa policy %s", ns.spec.TopologyManagerPolicy))
 	case !ok:
 		// Volcano admits the task and assigns nothing; the node's CPU manager would refuse it.
 		e.err = api.NewFitError(ns.name, api.Unschedulable, reasonInsufficient)
