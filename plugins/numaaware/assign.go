@@ -24,27 +24,8 @@ func (t *topology) take(avail cpuSet, n int) (cpuSet, bool) {
 	if n > a.avail.size() {
 		return cpuSet{}, false
 	}
-	if a.need >= t.cpusPerSocket {
-		for _, s := range a.freeSockets() {
-			a.claim(t.bySock[s])
-			if a.need <= 0 {
-				return a.result, true
-			}
-			if a.need < t.cpusPerSocket {
-				break
-			}
-		}
-	}
-	if a.need >= t.cpusPerCore {
-		for _, c := range a.freeCores() {
-			a.claim(t.byCore[c])
-			if a.need <= 0 {
-				return a.result, true
-			}
-			if a.need < t.cpusPerCore {
-				break
-			}
-		}
+	if a.claimWhole(a.freeSockets(), t.cpusPerSocket) || a.claimWhole(a.freeCores(), t.cpusPerCore) {
+		return a.result, true
 	}
 	for _, id := range a.freeCPUs() {
 		a.claim(newCPUSet(id))
@@ -68,20 +49,38 @@ func (a *accumulator) claim(s cpuSet) {
 	a.need -= s.size()
 }
 
-// freeSockets are the sockets whose every CPU is available, ascending.
-func (a *accumulator) freeSockets() []int {
-	var out []int
+// claimWhole claims the groups (whole sockets or cores of per CPUs) in order while at least
+// per CPUs are still needed. It reports whether the need is met.
+func (a *accumulator) claimWhole(groups []cpuSet, per int) bool {
+	if a.need < per {
+		return false
+	}
+	for _, g := range groups {
+		a.claim(g)
+		if a.need <= 0 {
+			return true
+		}
+		if a.need < per {
+			break
+		}
+	}
+	return false
+}
+
+// freeSockets are the CPUs of the sockets whose every CPU is available, by socket id.
+func (a *accumulator) freeSockets() []cpuSet {
+	var out []cpuSet
 	for _, s := range a.topo.sockets {
-		if a.topo.bySock[s].subsetOf(a.avail) {
-			out = append(out, s)
+		if cpus := a.topo.bySock[s]; cpus.subsetOf(a.avail) {
+			out = append(out, cpus)
 		}
 	}
 	return out
 }
 
-// freeCores are the cores whose every CPU is available: sockets with fewer free cores
-// first, then by socket id; within a socket by core id.
-func (a *accumulator) freeCores() []coreID {
+// freeCores are the CPUs of the cores whose every CPU is available: sockets with fewer free
+// cores first, then by socket id; within a socket by core id.
+func (a *accumulator) freeCores() []cpuSet {
 	free := map[int][]coreID{}
 	for _, c := range a.topo.cores {
 		if a.topo.byCore[c].subsetOf(a.avail) {
@@ -90,9 +89,11 @@ func (a *accumulator) freeCores() []coreID {
 	}
 	sockets := slices.Clone(a.topo.sockets)
 	slices.SortStableFunc(sockets, func(x, y int) int { return len(free[x]) - len(free[y]) })
-	var out []coreID
+	var out []cpuSet
 	for _, s := range sockets {
-		out = append(out, free[s]...)
+		for _, c := range free[s] {
+			out = append(out, a.topo.byCore[c])
+		}
 	}
 	return out
 }
