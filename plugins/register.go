@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-sched/sluice/plugins/networktopologyaware"
 	"github.com/sluice-sched/sluice/plugins/nodegroup"
 	"github.com/sluice-sched/sluice/plugins/nodeorder"
+	"github.com/sluice-sched/sluice/plugins/numaaware"
 	"github.com/sluice-sched/sluice/plugins/overcommit"
 	"github.com/sluice-sched/sluice/plugins/pdb"
 	"github.com/sluice-sched/sluice/plugins/predicates"
@@ -58,6 +59,7 @@ func Register(reg *framework.Registry) {
 		{extender.Name, extender.New},
 		{networktopologyaware.Name, networktopologyaware.New},
 		{tdm.Name, tdm.New},
+		{numaaware.Name, numaaware.New},
 	} {
 		reg.RegisterPlugin(p.name, p.new)
 	}

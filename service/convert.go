@@ -107,6 +107,7 @@ func nodeFromProto(fe *fieldErrors, p string, n *sluicev1.Node) *api.Node {
 		Labels:        cloneMap(n.GetLabels()),
 		Unschedulable: n.GetUnschedulable(),
 		Usage:         cloneMap(n.GetUsage()),
+		NumaTopology:  numaFromProto(fe, sub(p, "numa_topology"), n.GetNumaTopology()),
 	}
 	if len(n.GetAllocatable()) > 0 && len(fe.list) == seen {
 		checkOffers(fe, sub(p, "allocatable"), &out.Allocatable)
@@ -277,6 +278,7 @@ func affinityFromProto(a *sluicev1.Affinity) *api.Affinity {
 }
 
 func taskFromProto(fe *fieldErrors, p string, t *sluicev1.Task, in inputContext) *api.Task {
+	seen := len(fe.list)
 	out := &api.Task{
 		Name:          t.GetName(),
 		Namespace:     orDefault(t.GetNamespace(), defaultNamespace),
@@ -296,6 +298,10 @@ func taskFromProto(fe *fieldErrors, p string, t *sluicev1.Task, in inputContext)
 		Annotations:   cloneMap(t.GetAnnotations()),
 		Preemptable:   boolOr(t.Preemptable, true),
 		DeviceIDs:     slices.Clone(t.GetDeviceIds()),
+		Guaranteed:    t.GetGuaranteed(),
+	}
+	if len(fe.list) == seen {
+		checkGuaranteed(fe, p, out)
 	}
 	for _, tol := range t.GetTolerations() {
 		out.Tolerations = append(out.Tolerations, api.Toleration{
@@ -466,6 +472,7 @@ func nodeToProto(n *api.Node) *sluicev1.Node {
 		Labels:        cloneMap(n.Labels),
 		Unschedulable: n.Unschedulable,
 		Usage:         cloneMap(n.Usage),
+		NumaTopology:  numaToProto(n.NumaTopology),
 	}
 	for _, t := range n.Taints {
 		out.Taints = append(out.Taints, &sluicev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
@@ -612,6 +619,7 @@ func taskToProto(t *api.Task) *sluicev1.Task {
 		Annotations:   cloneMap(t.Annotations),
 		Preemptable:   ptr(t.Preemptable),
 		DeviceIds:     slices.Clone(t.DeviceIDs),
+		Guaranteed:    t.Guaranteed,
 	}
 	if t.HasPriority {
 		out.Priority = ptr(t.Priority)

@@ -326,8 +326,8 @@ func checkSpread(fe *fieldErrors, p string, s *sluicev1.TopologySpreadConstraint
 	checkKeys(fe, sub(p, "selector"), s.GetSelector())
 }
 
-// checkNode checks what the node converter does not: names, taints, usage, devices.
-// Quantities are checked as they are parsed.
+// checkNode checks what the node converter does not: names, taints, usage, devices, NUMA
+// topology. Quantities are checked as they are parsed.
 func checkNode(fe *fieldErrors, p string, n *sluicev1.Node) {
 	checkName(fe, sub(p, "name"), n.GetName())
 	if len(n.GetAllocatable()) == 0 {
@@ -357,6 +357,7 @@ func checkNode(fe *fieldErrors, p string, n *sluicev1.Node) {
 		checkRange(fe, sub(dp, "cores"), int64(d.GetCores()), 0, 100)
 		checkKeys(fe, sub(dp, "attributes"), d.GetAttributes())
 	}
+	checkNumaTopology(fe, sub(p, "numa_topology"), n.GetNumaTopology())
 }
 
 func checkNodeGroups(fe *fieldErrors, p string, a *sluicev1.NodeGroupAffinity) {
@@ -405,6 +406,7 @@ func checkJob(fe *fieldErrors, p string, j *sluicev1.Job) {
 	checkTimestamp(fe, sub(p, "created_at"), j.GetCreatedAt())
 	checkKeys(fe, sub(p, "labels"), j.GetLabels())
 	checkKeys(fe, sub(p, "annotations"), j.GetAnnotations())
+	checkNumaPolicyAnnotation(fe, p, j.GetAnnotations())
 	if nt := j.GetNetworkTopology(); nt != nil {
 		np := sub(p, "network_topology")
 		checkOneOf(fe, sub(np, "mode"), nt.GetMode(), topologyModes)
@@ -465,6 +467,7 @@ func checkTask(fe *fieldErrors, p string, t *sluicev1.Task) {
 	}
 	checkKeys(fe, sub(p, "labels"), t.GetLabels())
 	checkKeys(fe, sub(p, "annotations"), t.GetAnnotations())
+	checkNumaPolicyAnnotation(fe, p, t.GetAnnotations())
 	for i, id := range t.GetDeviceIds() {
 		checkName(fe, idx(sub(p, "device_ids"), i), id)
 	}

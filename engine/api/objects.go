@@ -118,6 +118,57 @@ type Node struct {
 	// Usage is recent utilisation in percent by resource name.
 	Usage   map[string]float64
 	Devices []Device
+	// NumaTopology is the node's NUMA layout and exclusive-CPU state; nil when unknown.
+	NumaTopology *NumaTopology
+}
+
+// Topology manager policies, as the kubelet names them; also the values of
+// NumaPolicyAnnotation.
+const (
+	TopologyPolicyNone           = "none"
+	TopologyPolicyBestEffort     = "best-effort"
+	TopologyPolicyRestricted     = "restricted"
+	TopologyPolicySingleNumaNode = "single-numa-node"
+)
+
+// CPU manager policies; only a static CPU manager gives tasks exclusive CPUs.
+const (
+	CPUManagerPolicyNone   = "none"
+	CPUManagerPolicyStatic = "static"
+)
+
+// NumaPolicyAnnotation on a task (or, for all its tasks, on its job) names the topology
+// manager policy the task needs its node to have, as Volcano's job controller writes it on
+// pods.
+const NumaPolicyAnnotation = "volcano.sh/numa-topology-policy"
+
+// NumaTopology is a node's NUMA layout and the state of its CPUs, as its CPU and topology
+// managers see them (Volcano's Numatopology resource).
+type NumaTopology struct {
+	// TopologyManagerPolicy is none, best-effort, restricted or single-numa-node.
+	TopologyManagerPolicy string
+	// CPUManagerPolicy is none or static.
+	CPUManagerPolicy string
+	// Cells are the NUMA cells with their CPUs.
+	Cells []NumaCell
+	// ReservedMilliCPU is CPU reserved for the system, in thousandths of a CPU.
+	ReservedMilliCPU int64
+}
+
+// NumaCell is one NUMA node of a machine.
+type NumaCell struct {
+	ID   int
+	CPUs []NumaCPU
+}
+
+// NumaCPU is one logical CPU.
+type NumaCPU struct {
+	ID int
+	// Socket and Core identify the physical core; CPUs sharing both are hardware threads.
+	Socket, Core int
+	// Holder is who holds the CPU exclusively: "" when free, a task's namespace/name, or
+	// anything else for holders Sluice does not schedule.
+	Holder string
 }
 
 // QueueState is a queue's lifecycle state.
@@ -218,6 +269,9 @@ type Task struct {
 	Preemptable    bool
 	// DeviceIDs are the devices assigned by a committed bind.
 	DeviceIDs []string
+	// Guaranteed is true for a task of Kubernetes' Guaranteed QoS class (limits equal
+	// requests, cpu and memory requested).
+	Guaranteed bool
 }
 
 // Key returns the task's namespace/name.

@@ -139,9 +139,10 @@ func TestOpEncoding(t *testing.T) {
 	created := time.Date(2026, 5, 6, 7, 8, 9, 10, time.UTC)
 	op := &Op{Cluster: "c", Batch: &Batch{ReplaceAll: true, Changes: []Change{
 		{Node: &api.Node{Name: "n", Allocatable: api.Resource{MilliCPU: 1, Memory: 2, Scalars: map[string]float64{"g": 3}, MaxTaskNum: 4},
-			Taints: []api.Taint{{Key: "k", Effect: "NoSchedule"}}, Devices: []api.Device{{ID: "d", Memory: 1.5}}}},
+			Taints: []api.Taint{{Key: "k", Effect: "NoSchedule"}}, Devices: []api.Device{{ID: "d", Memory: 1.5}},
+			NumaTopology: numaTopology()}},
 		{Job: &api.Job{Namespace: "ns", Name: "j", Queue: "q", CreatedAt: created, NetworkTopology: &api.NetworkTopology{}}},
-		{Task: &api.Task{Namespace: "ns", Name: "t", Job: "j", Affinity: &api.Affinity{NodeRequired: []api.NodeSelectorTerm{{}}}}},
+		{Task: &api.Task{Namespace: "ns", Name: "t", Job: "j", Guaranteed: true, Affinity: &api.Affinity{NodeRequired: []api.NodeSelectorTerm{{}}}}},
 		{Delete: &Ref{Kind: KindTask, Namespace: "ns", Name: "old"}},
 	}}}
 	data, err := MarshalOp(op)
@@ -170,7 +171,9 @@ func TestDumpRestore(t *testing.T) {
 		Change{Quota: &api.NamespaceQuota{Namespace: "ns"}},
 		Change{Budget: &api.DisruptionBudget{Namespace: "ns", Name: "b", MinAvailable: "50%"}})
 	mustApply(t, s, "a", pendingTask("ns", "t3", "j"))
-	mustApply(t, s, "b", node("x"))
+	mustApply(t, s, "b", node("x"), Change{Node: &api.Node{Name: "numa", NumaTopology: numaTopology()}},
+		Change{Job: &api.Job{Namespace: "ns", Name: "g", Queue: "default"}},
+		Change{Task: &api.Task{Namespace: "ns", Name: "g", Job: "g", Status: api.Running, Node: "numa", Guaranteed: true}})
 	var buf bytes.Buffer
 	if _, err := s.Dump().WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -191,6 +194,13 @@ func TestDumpRestore(t *testing.T) {
 	}
 	if got := r.Clusters(); !reflect.DeepEqual(got, []string{"a", "b"}) {
 		t.Fatalf("clusters after restore: %v", got)
+	}
+	// Fields the name-only dump does not show come back too: NUMA topology and guaranteed.
+	if n, _ := r.Snapshot("b").Node("numa"); n == nil || !reflect.DeepEqual(n.NumaTopology, numaTopology()) {
+		t.Fatalf("restored NUMA topology: %+v", n)
+	}
+	if g, _ := r.Snapshot("b").Task("ns/g"); g == nil || !g.Guaranteed {
+		t.Fatalf("restored guaranteed task: %+v", g)
 	}
 	// Modify revisions survive: t1 is unchanged since revision 1, t3 is not.
 	out, err := r.CommitPlan("a", &PlanCommit{BaseRevision: 1, Decisions: []PlanDecision{
@@ -247,5 +257,17 @@ func TestCommitPlanDeviceConflicts(t *testing.T) {
 	}
 	if !reflect.DeepEqual(out.Rejected, want) {
 		t.Fatalf("rejections:\n%q\nwant:\n%q", out.Rejected, want)
+	}
+}
+
+// numaTopology is a two-cell topology with every field set, for encoding round trips.
+func numaTopology() *api.NumaTopology {
+	return &api.NumaTopology{
+		TopologyManagerPolicy: api.TopologyPolicySingleNumaNode, CPUManagerPolicy: api.CPUManagerPolicyStatic,
+		ReservedMilliCPU: 1500,
+		Cells: []api.NumaCell{
+			{ID: 0, CPUs: []api.NumaCPU{{ID: 0, Socket: 0, Core: 0, Holder: "system"}, {ID: 1, Socket: 0, Core: 0}}},
+			{ID: 1, CPUs: []api.NumaCPU{{ID: 2, Socket: 1, Core: 1, Holder: "ns/g"}, {ID: 3, Socket: 1, Core: 1}}},
+		},
 	}
 }

@@ -5,6 +5,10 @@
 // resource manager would stream it in, a Volcano scheduler configuration, a
 // number of scheduling cycles and the decisions that must come out of them.
 //
+// Beyond FORMAT.md, a node may carry a NUMA topology (key numa) and a task may be
+// guaranteed (key guaranteed), for the numa-aware plugin; docs/scenario-numa.md in the
+// repository describes them.
+//
 // [Parse] decodes a scenario strictly: an unknown key, a missing required
 // key, a bad quantity or enumeration value, or a reference to an object that
 // is not declared is a [*ParseError] naming the file, the key path and what

@@ -27,12 +27,12 @@ var (
 	hyperKeys     = []string{"name", "tier", "members"}
 	quotaKeys     = []string{"namespace", "hard"}
 	budgetKeys    = []string{"name", "namespace", "selector", "minAvailable", "maxUnavailable"}
-	nodeKeys      = []string{"name", "count", "namePrefix", "allocatable", "labels", "taints", "unschedulable", "usage", "devices"}
+	nodeKeys      = []string{"name", "count", "namePrefix", "allocatable", "labels", "taints", "unschedulable", "usage", "devices", "numa"}
 	taintKeys     = []string{"key", "value", "effect"}
 	deviceKeys    = []string{"id", "type", "model", "memory", "cores"}
 	jobKeys       = []string{"name", "namespace", "queue", "priorityClass", "priority", "minAvailable", "minAvailableByRole", "networkTopology", "minResources", "phase", "createdAt", "annotations", "labels", "tasks"}
 	topologyKeys  = []string{"mode", "highestTierAllowed"}
-	taskKeys      = []string{"name", "replicas", "role", "resources", "priority", "priorityClass", "status", "node", "startedAt", "nodeSelector", "tolerations", "labels", "annotations", "affinity", "topologySpread", "ports", "devices", "preemptable"}
+	taskKeys      = []string{"name", "replicas", "role", "resources", "priority", "priorityClass", "status", "node", "startedAt", "nodeSelector", "tolerations", "labels", "annotations", "affinity", "topologySpread", "ports", "devices", "preemptable", "guaranteed"}
 	tolKeys       = []string{"key", "operator", "value", "effect"}
 	affinityKeys  = []string{"nodeRequired", "nodePreferred", "taskAffinity", "taskAntiAffinity"}
 	termKeys      = []string{"matchExpressions"}
@@ -550,6 +550,9 @@ func (d *decoder) node(n *yaml.Node, path string) []*sluicev1.Node {
 			tmpl.Devices = append(tmpl.Devices, dev)
 		})
 	}
+	if v := f.get("numa"); v != nil {
+		tmpl.NumaTopology = d.numa(v, f.at("numa"))
+	}
 	out := make([]*sluicev1.Node, 0, len(names))
 	for _, name := range names {
 		node := proto.Clone(tmpl).(*sluicev1.Node)
@@ -672,6 +675,9 @@ func (d *decoder) tasks(c *Cluster, idx *index, job *sluicev1.Job, n *yaml.Node,
 	}
 	if v := f.get("resources"); v != nil {
 		t.Resources = d.resources(v, f.at("resources"))
+	}
+	if t.Guaranteed = f.optBool("guaranteed", false); t.Guaranteed {
+		d.checkGuaranteed(f.get("guaranteed"), f.at("guaranteed"), t.Resources)
 	}
 	if v := f.get("priorityClass"); v != nil {
 		t.PriorityClass = d.name(v, f.at("priorityClass"))

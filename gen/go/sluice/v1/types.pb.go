@@ -1031,7 +1031,10 @@ type Node struct {
 	// {"cpu": 40, "memory": 60}, for load-aware plugins. Empty means unknown.
 	Usage map[string]float64 `protobuf:"bytes,6,rep,name=usage,proto3" json:"usage,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// Devices on the node.
-	Devices       []*Device `protobuf:"bytes,7,rep,name=devices,proto3" json:"devices,omitempty"`
+	Devices []*Device `protobuf:"bytes,7,rep,name=devices,proto3" json:"devices,omitempty"`
+	// NUMA layout and exclusive-CPU state, for the numa-aware plugin. Unset means
+	// unknown: tasks that ask for a NUMA policy cannot use the node.
+	NumaTopology  *NumaTopology `protobuf:"bytes,8,opt,name=numa_topology,json=numaTopology,proto3" json:"numa_topology,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1115,6 +1118,227 @@ func (x *Node) GetDevices() []*Device {
 	return nil
 }
 
+func (x *Node) GetNumaTopology() *NumaTopology {
+	if x != nil {
+		return x.NumaTopology
+	}
+	return nil
+}
+
+// NumaCpu is one logical CPU (hardware thread) of a node.
+type NumaCpu struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Logical CPU id, unique on the node, 0 to 65535.
+	Id int32 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Socket (physical package) id, at least 0.
+	Socket int32 `protobuf:"varint,2,opt,name=socket,proto3" json:"socket,omitempty"`
+	// Physical core id within its socket, at least 0. CPUs with the same socket
+	// and core are hardware threads of one core.
+	Core int32 `protobuf:"varint,3,opt,name=core,proto3" json:"core,omitempty"`
+	// Who holds the CPU exclusively. Empty: the CPU is free (in the shared pool
+	// that exclusive CPUs are taken from). A task's full name
+	// ("namespace/name"): the node gave it to that task. Anything else, for
+	// example "system": held by something Sluice does not schedule.
+	Holder        string `protobuf:"bytes,4,opt,name=holder,proto3" json:"holder,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NumaCpu) Reset() {
+	*x = NumaCpu{}
+	mi := &file_sluice_v1_types_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NumaCpu) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NumaCpu) ProtoMessage() {}
+
+func (x *NumaCpu) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_types_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NumaCpu.ProtoReflect.Descriptor instead.
+func (*NumaCpu) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *NumaCpu) GetId() int32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *NumaCpu) GetSocket() int32 {
+	if x != nil {
+		return x.Socket
+	}
+	return 0
+}
+
+func (x *NumaCpu) GetCore() int32 {
+	if x != nil {
+		return x.Core
+	}
+	return 0
+}
+
+func (x *NumaCpu) GetHolder() string {
+	if x != nil {
+		return x.Holder
+	}
+	return ""
+}
+
+// NumaCell is one NUMA node of a machine with its CPUs.
+type NumaCell struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// NUMA node id, unique on the node, 0 to 63.
+	Id int32 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The cell's logical CPUs; at least one.
+	Cpus          []*NumaCpu `protobuf:"bytes,2,rep,name=cpus,proto3" json:"cpus,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NumaCell) Reset() {
+	*x = NumaCell{}
+	mi := &file_sluice_v1_types_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NumaCell) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NumaCell) ProtoMessage() {}
+
+func (x *NumaCell) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_types_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NumaCell.ProtoReflect.Descriptor instead.
+func (*NumaCell) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *NumaCell) GetId() int32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *NumaCell) GetCpus() []*NumaCpu {
+	if x != nil {
+		return x.Cpus
+	}
+	return nil
+}
+
+// NumaTopology is a node's NUMA layout and the state of its CPUs as the
+// node's CPU and topology managers see them (what Volcano reads from its
+// Numatopology resource). A task gets exclusive CPUs when it is guaranteed,
+// asks for a whole number of CPUs and runs on a node whose CPU manager policy
+// is "static"; the topology manager policy says how those CPUs must align with
+// NUMA cells.
+type NumaTopology struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Topology manager policy: "none", "best-effort", "restricted" or
+	// "single-numa-node". Empty means "none".
+	TopologyManagerPolicy string `protobuf:"bytes,1,opt,name=topology_manager_policy,json=topologyManagerPolicy,proto3" json:"topology_manager_policy,omitempty"`
+	// CPU manager policy: "none" or "static" (exclusive CPUs for guaranteed
+	// tasks). Empty means "none".
+	CpuManagerPolicy string `protobuf:"bytes,2,opt,name=cpu_manager_policy,json=cpuManagerPolicy,proto3" json:"cpu_manager_policy,omitempty"`
+	// The NUMA cells, at least one and at most 8 (the topology manager's limit).
+	Cells []*NumaCell `protobuf:"bytes,3,rep,name=cells,proto3" json:"cells,omitempty"`
+	// CPU reserved for the system, as a quantity, for example "1" or "1500m";
+	// rounded up to whole CPUs, which the CPU manager chooses by topology among
+	// all CPUs and never gives to a task. Empty means none.
+	ReservedCpu   string `protobuf:"bytes,4,opt,name=reserved_cpu,json=reservedCpu,proto3" json:"reserved_cpu,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NumaTopology) Reset() {
+	*x = NumaTopology{}
+	mi := &file_sluice_v1_types_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NumaTopology) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NumaTopology) ProtoMessage() {}
+
+func (x *NumaTopology) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_types_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NumaTopology.ProtoReflect.Descriptor instead.
+func (*NumaTopology) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *NumaTopology) GetTopologyManagerPolicy() string {
+	if x != nil {
+		return x.TopologyManagerPolicy
+	}
+	return ""
+}
+
+func (x *NumaTopology) GetCpuManagerPolicy() string {
+	if x != nil {
+		return x.CpuManagerPolicy
+	}
+	return ""
+}
+
+func (x *NumaTopology) GetCells() []*NumaCell {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
+}
+
+func (x *NumaTopology) GetReservedCpu() string {
+	if x != nil {
+		return x.ReservedCpu
+	}
+	return ""
+}
+
 // NodeGroupAffinity names node groups (values of the node label
 // "volcano.sh/nodegroup-name").
 type NodeGroupAffinity struct {
@@ -1129,7 +1353,7 @@ type NodeGroupAffinity struct {
 
 func (x *NodeGroupAffinity) Reset() {
 	*x = NodeGroupAffinity{}
-	mi := &file_sluice_v1_types_proto_msgTypes[11]
+	mi := &file_sluice_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1141,7 +1365,7 @@ func (x *NodeGroupAffinity) String() string {
 func (*NodeGroupAffinity) ProtoMessage() {}
 
 func (x *NodeGroupAffinity) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[11]
+	mi := &file_sluice_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1154,7 +1378,7 @@ func (x *NodeGroupAffinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeGroupAffinity.ProtoReflect.Descriptor instead.
 func (*NodeGroupAffinity) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NodeGroupAffinity) GetRequired() []string {
@@ -1194,7 +1418,7 @@ type QueueStatus struct {
 
 func (x *QueueStatus) Reset() {
 	*x = QueueStatus{}
-	mi := &file_sluice_v1_types_proto_msgTypes[12]
+	mi := &file_sluice_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1430,7 @@ func (x *QueueStatus) String() string {
 func (*QueueStatus) ProtoMessage() {}
 
 func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[12]
+	mi := &file_sluice_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1443,7 @@ func (x *QueueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
 func (*QueueStatus) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *QueueStatus) GetAllocated() map[string]string {
@@ -1298,7 +1522,7 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	mi := &file_sluice_v1_types_proto_msgTypes[13]
+	mi := &file_sluice_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1534,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[13]
+	mi := &file_sluice_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1547,7 @@ func (x *Queue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queue.ProtoReflect.Descriptor instead.
 func (*Queue) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Queue) GetName() string {
@@ -1437,7 +1661,7 @@ type NetworkTopology struct {
 
 func (x *NetworkTopology) Reset() {
 	*x = NetworkTopology{}
-	mi := &file_sluice_v1_types_proto_msgTypes[14]
+	mi := &file_sluice_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1673,7 @@ func (x *NetworkTopology) String() string {
 func (*NetworkTopology) ProtoMessage() {}
 
 func (x *NetworkTopology) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[14]
+	mi := &file_sluice_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1686,7 @@ func (x *NetworkTopology) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkTopology.ProtoReflect.Descriptor instead.
 func (*NetworkTopology) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NetworkTopology) GetMode() string {
@@ -1520,7 +1744,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_sluice_v1_types_proto_msgTypes[15]
+	mi := &file_sluice_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1756,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[15]
+	mi := &file_sluice_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1769,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Job) GetName() string {
@@ -1692,14 +1916,21 @@ type Task struct {
 	// Devices (Device.id on the task's node) the task holds. Set by the server
 	// when a bind commits; a client reporting a task that already holds devices
 	// sets them itself.
-	DeviceIds     []string `protobuf:"bytes,20,rep,name=device_ids,json=deviceIds,proto3" json:"device_ids,omitempty"`
+	DeviceIds []string `protobuf:"bytes,20,rep,name=device_ids,json=deviceIds,proto3" json:"device_ids,omitempty"`
+	// True when the task is in Kubernetes' Guaranteed QoS class: its limits
+	// equal its requests, which must then include cpu and memory. A guaranteed
+	// task asking for a whole number of CPUs gets exclusive CPUs on a node with
+	// a static CPU manager (see NumaTopology). Its NUMA policy is the annotation
+	// "volcano.sh/numa-topology-policy" of the task, or else of its job. Default
+	// false.
+	Guaranteed    bool `protobuf:"varint,21,opt,name=guaranteed,proto3" json:"guaranteed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_sluice_v1_types_proto_msgTypes[16]
+	mi := &file_sluice_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1942,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[16]
+	mi := &file_sluice_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1955,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Task) GetName() string {
@@ -1867,6 +2098,13 @@ func (x *Task) GetDeviceIds() []string {
 	return nil
 }
 
+func (x *Task) GetGuaranteed() bool {
+	if x != nil {
+		return x.Guaranteed
+	}
+	return false
+}
+
 // PriorityClass names a priority value.
 type PriorityClass struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1880,7 +2118,7 @@ type PriorityClass struct {
 
 func (x *PriorityClass) Reset() {
 	*x = PriorityClass{}
-	mi := &file_sluice_v1_types_proto_msgTypes[17]
+	mi := &file_sluice_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2130,7 @@ func (x *PriorityClass) String() string {
 func (*PriorityClass) ProtoMessage() {}
 
 func (x *PriorityClass) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[17]
+	mi := &file_sluice_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2143,7 @@ func (x *PriorityClass) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityClass.ProtoReflect.Descriptor instead.
 func (*PriorityClass) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PriorityClass) GetName() string {
@@ -1935,7 +2173,7 @@ type NamespaceQuota struct {
 
 func (x *NamespaceQuota) Reset() {
 	*x = NamespaceQuota{}
-	mi := &file_sluice_v1_types_proto_msgTypes[18]
+	mi := &file_sluice_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2185,7 @@ func (x *NamespaceQuota) String() string {
 func (*NamespaceQuota) ProtoMessage() {}
 
 func (x *NamespaceQuota) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[18]
+	mi := &file_sluice_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2198,7 @@ func (x *NamespaceQuota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceQuota.ProtoReflect.Descriptor instead.
 func (*NamespaceQuota) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *NamespaceQuota) GetNamespace() string {
@@ -1999,7 +2237,7 @@ type DisruptionBudget struct {
 
 func (x *DisruptionBudget) Reset() {
 	*x = DisruptionBudget{}
-	mi := &file_sluice_v1_types_proto_msgTypes[19]
+	mi := &file_sluice_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2249,7 @@ func (x *DisruptionBudget) String() string {
 func (*DisruptionBudget) ProtoMessage() {}
 
 func (x *DisruptionBudget) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[19]
+	mi := &file_sluice_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2262,7 @@ func (x *DisruptionBudget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisruptionBudget.ProtoReflect.Descriptor instead.
 func (*DisruptionBudget) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DisruptionBudget) GetName() string {
@@ -2078,7 +2316,7 @@ type HyperNode struct {
 
 func (x *HyperNode) Reset() {
 	*x = HyperNode{}
-	mi := &file_sluice_v1_types_proto_msgTypes[20]
+	mi := &file_sluice_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2090,7 +2328,7 @@ func (x *HyperNode) String() string {
 func (*HyperNode) ProtoMessage() {}
 
 func (x *HyperNode) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[20]
+	mi := &file_sluice_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2103,7 +2341,7 @@ func (x *HyperNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HyperNode.ProtoReflect.Descriptor instead.
 func (*HyperNode) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HyperNode) GetName() string {
@@ -2143,7 +2381,7 @@ type ObjectRef struct {
 
 func (x *ObjectRef) Reset() {
 	*x = ObjectRef{}
-	mi := &file_sluice_v1_types_proto_msgTypes[21]
+	mi := &file_sluice_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2393,7 @@ func (x *ObjectRef) String() string {
 func (*ObjectRef) ProtoMessage() {}
 
 func (x *ObjectRef) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[21]
+	mi := &file_sluice_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2406,7 @@ func (x *ObjectRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectRef.ProtoReflect.Descriptor instead.
 func (*ObjectRef) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ObjectRef) GetKind() ObjectKind {
@@ -2216,7 +2454,7 @@ type Delta struct {
 
 func (x *Delta) Reset() {
 	*x = Delta{}
-	mi := &file_sluice_v1_types_proto_msgTypes[22]
+	mi := &file_sluice_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2466,7 @@ func (x *Delta) String() string {
 func (*Delta) ProtoMessage() {}
 
 func (x *Delta) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[22]
+	mi := &file_sluice_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2479,7 @@ func (x *Delta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delta.ProtoReflect.Descriptor instead.
 func (*Delta) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Delta) GetChange() isDelta_Change {
@@ -2421,7 +2659,7 @@ type DeltaBatch struct {
 
 func (x *DeltaBatch) Reset() {
 	*x = DeltaBatch{}
-	mi := &file_sluice_v1_types_proto_msgTypes[23]
+	mi := &file_sluice_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2433,7 +2671,7 @@ func (x *DeltaBatch) String() string {
 func (*DeltaBatch) ProtoMessage() {}
 
 func (x *DeltaBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[23]
+	mi := &file_sluice_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2446,7 +2684,7 @@ func (x *DeltaBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeltaBatch.ProtoReflect.Descriptor instead.
 func (*DeltaBatch) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeltaBatch) GetSequence() uint64 {
@@ -2532,7 +2770,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
 	"\x06memory\x18\x03 \x01(\tR\x06memory\x12\x14\n" +
 	"\x05cores\x18\x04 \x01(\x05R\x05cores\x12\x14\n" +
-	"\x05model\x18\x05 \x01(\tR\x05model\"\xf7\x03\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"\xb5\x04\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12B\n" +
 	"\vallocatable\x18\x02 \x03(\v2 .sluice.v1.Node.AllocatableEntryR\vallocatable\x123\n" +
@@ -2540,7 +2778,8 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x06taints\x18\x04 \x03(\v2\x10.sluice.v1.TaintR\x06taints\x12$\n" +
 	"\runschedulable\x18\x05 \x01(\bR\runschedulable\x120\n" +
 	"\x05usage\x18\x06 \x03(\v2\x1a.sluice.v1.Node.UsageEntryR\x05usage\x12+\n" +
-	"\adevices\x18\a \x03(\v2\x11.sluice.v1.DeviceR\adevices\x1a>\n" +
+	"\adevices\x18\a \x03(\v2\x11.sluice.v1.DeviceR\adevices\x12<\n" +
+	"\rnuma_topology\x18\b \x01(\v2\x17.sluice.v1.NumaTopologyR\fnumaTopology\x1a>\n" +
 	"\x10AllocatableEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
@@ -2550,7 +2789,20 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"UsageEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"M\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"]\n" +
+	"\aNumaCpu\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x16\n" +
+	"\x06socket\x18\x02 \x01(\x05R\x06socket\x12\x12\n" +
+	"\x04core\x18\x03 \x01(\x05R\x04core\x12\x16\n" +
+	"\x06holder\x18\x04 \x01(\tR\x06holder\"B\n" +
+	"\bNumaCell\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x05R\x02id\x12&\n" +
+	"\x04cpus\x18\x02 \x03(\v2\x12.sluice.v1.NumaCpuR\x04cpus\"\xc2\x01\n" +
+	"\fNumaTopology\x126\n" +
+	"\x17topology_manager_policy\x18\x01 \x01(\tR\x15topologyManagerPolicy\x12,\n" +
+	"\x12cpu_manager_policy\x18\x02 \x01(\tR\x10cpuManagerPolicy\x12)\n" +
+	"\x05cells\x18\x03 \x03(\v2\x13.sluice.v1.NumaCellR\x05cells\x12!\n" +
+	"\freserved_cpu\x18\x04 \x01(\tR\vreservedCpu\"M\n" +
 	"\x11NodeGroupAffinity\x12\x1a\n" +
 	"\brequired\x18\x01 \x03(\tR\brequired\x12\x1c\n" +
 	"\tpreferred\x18\x02 \x03(\tR\tpreferred\"\xe7\x02\n" +
@@ -2632,7 +2884,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
 	"\t_priorityB\x10\n" +
-	"\x0e_min_available\"\x82\t\n" +
+	"\x0e_min_available\"\xa2\t\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x10\n" +
@@ -2656,7 +2908,10 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\vannotations\x18\x12 \x03(\v2 .sluice.v1.Task.AnnotationsEntryR\vannotations\x12%\n" +
 	"\vpreemptable\x18\x13 \x01(\bH\x01R\vpreemptable\x88\x01\x01\x12\x1d\n" +
 	"\n" +
-	"device_ids\x18\x14 \x03(\tR\tdeviceIds\x1a<\n" +
+	"device_ids\x18\x14 \x03(\tR\tdeviceIds\x12\x1e\n" +
+	"\n" +
+	"guaranteed\x18\x15 \x01(\bR\n" +
+	"guaranteed\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
@@ -2771,7 +3026,7 @@ func file_sluice_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_sluice_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_sluice_v1_types_proto_goTypes = []any{
 	(QueueState)(0),                  // 0: sluice.v1.QueueState
 	(JobPhase)(0),                    // 1: sluice.v1.JobPhase
@@ -2788,105 +3043,111 @@ var file_sluice_v1_types_proto_goTypes = []any{
 	(*Device)(nil),                   // 12: sluice.v1.Device
 	(*DeviceRequest)(nil),            // 13: sluice.v1.DeviceRequest
 	(*Node)(nil),                     // 14: sluice.v1.Node
-	(*NodeGroupAffinity)(nil),        // 15: sluice.v1.NodeGroupAffinity
-	(*QueueStatus)(nil),              // 16: sluice.v1.QueueStatus
-	(*Queue)(nil),                    // 17: sluice.v1.Queue
-	(*NetworkTopology)(nil),          // 18: sluice.v1.NetworkTopology
-	(*Job)(nil),                      // 19: sluice.v1.Job
-	(*Task)(nil),                     // 20: sluice.v1.Task
-	(*PriorityClass)(nil),            // 21: sluice.v1.PriorityClass
-	(*NamespaceQuota)(nil),           // 22: sluice.v1.NamespaceQuota
-	(*DisruptionBudget)(nil),         // 23: sluice.v1.DisruptionBudget
-	(*HyperNode)(nil),                // 24: sluice.v1.HyperNode
-	(*ObjectRef)(nil),                // 25: sluice.v1.ObjectRef
-	(*Delta)(nil),                    // 26: sluice.v1.Delta
-	(*DeltaBatch)(nil),               // 27: sluice.v1.DeltaBatch
-	nil,                              // 28: sluice.v1.TaskAffinityTerm.SelectorEntry
-	nil,                              // 29: sluice.v1.TopologySpreadConstraint.SelectorEntry
-	nil,                              // 30: sluice.v1.Device.AttributesEntry
-	nil,                              // 31: sluice.v1.Node.AllocatableEntry
-	nil,                              // 32: sluice.v1.Node.LabelsEntry
-	nil,                              // 33: sluice.v1.Node.UsageEntry
-	nil,                              // 34: sluice.v1.QueueStatus.AllocatedEntry
-	nil,                              // 35: sluice.v1.QueueStatus.DeservedEntry
-	nil,                              // 36: sluice.v1.Queue.CapabilityEntry
-	nil,                              // 37: sluice.v1.Queue.DeservedEntry
-	nil,                              // 38: sluice.v1.Queue.GuaranteeEntry
-	nil,                              // 39: sluice.v1.Queue.LabelsEntry
-	nil,                              // 40: sluice.v1.Queue.AnnotationsEntry
-	nil,                              // 41: sluice.v1.Job.MinAvailableByRoleEntry
-	nil,                              // 42: sluice.v1.Job.MinResourcesEntry
-	nil,                              // 43: sluice.v1.Job.LabelsEntry
-	nil,                              // 44: sluice.v1.Job.AnnotationsEntry
-	nil,                              // 45: sluice.v1.Task.ResourcesEntry
-	nil,                              // 46: sluice.v1.Task.NodeSelectorEntry
-	nil,                              // 47: sluice.v1.Task.LabelsEntry
-	nil,                              // 48: sluice.v1.Task.AnnotationsEntry
-	nil,                              // 49: sluice.v1.NamespaceQuota.HardEntry
-	nil,                              // 50: sluice.v1.DisruptionBudget.SelectorEntry
-	(*timestamppb.Timestamp)(nil),    // 51: google.protobuf.Timestamp
+	(*NumaCpu)(nil),                  // 15: sluice.v1.NumaCpu
+	(*NumaCell)(nil),                 // 16: sluice.v1.NumaCell
+	(*NumaTopology)(nil),             // 17: sluice.v1.NumaTopology
+	(*NodeGroupAffinity)(nil),        // 18: sluice.v1.NodeGroupAffinity
+	(*QueueStatus)(nil),              // 19: sluice.v1.QueueStatus
+	(*Queue)(nil),                    // 20: sluice.v1.Queue
+	(*NetworkTopology)(nil),          // 21: sluice.v1.NetworkTopology
+	(*Job)(nil),                      // 22: sluice.v1.Job
+	(*Task)(nil),                     // 23: sluice.v1.Task
+	(*PriorityClass)(nil),            // 24: sluice.v1.PriorityClass
+	(*NamespaceQuota)(nil),           // 25: sluice.v1.NamespaceQuota
+	(*DisruptionBudget)(nil),         // 26: sluice.v1.DisruptionBudget
+	(*HyperNode)(nil),                // 27: sluice.v1.HyperNode
+	(*ObjectRef)(nil),                // 28: sluice.v1.ObjectRef
+	(*Delta)(nil),                    // 29: sluice.v1.Delta
+	(*DeltaBatch)(nil),               // 30: sluice.v1.DeltaBatch
+	nil,                              // 31: sluice.v1.TaskAffinityTerm.SelectorEntry
+	nil,                              // 32: sluice.v1.TopologySpreadConstraint.SelectorEntry
+	nil,                              // 33: sluice.v1.Device.AttributesEntry
+	nil,                              // 34: sluice.v1.Node.AllocatableEntry
+	nil,                              // 35: sluice.v1.Node.LabelsEntry
+	nil,                              // 36: sluice.v1.Node.UsageEntry
+	nil,                              // 37: sluice.v1.QueueStatus.AllocatedEntry
+	nil,                              // 38: sluice.v1.QueueStatus.DeservedEntry
+	nil,                              // 39: sluice.v1.Queue.CapabilityEntry
+	nil,                              // 40: sluice.v1.Queue.DeservedEntry
+	nil,                              // 41: sluice.v1.Queue.GuaranteeEntry
+	nil,                              // 42: sluice.v1.Queue.LabelsEntry
+	nil,                              // 43: sluice.v1.Queue.AnnotationsEntry
+	nil,                              // 44: sluice.v1.Job.MinAvailableByRoleEntry
+	nil,                              // 45: sluice.v1.Job.MinResourcesEntry
+	nil,                              // 46: sluice.v1.Job.LabelsEntry
+	nil,                              // 47: sluice.v1.Job.AnnotationsEntry
+	nil,                              // 48: sluice.v1.Task.ResourcesEntry
+	nil,                              // 49: sluice.v1.Task.NodeSelectorEntry
+	nil,                              // 50: sluice.v1.Task.LabelsEntry
+	nil,                              // 51: sluice.v1.Task.AnnotationsEntry
+	nil,                              // 52: sluice.v1.NamespaceQuota.HardEntry
+	nil,                              // 53: sluice.v1.DisruptionBudget.SelectorEntry
+	(*timestamppb.Timestamp)(nil),    // 54: google.protobuf.Timestamp
 }
 var file_sluice_v1_types_proto_depIdxs = []int32{
 	6,  // 0: sluice.v1.NodeSelectorTerm.match_expressions:type_name -> sluice.v1.NodeSelectorRequirement
 	6,  // 1: sluice.v1.PreferredSchedulingTerm.match_expressions:type_name -> sluice.v1.NodeSelectorRequirement
-	28, // 2: sluice.v1.TaskAffinityTerm.selector:type_name -> sluice.v1.TaskAffinityTerm.SelectorEntry
+	31, // 2: sluice.v1.TaskAffinityTerm.selector:type_name -> sluice.v1.TaskAffinityTerm.SelectorEntry
 	7,  // 3: sluice.v1.Affinity.node_required:type_name -> sluice.v1.NodeSelectorTerm
 	8,  // 4: sluice.v1.Affinity.node_preferred:type_name -> sluice.v1.PreferredSchedulingTerm
 	9,  // 5: sluice.v1.Affinity.task_affinity:type_name -> sluice.v1.TaskAffinityTerm
 	9,  // 6: sluice.v1.Affinity.task_anti_affinity:type_name -> sluice.v1.TaskAffinityTerm
-	29, // 7: sluice.v1.TopologySpreadConstraint.selector:type_name -> sluice.v1.TopologySpreadConstraint.SelectorEntry
-	30, // 8: sluice.v1.Device.attributes:type_name -> sluice.v1.Device.AttributesEntry
-	31, // 9: sluice.v1.Node.allocatable:type_name -> sluice.v1.Node.AllocatableEntry
-	32, // 10: sluice.v1.Node.labels:type_name -> sluice.v1.Node.LabelsEntry
+	32, // 7: sluice.v1.TopologySpreadConstraint.selector:type_name -> sluice.v1.TopologySpreadConstraint.SelectorEntry
+	33, // 8: sluice.v1.Device.attributes:type_name -> sluice.v1.Device.AttributesEntry
+	34, // 9: sluice.v1.Node.allocatable:type_name -> sluice.v1.Node.AllocatableEntry
+	35, // 10: sluice.v1.Node.labels:type_name -> sluice.v1.Node.LabelsEntry
 	4,  // 11: sluice.v1.Node.taints:type_name -> sluice.v1.Taint
-	33, // 12: sluice.v1.Node.usage:type_name -> sluice.v1.Node.UsageEntry
+	36, // 12: sluice.v1.Node.usage:type_name -> sluice.v1.Node.UsageEntry
 	12, // 13: sluice.v1.Node.devices:type_name -> sluice.v1.Device
-	34, // 14: sluice.v1.QueueStatus.allocated:type_name -> sluice.v1.QueueStatus.AllocatedEntry
-	35, // 15: sluice.v1.QueueStatus.deserved:type_name -> sluice.v1.QueueStatus.DeservedEntry
-	36, // 16: sluice.v1.Queue.capability:type_name -> sluice.v1.Queue.CapabilityEntry
-	37, // 17: sluice.v1.Queue.deserved:type_name -> sluice.v1.Queue.DeservedEntry
-	38, // 18: sluice.v1.Queue.guarantee:type_name -> sluice.v1.Queue.GuaranteeEntry
-	0,  // 19: sluice.v1.Queue.state:type_name -> sluice.v1.QueueState
-	15, // 20: sluice.v1.Queue.node_group_affinity:type_name -> sluice.v1.NodeGroupAffinity
-	15, // 21: sluice.v1.Queue.node_group_anti_affinity:type_name -> sluice.v1.NodeGroupAffinity
-	39, // 22: sluice.v1.Queue.labels:type_name -> sluice.v1.Queue.LabelsEntry
-	40, // 23: sluice.v1.Queue.annotations:type_name -> sluice.v1.Queue.AnnotationsEntry
-	16, // 24: sluice.v1.Queue.status:type_name -> sluice.v1.QueueStatus
-	41, // 25: sluice.v1.Job.min_available_by_role:type_name -> sluice.v1.Job.MinAvailableByRoleEntry
-	42, // 26: sluice.v1.Job.min_resources:type_name -> sluice.v1.Job.MinResourcesEntry
-	1,  // 27: sluice.v1.Job.phase:type_name -> sluice.v1.JobPhase
-	51, // 28: sluice.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	43, // 29: sluice.v1.Job.labels:type_name -> sluice.v1.Job.LabelsEntry
-	44, // 30: sluice.v1.Job.annotations:type_name -> sluice.v1.Job.AnnotationsEntry
-	18, // 31: sluice.v1.Job.network_topology:type_name -> sluice.v1.NetworkTopology
-	45, // 32: sluice.v1.Task.resources:type_name -> sluice.v1.Task.ResourcesEntry
-	2,  // 33: sluice.v1.Task.status:type_name -> sluice.v1.TaskStatus
-	51, // 34: sluice.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	46, // 35: sluice.v1.Task.node_selector:type_name -> sluice.v1.Task.NodeSelectorEntry
-	5,  // 36: sluice.v1.Task.tolerations:type_name -> sluice.v1.Toleration
-	10, // 37: sluice.v1.Task.affinity:type_name -> sluice.v1.Affinity
-	11, // 38: sluice.v1.Task.topology_spread:type_name -> sluice.v1.TopologySpreadConstraint
-	13, // 39: sluice.v1.Task.devices:type_name -> sluice.v1.DeviceRequest
-	47, // 40: sluice.v1.Task.labels:type_name -> sluice.v1.Task.LabelsEntry
-	48, // 41: sluice.v1.Task.annotations:type_name -> sluice.v1.Task.AnnotationsEntry
-	49, // 42: sluice.v1.NamespaceQuota.hard:type_name -> sluice.v1.NamespaceQuota.HardEntry
-	50, // 43: sluice.v1.DisruptionBudget.selector:type_name -> sluice.v1.DisruptionBudget.SelectorEntry
-	3,  // 44: sluice.v1.ObjectRef.kind:type_name -> sluice.v1.ObjectKind
-	14, // 45: sluice.v1.Delta.upsert_node:type_name -> sluice.v1.Node
-	17, // 46: sluice.v1.Delta.upsert_queue:type_name -> sluice.v1.Queue
-	19, // 47: sluice.v1.Delta.upsert_job:type_name -> sluice.v1.Job
-	20, // 48: sluice.v1.Delta.upsert_task:type_name -> sluice.v1.Task
-	21, // 49: sluice.v1.Delta.upsert_priority_class:type_name -> sluice.v1.PriorityClass
-	22, // 50: sluice.v1.Delta.upsert_namespace_quota:type_name -> sluice.v1.NamespaceQuota
-	23, // 51: sluice.v1.Delta.upsert_disruption_budget:type_name -> sluice.v1.DisruptionBudget
-	24, // 52: sluice.v1.Delta.upsert_hyper_node:type_name -> sluice.v1.HyperNode
-	25, // 53: sluice.v1.Delta.delete:type_name -> sluice.v1.ObjectRef
-	26, // 54: sluice.v1.DeltaBatch.deltas:type_name -> sluice.v1.Delta
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	17, // 14: sluice.v1.Node.numa_topology:type_name -> sluice.v1.NumaTopology
+	15, // 15: sluice.v1.NumaCell.cpus:type_name -> sluice.v1.NumaCpu
+	16, // 16: sluice.v1.NumaTopology.cells:type_name -> sluice.v1.NumaCell
+	37, // 17: sluice.v1.QueueStatus.allocated:type_name -> sluice.v1.QueueStatus.AllocatedEntry
+	38, // 18: sluice.v1.QueueStatus.deserved:type_name -> sluice.v1.QueueStatus.DeservedEntry
+	39, // 19: sluice.v1.Queue.capability:type_name -> sluice.v1.Queue.CapabilityEntry
+	40, // 20: sluice.v1.Queue.deserved:type_name -> sluice.v1.Queue.DeservedEntry
+	41, // 21: sluice.v1.Queue.guarantee:type_name -> sluice.v1.Queue.GuaranteeEntry
+	0,  // 22: sluice.v1.Queue.state:type_name -> sluice.v1.QueueState
+	18, // 23: sluice.v1.Queue.node_group_affinity:type_name -> sluice.v1.NodeGroupAffinity
+	18, // 24: sluice.v1.Queue.node_group_anti_affinity:type_name -> sluice.v1.NodeGroupAffinity
+	42, // 25: sluice.v1.Queue.labels:type_name -> sluice.v1.Queue.LabelsEntry
+	43, // 26: sluice.v1.Queue.annotations:type_name -> sluice.v1.Queue.AnnotationsEntry
+	19, // 27: sluice.v1.Queue.status:type_name -> sluice.v1.QueueStatus
+	44, // 28: sluice.v1.Job.min_available_by_role:type_name -> sluice.v1.Job.MinAvailableByRoleEntry
+	45, // 29: sluice.v1.Job.min_resources:type_name -> sluice.v1.Job.MinResourcesEntry
+	1,  // 30: sluice.v1.Job.phase:type_name -> sluice.v1.JobPhase
+	54, // 31: sluice.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	46, // 32: sluice.v1.Job.labels:type_name -> sluice.v1.Job.LabelsEntry
+	47, // 33: sluice.v1.Job.annotations:type_name -> sluice.v1.Job.AnnotationsEntry
+	21, // 34: sluice.v1.Job.network_topology:type_name -> sluice.v1.NetworkTopology
+	48, // 35: sluice.v1.Task.resources:type_name -> sluice.v1.Task.ResourcesEntry
+	2,  // 36: sluice.v1.Task.status:type_name -> sluice.v1.TaskStatus
+	54, // 37: sluice.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	49, // 38: sluice.v1.Task.node_selector:type_name -> sluice.v1.Task.NodeSelectorEntry
+	5,  // 39: sluice.v1.Task.tolerations:type_name -> sluice.v1.Toleration
+	10, // 40: sluice.v1.Task.affinity:type_name -> sluice.v1.Affinity
+	11, // 41: sluice.v1.Task.topology_spread:type_name -> sluice.v1.TopologySpreadConstraint
+	13, // 42: sluice.v1.Task.devices:type_name -> sluice.v1.DeviceRequest
+	50, // 43: sluice.v1.Task.labels:type_name -> sluice.v1.Task.LabelsEntry
+	51, // 44: sluice.v1.Task.annotations:type_name -> sluice.v1.Task.AnnotationsEntry
+	52, // 45: sluice.v1.NamespaceQuota.hard:type_name -> sluice.v1.NamespaceQuota.HardEntry
+	53, // 46: sluice.v1.DisruptionBudget.selector:type_name -> sluice.v1.DisruptionBudget.SelectorEntry
+	3,  // 47: sluice.v1.ObjectRef.kind:type_name -> sluice.v1.ObjectKind
+	14, // 48: sluice.v1.Delta.upsert_node:type_name -> sluice.v1.Node
+	20, // 49: sluice.v1.Delta.upsert_queue:type_name -> sluice.v1.Queue
+	22, // 50: sluice.v1.Delta.upsert_job:type_name -> sluice.v1.Job
+	23, // 51: sluice.v1.Delta.upsert_task:type_name -> sluice.v1.Task
+	24, // 52: sluice.v1.Delta.upsert_priority_class:type_name -> sluice.v1.PriorityClass
+	25, // 53: sluice.v1.Delta.upsert_namespace_quota:type_name -> sluice.v1.NamespaceQuota
+	26, // 54: sluice.v1.Delta.upsert_disruption_budget:type_name -> sluice.v1.DisruptionBudget
+	27, // 55: sluice.v1.Delta.upsert_hyper_node:type_name -> sluice.v1.HyperNode
+	28, // 56: sluice.v1.Delta.delete:type_name -> sluice.v1.ObjectRef
+	29, // 57: sluice.v1.DeltaBatch.deltas:type_name -> sluice.v1.Delta
+	58, // [58:58] is the sub-list for method output_type
+	58, // [58:58] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_types_proto_init() }
@@ -2894,11 +3155,11 @@ func file_sluice_v1_types_proto_init() {
 	if File_sluice_v1_types_proto != nil {
 		return
 	}
-	file_sluice_v1_types_proto_msgTypes[13].OneofWrappers = []any{}
-	file_sluice_v1_types_proto_msgTypes[15].OneofWrappers = []any{}
 	file_sluice_v1_types_proto_msgTypes[16].OneofWrappers = []any{}
+	file_sluice_v1_types_proto_msgTypes[18].OneofWrappers = []any{}
 	file_sluice_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
-	file_sluice_v1_types_proto_msgTypes[22].OneofWrappers = []any{
+	file_sluice_v1_types_proto_msgTypes[22].OneofWrappers = []any{}
+	file_sluice_v1_types_proto_msgTypes[25].OneofWrappers = []any{
 		(*Delta_UpsertNode)(nil),
 		(*Delta_UpsertQueue)(nil),
 		(*Delta_UpsertJob)(nil),
@@ -2915,7 +3176,7 @@ func file_sluice_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_types_proto_rawDesc), len(file_sluice_v1_types_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   47,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

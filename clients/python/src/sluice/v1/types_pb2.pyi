@@ -216,7 +216,7 @@ class DeviceRequest(_message.Message):
     def __init__(self, type: _Optional[str] = ..., count: _Optional[int] = ..., memory: _Optional[str] = ..., cores: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("name", "allocatable", "labels", "taints", "unschedulable", "usage", "devices")
+    __slots__ = ("name", "allocatable", "labels", "taints", "unschedulable", "usage", "devices", "numa_topology")
     class AllocatableEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +245,7 @@ class Node(_message.Message):
     UNSCHEDULABLE_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     DEVICES_FIELD_NUMBER: _ClassVar[int]
+    NUMA_TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
     name: str
     allocatable: _containers.ScalarMap[str, str]
     labels: _containers.ScalarMap[str, str]
@@ -252,7 +253,40 @@ class Node(_message.Message):
     unschedulable: bool
     usage: _containers.ScalarMap[str, float]
     devices: _containers.RepeatedCompositeFieldContainer[Device]
-    def __init__(self, name: _Optional[str] = ..., allocatable: _Optional[_Mapping[str, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., unschedulable: _Optional[bool] = ..., usage: _Optional[_Mapping[str, float]] = ..., devices: _Optional[_Iterable[_Union[Device, _Mapping]]] = ...) -> None: ...
+    numa_topology: NumaTopology
+    def __init__(self, name: _Optional[str] = ..., allocatable: _Optional[_Mapping[str, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., unschedulable: _Optional[bool] = ..., usage: _Optional[_Mapping[str, float]] = ..., devices: _Optional[_Iterable[_Union[Device, _Mapping]]] = ..., numa_topology: _Optional[_Union[NumaTopology, _Mapping]] = ...) -> None: ...
+
+class NumaCpu(_message.Message):
+    __slots__ = ("id", "socket", "core", "holder")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SOCKET_FIELD_NUMBER: _ClassVar[int]
+    CORE_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    socket: int
+    core: int
+    holder: str
+    def __init__(self, id: _Optional[int] = ..., socket: _Optional[int] = ..., core: _Optional[int] = ..., holder: _Optional[str] = ...) -> None: ...
+
+class NumaCell(_message.Message):
+    __slots__ = ("id", "cpus")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    cpus: _containers.RepeatedCompositeFieldContainer[NumaCpu]
+    def __init__(self, id: _Optional[int] = ..., cpus: _Optional[_Iterable[_Union[NumaCpu, _Mapping]]] = ...) -> None: ...
+
+class NumaTopology(_message.Message):
+    __slots__ = ("topology_manager_policy", "cpu_manager_policy", "cells", "reserved_cpu")
+    TOPOLOGY_MANAGER_POLICY_FIELD_NUMBER: _ClassVar[int]
+    CPU_MANAGER_POLICY_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    RESERVED_CPU_FIELD_NUMBER: _ClassVar[int]
+    topology_manager_policy: str
+    cpu_manager_policy: str
+    cells: _containers.RepeatedCompositeFieldContainer[NumaCell]
+    reserved_cpu: str
+    def __init__(self, topology_manager_policy: _Optional[str] = ..., cpu_manager_policy: _Optional[str] = ..., cells: _Optional[_Iterable[_Union[NumaCell, _Mapping]]] = ..., reserved_cpu: _Optional[str] = ...) -> None: ...
 
 class NodeGroupAffinity(_message.Message):
     __slots__ = ("required", "preferred")
@@ -424,7 +458,7 @@ class Job(_message.Message):
     def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., queue: _Optional[str] = ..., priority_class: _Optional[str] = ..., priority: _Optional[int] = ..., min_available: _Optional[int] = ..., min_available_by_role: _Optional[_Mapping[str, int]] = ..., min_resources: _Optional[_Mapping[str, str]] = ..., phase: _Optional[_Union[JobPhase, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., network_topology: _Optional[_Union[NetworkTopology, _Mapping]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("name", "namespace", "job", "role", "resources", "status", "node", "priority_class", "priority", "started_at", "node_selector", "tolerations", "affinity", "topology_spread", "ports", "devices", "labels", "annotations", "preemptable", "device_ids")
+    __slots__ = ("name", "namespace", "job", "role", "resources", "status", "node", "priority_class", "priority", "started_at", "node_selector", "tolerations", "affinity", "topology_spread", "ports", "devices", "labels", "annotations", "preemptable", "device_ids", "guaranteed")
     class ResourcesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -473,6 +507,7 @@ class Task(_message.Message):
     ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
     PREEMPTABLE_FIELD_NUMBER: _ClassVar[int]
     DEVICE_IDS_FIELD_NUMBER: _ClassVar[int]
+    GUARANTEED_FIELD_NUMBER: _ClassVar[int]
     name: str
     namespace: str
     job: str
@@ -493,7 +528,8 @@ class Task(_message.Message):
     annotations: _containers.ScalarMap[str, str]
     preemptable: bool
     device_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., role: _Optional[str] = ..., resources: _Optional[_Mapping[str, str]] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., node: _Optional[str] = ..., priority_class: _Optional[str] = ..., priority: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., topology_spread: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., ports: _Optional[_Iterable[int]] = ..., devices: _Optional[_Iterable[_Union[DeviceRequest, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., preemptable: _Optional[bool] = ..., device_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    guaranteed: bool
+    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., role: _Optional[str] = ..., resources: _Optional[_Mapping[str, str]] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., node: _Optional[str] = ..., priority_class: _Optional[str] = ..., priority: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., topology_spread: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., ports: _Optional[_Iterable[int]] = ..., devices: _Optional[_Iterable[_Union[DeviceRequest, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., preemptable: _Optional[bool] = ..., device_ids: _Optional[_Iterable[str]] = ..., guaranteed: _Optional[bool] = ...) -> None: ...
 
 class PriorityClass(_message.Message):
     __slots__ = ("name", "value")

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/types.proto.
  */
 export const file_sluice_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIzCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSDgoGZWZmZWN0GAMgASgJIkoKClRvbGVyYXRpb24SCwoDa2V5GAEgASgJEhAKCG9wZXJhdG9yGAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBmVmZmVjdBgEIAEoCSJIChdOb2RlU2VsZWN0b3JSZXF1aXJlbWVudBILCgNrZXkYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSDgoGdmFsdWVzGAMgAygJIlEKEE5vZGVTZWxlY3RvclRlcm0SPQoRbWF0Y2hfZXhwcmVzc2lvbnMYASADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiaAoXUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SDgoGd2VpZ2h0GAEgASgFEj0KEW1hdGNoX2V4cHJlc3Npb25zGAIgAygLMiIuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclJlcXVpcmVtZW50IrgBChBUYXNrQWZmaW5pdHlUZXJtEjsKCHNlbGVjdG9yGAEgAygLMikuc2x1aWNlLnYxLlRhc2tBZmZpbml0eVRlcm0uU2VsZWN0b3JFbnRyeRIUCgx0b3BvbG9neV9rZXkYAiABKAkSEAoIcmVxdWlyZWQYAyABKAgSDgoGd2VpZ2h0GAQgASgFGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLnAQoIQWZmaW5pdHkSMgoNbm9kZV9yZXF1aXJlZBgBIAMoCzIbLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JUZXJtEjoKDm5vZGVfcHJlZmVycmVkGAIgAygLMiIuc2x1aWNlLnYxLlByZWZlcnJlZFNjaGVkdWxpbmdUZXJtEjIKDXRhc2tfYWZmaW5pdHkYAyADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybRI3ChJ0YXNrX2FudGlfYWZmaW5pdHkYBCADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybSLUAQoYVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50EhAKCG1heF9za2V3GAEgASgFEhQKDHRvcG9sb2d5X2tleRgCIAEoCRIaChJ3aGVuX3Vuc2F0aXNmaWFibGUYAyABKAkSQwoIc2VsZWN0b3IYBCADKAsyMS5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50LlNlbGVjdG9yRW50cnkaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIroBCgZEZXZpY2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIOCgZtZW1vcnkYBCABKAkSDQoFY29yZXMYBSABKAUSNQoKYXR0cmlidXRlcxgGIAMoCzIhLnNsdWljZS52MS5EZXZpY2UuQXR0cmlidXRlc0VudHJ5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKDURldmljZVJlcXVlc3QSDAoEdHlwZRgBIAEoCRINCgVjb3VudBgCIAEoBRIOCgZtZW1vcnkYAyABKAkSDQoFY29yZXMYBCABKAUSDQoFbW9kZWwYBSABKAkikQMKBE5vZGUSDAoEbmFtZRgBIAEoCRI1CgthbGxvY2F0YWJsZRgCIAMoCzIgLnNsdWljZS52MS5Ob2RlLkFsbG9jYXRhYmxlRW50cnkSKwoGbGFiZWxzGAMgAygLMhsuc2x1aWNlLnYxLk5vZGUuTGFiZWxzRW50cnkSIAoGdGFpbnRzGAQgAygLMhAuc2x1aWNlLnYxLlRhaW50EhUKDXVuc2NoZWR1bGFibGUYBSABKAgSKQoFdXNhZ2UYBiADKAsyGi5zbHVpY2UudjEuTm9kZS5Vc2FnZUVudHJ5EiIKB2RldmljZXMYByADKAsyES5zbHVpY2UudjEuRGV2aWNlGjIKEEFsbG9jYXRhYmxlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKClVzYWdlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASI4ChFOb2RlR3JvdXBBZmZpbml0eRIQCghyZXF1aXJlZBgBIAMoCRIRCglwcmVmZXJyZWQYAiADKAkimwIKC1F1ZXVlU3RhdHVzEjgKCWFsbG9jYXRlZBgBIAMoCzIlLnNsdWljZS52MS5RdWV1ZVN0YXR1cy5BbGxvY2F0ZWRFbnRyeRI2CghkZXNlcnZlZBgCIAMoCzIkLnNsdWljZS52MS5RdWV1ZVN0YXR1cy5EZXNlcnZlZEVudHJ5Eg0KBXNoYXJlGAMgASgJEhAKCG92ZXJ1c2VkGAQgASgIEhYKDmFzX29mX3JldmlzaW9uGAUgASgEGjAKDkFsbG9jYXRlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLwoNRGVzZXJ2ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIrUGCgVRdWV1ZRIMCgRuYW1lGAEgASgJEg4KBnBhcmVudBgCIAEoCRIOCgZ3ZWlnaHQYAyABKAUSNAoKY2FwYWJpbGl0eRgEIAMoCzIgLnNsdWljZS52MS5RdWV1ZS5DYXBhYmlsaXR5RW50cnkSMAoIZGVzZXJ2ZWQYBSADKAsyHi5zbHVpY2UudjEuUXVldWUuRGVzZXJ2ZWRFbnRyeRIyCglndWFyYW50ZWUYBiADKAsyHy5zbHVpY2UudjEuUXVldWUuR3VhcmFudGVlRW50cnkSEAoIcHJpb3JpdHkYByABKAUSJAoFc3RhdGUYCCABKA4yFS5zbHVpY2UudjEuUXVldWVTdGF0ZRIYCgtyZWNsYWltYWJsZRgJIAEoCEgAiAEBEjkKE25vZGVfZ3JvdXBfYWZmaW5pdHkYCiABKAsyHC5zbHVpY2UudjEuTm9kZUdyb3VwQWZmaW5pdHkSPgoYbm9kZV9ncm91cF9hbnRpX2FmZmluaXR5GAsgASgLMhwuc2x1aWNlLnYxLk5vZGVHcm91cEFmZmluaXR5EiwKBmxhYmVscxgMIAMoCzIcLnNsdWljZS52MS5RdWV1ZS5MYWJlbHNFbnRyeRI2Cgthbm5vdGF0aW9ucxgNIAMoCzIhLnNsdWljZS52MS5RdWV1ZS5Bbm5vdGF0aW9uc0VudHJ5EiYKBnN0YXR1cxgOIAEoCzIWLnNsdWljZS52MS5RdWV1ZVN0YXR1cxoxCg9DYXBhYmlsaXR5RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1EZXNlcnZlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOR3VhcmFudGVlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfcmVjbGFpbWFibGUiPQoPTmV0d29ya1RvcG9sb2d5EgwKBG1vZGUYASABKAkSHAoUaGlnaGVzdF90aWVyX2FsbG93ZWQYAiABKAUi3gUKA0pvYhIMCgRuYW1lGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRINCgVxdWV1ZRgDIAEoCRIWCg5wcmlvcml0eV9jbGFzcxgEIAEoCRIVCghwcmlvcml0eRgFIAEoBUgAiAEBEhoKDW1pbl9hdmFpbGFibGUYBiABKAVIAYgBARJFChVtaW5fYXZhaWxhYmxlX2J5X3JvbGUYByADKAsyJi5zbHVpY2UudjEuSm9iLk1pbkF2YWlsYWJsZUJ5Um9sZUVudHJ5EjcKDW1pbl9yZXNvdXJjZXMYCCADKAsyIC5zbHVpY2UudjEuSm9iLk1pblJlc291cmNlc0VudHJ5EiIKBXBoYXNlGAkgASgOMhMuc2x1aWNlLnYxLkpvYlBoYXNlEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBmxhYmVscxgLIAMoCzIaLnNsdWljZS52MS5Kb2IuTGFiZWxzRW50cnkSNAoLYW5ub3RhdGlvbnMYDCADKAsyHy5zbHVpY2UudjEuSm9iLkFubm90YXRpb25zRW50cnkSNAoQbmV0d29ya190b3BvbG9neRgNIAEoCzIaLnNsdWljZS52MS5OZXR3b3JrVG9wb2xvZ3kaOQoXTWluQXZhaWxhYmxlQnlSb2xlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ARozChFNaW5SZXNvdXJjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9wcmlvcml0eUIQCg5fbWluX2F2YWlsYWJsZSKHBwoEVGFzaxIMCgRuYW1lGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRILCgNqb2IYAyABKAkSDAoEcm9sZRgEIAEoCRIxCglyZXNvdXJjZXMYBSADKAsyHi5zbHVpY2UudjEuVGFzay5SZXNvdXJjZXNFbnRyeRIlCgZzdGF0dXMYBiABKA4yFS5zbHVpY2UudjEuVGFza1N0YXR1cxIMCgRub2RlGAcgASgJEhYKDnByaW9yaXR5X2NsYXNzGAggASgJEhUKCHByaW9yaXR5GAkgASgFSACIAQESLgoKc3RhcnRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOAoNbm9kZV9zZWxlY3RvchgLIAMoCzIhLnNsdWljZS52MS5UYXNrLk5vZGVTZWxlY3RvckVudHJ5EioKC3RvbGVyYXRpb25zGAwgAygLMhUuc2x1aWNlLnYxLlRvbGVyYXRpb24SJQoIYWZmaW5pdHkYDSABKAsyEy5zbHVpY2UudjEuQWZmaW5pdHkSPAoPdG9wb2xvZ3lfc3ByZWFkGA4gAygLMiMuc2x1aWNlLnYxLlRvcG9sb2d5U3ByZWFkQ29uc3RyYWludBINCgVwb3J0cxgPIAMoBRIpCgdkZXZpY2VzGBAgAygLMhguc2x1aWNlLnYxLkRldmljZVJlcXVlc3QSKwoGbGFiZWxzGBEgAygLMhsuc2x1aWNlLnYxLlRhc2suTGFiZWxzRW50cnkSNQoLYW5ub3RhdGlvbnMYEiADKAsyIC5zbHVpY2UudjEuVGFzay5Bbm5vdGF0aW9uc0VudHJ5EhgKC3ByZWVtcHRhYmxlGBMgASgISAGIAQESEgoKZGV2aWNlX2lkcxgUIAMoCRowCg5SZXNvdXJjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjMKEU5vZGVTZWxlY3RvckVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCwoJX3ByaW9yaXR5Qg4KDF9wcmVlbXB0YWJsZSIsCg1Qcmlvcml0eUNsYXNzEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAUigwEKDk5hbWVzcGFjZVF1b3RhEhEKCW5hbWVzcGFjZRgBIAEoCRIxCgRoYXJkGAIgAygLMiMuc2x1aWNlLnYxLk5hbWVzcGFjZVF1b3RhLkhhcmRFbnRyeRorCglIYXJkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKBAgoQRGlzcnVwdGlvbkJ1ZGdldBIMCgRuYW1lGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRI7CghzZWxlY3RvchgDIAMoCzIpLnNsdWljZS52MS5EaXNydXB0aW9uQnVkZ2V0LlNlbGVjdG9yRW50cnkSGgoNbWluX2F2YWlsYWJsZRgEIAEoCUgAiAEBEhwKD21heF91bmF2YWlsYWJsZRgFIAEoCUgBiAEBGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIQCg5fbWluX2F2YWlsYWJsZUISChBfbWF4X3VuYXZhaWxhYmxlIjgKCUh5cGVyTm9kZRIMCgRuYW1lGAEgASgJEgwKBHRpZXIYAiABKAUSDwoHbWVtYmVycxgDIAMoCSJRCglPYmplY3RSZWYSIwoEa2luZBgBIAEoDjIVLnNsdWljZS52MS5PYmplY3RLaW5kEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIsUDCgVEZWx0YRImCgt1cHNlcnRfbm9kZRgBIAEoCzIPLnNsdWljZS52MS5Ob2RlSAASKAoMdXBzZXJ0X3F1ZXVlGAIgASgLMhAuc2x1aWNlLnYxLlF1ZXVlSAASJAoKdXBzZXJ0X2pvYhgDIAEoCzIOLnNsdWljZS52MS5Kb2JIABImCgt1cHNlcnRfdGFzaxgEIAEoCzIPLnNsdWljZS52MS5UYXNrSAASOQoVdXBzZXJ0X3ByaW9yaXR5X2NsYXNzGAUgASgLMhguc2x1aWNlLnYxLlByaW9yaXR5Q2xhc3NIABI7ChZ1cHNlcnRfbmFtZXNwYWNlX3F1b3RhGAYgASgLMhkuc2x1aWNlLnYxLk5hbWVzcGFjZVF1b3RhSAASPwoYdXBzZXJ0X2Rpc3J1cHRpb25fYnVkZ2V0GAcgASgLMhsuc2x1aWNlLnYxLkRpc3J1cHRpb25CdWRnZXRIABIxChF1cHNlcnRfaHlwZXJfbm9kZRgIIAEoCzIULnNsdWljZS52MS5IeXBlck5vZGVIABImCgZkZWxldGUYCSABKAsyFC5zbHVpY2UudjEuT2JqZWN0UmVmSABCCAoGY2hhbmdlIlUKCkRlbHRhQmF0Y2gSEAoIc2VxdWVuY2UYASABKAQSIAoGZGVsdGFzGAIgAygLMhAuc2x1aWNlLnYxLkRlbHRhEhMKC3JlcGxhY2VfYWxsGAMgASgIKnAKClF1ZXVlU3RhdGUSGwoXUVVFVUVfU1RBVEVfVU5TUEVDSUZJRUQQABIUChBRVUVVRV9TVEFURV9PUEVOEAESFgoSUVVFVUVfU1RBVEVfQ0xPU0VEEAISFwoTUVVFVUVfU1RBVEVfQ0xPU0lORxADKpoBCghKb2JQaGFzZRIZChVKT0JfUEhBU0VfVU5TUEVDSUZJRUQQABIVChFKT0JfUEhBU0VfUEVORElORxABEhUKEUpPQl9QSEFTRV9JTlFVRVVFEAISFQoRSk9CX1BIQVNFX1JVTk5JTkcQAxIXChNKT0JfUEhBU0VfQ09NUExFVEVEEAQSFQoRSk9CX1BIQVNFX1VOS05PV04QBSqoAgoKVGFza1N0YXR1cxIbChdUQVNLX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RBU0tfU1RBVFVTX1BFTkRJTkcQARIZChVUQVNLX1NUQVRVU19BTExPQ0FURUQQAhIZChVUQVNLX1NUQVRVU19QSVBFTElORUQQAxIXChNUQVNLX1NUQVRVU19CSU5ESU5HEAQSFQoRVEFTS19TVEFUVVNfQk9VTkQQBRIXChNUQVNLX1NUQVRVU19SVU5OSU5HEAYSGQoVVEFTS19TVEFUVVNfUkVMRUFTSU5HEAcSGQoVVEFTS19TVEFUVVNfU1VDQ0VFREVEEAgSFgoSVEFTS19TVEFUVVNfRkFJTEVEEAkSFwoTVEFTS19TVEFUVVNfVU5LTk9XThAKKoECCgpPYmplY3RLaW5kEhsKF09CSkVDVF9LSU5EX1VOU1BFQ0lGSUVEEAASFAoQT0JKRUNUX0tJTkRfTk9ERRABEhUKEU9CSkVDVF9LSU5EX1FVRVVFEAISEwoPT0JKRUNUX0tJTkRfSk9CEAMSFAoQT0JKRUNUX0tJTkRfVEFTSxAEEh4KGk9CSkVDVF9LSU5EX1BSSU9SSVRZX0NMQVNTEAUSHwobT0JKRUNUX0tJTkRfTkFNRVNQQUNFX1FVT1RBEAYSIQodT0JKRUNUX0tJTkRfRElTUlVQVElPTl9CVURHRVQQBxIaChZPQkpFQ1RfS0lORF9IWVBFUl9OT0RFEAhCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIzCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSDgoGZWZmZWN0GAMgASgJIkoKClRvbGVyYXRpb24SCwoDa2V5GAEgASgJEhAKCG9wZXJhdG9yGAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBmVmZmVjdBgEIAEoCSJIChdOb2RlU2VsZWN0b3JSZXF1aXJlbWVudBILCgNrZXkYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSDgoGdmFsdWVzGAMgAygJIlEKEE5vZGVTZWxlY3RvclRlcm0SPQoRbWF0Y2hfZXhwcmVzc2lvbnMYASADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiaAoXUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SDgoGd2VpZ2h0GAEgASgFEj0KEW1hdGNoX2V4cHJlc3Npb25zGAIgAygLMiIuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclJlcXVpcmVtZW50IrgBChBUYXNrQWZmaW5pdHlUZXJtEjsKCHNlbGVjdG9yGAEgAygLMikuc2x1aWNlLnYxLlRhc2tBZmZpbml0eVRlcm0uU2VsZWN0b3JFbnRyeRIUCgx0b3BvbG9neV9rZXkYAiABKAkSEAoIcmVxdWlyZWQYAyABKAgSDgoGd2VpZ2h0GAQgASgFGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLnAQoIQWZmaW5pdHkSMgoNbm9kZV9yZXF1aXJlZBgBIAMoCzIbLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JUZXJtEjoKDm5vZGVfcHJlZmVycmVkGAIgAygLMiIuc2x1aWNlLnYxLlByZWZlcnJlZFNjaGVkdWxpbmdUZXJtEjIKDXRhc2tfYWZmaW5pdHkYAyADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybRI3ChJ0YXNrX2FudGlfYWZmaW5pdHkYBCADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybSLUAQoYVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50EhAKCG1heF9za2V3GAEgASgFEhQKDHRvcG9sb2d5X2tleRgCIAEoCRIaChJ3aGVuX3Vuc2F0aXNmaWFibGUYAyABKAkSQwoIc2VsZWN0b3IYBCADKAsyMS5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50LlNlbGVjdG9yRW50cnkaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIroBCgZEZXZpY2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIOCgZtZW1vcnkYBCABKAkSDQoFY29yZXMYBSABKAUSNQoKYXR0cmlidXRlcxgGIAMoCzIhLnNsdWljZS52MS5EZXZpY2UuQXR0cmlidXRlc0VudHJ5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKDURldmljZVJlcXVlc3QSDAoEdHlwZRgBIAEoCRINCgVjb3VudBgCIAEoBRIOCgZtZW1vcnkYAyABKAkSDQoFY29yZXMYBCABKAUSDQoFbW9kZWwYBSABKAkiwQMKBE5vZGUSDAoEbmFtZRgBIAEoCRI1CgthbGxvY2F0YWJsZRgCIAMoCzIgLnNsdWljZS52MS5Ob2RlLkFsbG9jYXRhYmxlRW50cnkSKwoGbGFiZWxzGAMgAygLMhsuc2x1aWNlLnYxLk5vZGUuTGFiZWxzRW50cnkSIAoGdGFpbnRzGAQgAygLMhAuc2x1aWNlLnYxLlRhaW50EhUKDXVuc2NoZWR1bGFibGUYBSABKAgSKQoFdXNhZ2UYBiADKAsyGi5zbHVpY2UudjEuTm9kZS5Vc2FnZUVudHJ5EiIKB2RldmljZXMYByADKAsyES5zbHVpY2UudjEuRGV2aWNlEi4KDW51bWFfdG9wb2xvZ3kYCCABKAsyFy5zbHVpY2UudjEuTnVtYVRvcG9sb2d5GjIKEEFsbG9jYXRhYmxlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKClVzYWdlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASJDCgdOdW1hQ3B1EgoKAmlkGAEgASgFEg4KBnNvY2tldBgCIAEoBRIMCgRjb3JlGAMgASgFEg4KBmhvbGRlchgEIAEoCSI4CghOdW1hQ2VsbBIKCgJpZBgBIAEoBRIgCgRjcHVzGAIgAygLMhIuc2x1aWNlLnYxLk51bWFDcHUihQEKDE51bWFUb3BvbG9neRIfChd0b3BvbG9neV9tYW5hZ2VyX3BvbGljeRgBIAEoCRIaChJjcHVfbWFuYWdlcl9wb2xpY3kYAiABKAkSIgoFY2VsbHMYAyADKAsyEy5zbHVpY2UudjEuTnVtYUNlbGwSFAoMcmVzZXJ2ZWRfY3B1GAQgASgJIjgKEU5vZGVHcm91cEFmZmluaXR5EhAKCHJlcXVpcmVkGAEgAygJEhEKCXByZWZlcnJlZBgCIAMoCSKbAgoLUXVldWVTdGF0dXMSOAoJYWxsb2NhdGVkGAEgAygLMiUuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzLkFsbG9jYXRlZEVudHJ5EjYKCGRlc2VydmVkGAIgAygLMiQuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzLkRlc2VydmVkRW50cnkSDQoFc2hhcmUYAyABKAkSEAoIb3ZlcnVzZWQYBCABKAgSFgoOYXNfb2ZfcmV2aXNpb24YBSABKAQaMAoOQWxsb2NhdGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1EZXNlcnZlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEitQYKBVF1ZXVlEgwKBG5hbWUYASABKAkSDgoGcGFyZW50GAIgASgJEg4KBndlaWdodBgDIAEoBRI0CgpjYXBhYmlsaXR5GAQgAygLMiAuc2x1aWNlLnYxLlF1ZXVlLkNhcGFiaWxpdHlFbnRyeRIwCghkZXNlcnZlZBgFIAMoCzIeLnNsdWljZS52MS5RdWV1ZS5EZXNlcnZlZEVudHJ5EjIKCWd1YXJhbnRlZRgGIAMoCzIfLnNsdWljZS52MS5RdWV1ZS5HdWFyYW50ZWVFbnRyeRIQCghwcmlvcml0eRgHIAEoBRIkCgVzdGF0ZRgIIAEoDjIVLnNsdWljZS52MS5RdWV1ZVN0YXRlEhgKC3JlY2xhaW1hYmxlGAkgASgISACIAQESOQoTbm9kZV9ncm91cF9hZmZpbml0eRgKIAEoCzIcLnNsdWljZS52MS5Ob2RlR3JvdXBBZmZpbml0eRI+Chhub2RlX2dyb3VwX2FudGlfYWZmaW5pdHkYCyABKAsyHC5zbHVpY2UudjEuTm9kZUdyb3VwQWZmaW5pdHkSLAoGbGFiZWxzGAwgAygLMhwuc2x1aWNlLnYxLlF1ZXVlLkxhYmVsc0VudHJ5EjYKC2Fubm90YXRpb25zGA0gAygLMiEuc2x1aWNlLnYxLlF1ZXVlLkFubm90YXRpb25zRW50cnkSJgoGc3RhdHVzGA4gASgLMhYuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzGjEKD0NhcGFiaWxpdHlFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi8KDURlc2VydmVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARowCg5HdWFyYW50ZWVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9yZWNsYWltYWJsZSI9Cg9OZXR3b3JrVG9wb2xvZ3kSDAoEbW9kZRgBIAEoCRIcChRoaWdoZXN0X3RpZXJfYWxsb3dlZBgCIAEoBSLeBQoDSm9iEgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEg0KBXF1ZXVlGAMgASgJEhYKDnByaW9yaXR5X2NsYXNzGAQgASgJEhUKCHByaW9yaXR5GAUgASgFSACIAQESGgoNbWluX2F2YWlsYWJsZRgGIAEoBUgBiAEBEkUKFW1pbl9hdmFpbGFibGVfYnlfcm9sZRgHIAMoCzImLnNsdWljZS52MS5Kb2IuTWluQXZhaWxhYmxlQnlSb2xlRW50cnkSNwoNbWluX3Jlc291cmNlcxgIIAMoCzIgLnNsdWljZS52MS5Kb2IuTWluUmVzb3VyY2VzRW50cnkSIgoFcGhhc2UYCSABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2USLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoGbGFiZWxzGAsgAygLMhouc2x1aWNlLnYxLkpvYi5MYWJlbHNFbnRyeRI0Cgthbm5vdGF0aW9ucxgMIAMoCzIfLnNsdWljZS52MS5Kb2IuQW5ub3RhdGlvbnNFbnRyeRI0ChBuZXR3b3JrX3RvcG9sb2d5GA0gASgLMhouc2x1aWNlLnYxLk5ldHdvcmtUb3BvbG9neRo5ChdNaW5BdmFpbGFibGVCeVJvbGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBGjMKEU1pblJlc291cmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCwoJX3ByaW9yaXR5QhAKDl9taW5fYXZhaWxhYmxlIpsHCgRUYXNrEgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgsKA2pvYhgDIAEoCRIMCgRyb2xlGAQgASgJEjEKCXJlc291cmNlcxgFIAMoCzIeLnNsdWljZS52MS5UYXNrLlJlc291cmNlc0VudHJ5EiUKBnN0YXR1cxgGIAEoDjIVLnNsdWljZS52MS5UYXNrU3RhdHVzEgwKBG5vZGUYByABKAkSFgoOcHJpb3JpdHlfY2xhc3MYCCABKAkSFQoIcHJpb3JpdHkYCSABKAVIAIgBARIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4Cg1ub2RlX3NlbGVjdG9yGAsgAygLMiEuc2x1aWNlLnYxLlRhc2suTm9kZVNlbGVjdG9yRW50cnkSKgoLdG9sZXJhdGlvbnMYDCADKAsyFS5zbHVpY2UudjEuVG9sZXJhdGlvbhIlCghhZmZpbml0eRgNIAEoCzITLnNsdWljZS52MS5BZmZpbml0eRI8Cg90b3BvbG9neV9zcHJlYWQYDiADKAsyIy5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50Eg0KBXBvcnRzGA8gAygFEikKB2RldmljZXMYECADKAsyGC5zbHVpY2UudjEuRGV2aWNlUmVxdWVzdBIrCgZsYWJlbHMYESADKAsyGy5zbHVpY2UudjEuVGFzay5MYWJlbHNFbnRyeRI1Cgthbm5vdGF0aW9ucxgSIAMoCzIgLnNsdWljZS52MS5UYXNrLkFubm90YXRpb25zRW50cnkSGAoLcHJlZW1wdGFibGUYEyABKAhIAYgBARISCgpkZXZpY2VfaWRzGBQgAygJEhIKCmd1YXJhbnRlZWQYFSABKAgaMAoOUmVzb3VyY2VzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARozChFOb2RlU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9wcmlvcml0eUIOCgxfcHJlZW1wdGFibGUiLAoNUHJpb3JpdHlDbGFzcxIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgFIoMBCg5OYW1lc3BhY2VRdW90YRIRCgluYW1lc3BhY2UYASABKAkSMQoEaGFyZBgCIAMoCzIjLnNsdWljZS52MS5OYW1lc3BhY2VRdW90YS5IYXJkRW50cnkaKwoJSGFyZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEigQIKEERpc3J1cHRpb25CdWRnZXQSDAoEbmFtZRgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSOwoIc2VsZWN0b3IYAyADKAsyKS5zbHVpY2UudjEuRGlzcnVwdGlvbkJ1ZGdldC5TZWxlY3RvckVudHJ5EhoKDW1pbl9hdmFpbGFibGUYBCABKAlIAIgBARIcCg9tYXhfdW5hdmFpbGFibGUYBSABKAlIAYgBARovCg1TZWxlY3RvckVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX21pbl9hdmFpbGFibGVCEgoQX21heF91bmF2YWlsYWJsZSI4CglIeXBlck5vZGUSDAoEbmFtZRgBIAEoCRIMCgR0aWVyGAIgASgFEg8KB21lbWJlcnMYAyADKAkiUQoJT2JqZWN0UmVmEiMKBGtpbmQYASABKA4yFS5zbHVpY2UudjEuT2JqZWN0S2luZBIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSLFAwoFRGVsdGESJgoLdXBzZXJ0X25vZGUYASABKAsyDy5zbHVpY2UudjEuTm9kZUgAEigKDHVwc2VydF9xdWV1ZRgCIAEoCzIQLnNsdWljZS52MS5RdWV1ZUgAEiQKCnVwc2VydF9qb2IYAyABKAsyDi5zbHVpY2UudjEuSm9iSAASJgoLdXBzZXJ0X3Rhc2sYBCABKAsyDy5zbHVpY2UudjEuVGFza0gAEjkKFXVwc2VydF9wcmlvcml0eV9jbGFzcxgFIAEoCzIYLnNsdWljZS52MS5Qcmlvcml0eUNsYXNzSAASOwoWdXBzZXJ0X25hbWVzcGFjZV9xdW90YRgGIAEoCzIZLnNsdWljZS52MS5OYW1lc3BhY2VRdW90YUgAEj8KGHVwc2VydF9kaXNydXB0aW9uX2J1ZGdldBgHIAEoCzIbLnNsdWljZS52MS5EaXNydXB0aW9uQnVkZ2V0SAASMQoRdXBzZXJ0X2h5cGVyX25vZGUYCCABKAsyFC5zbHVpY2UudjEuSHlwZXJOb2RlSAASJgoGZGVsZXRlGAkgASgLMhQuc2x1aWNlLnYxLk9iamVjdFJlZkgAQggKBmNoYW5nZSJVCgpEZWx0YUJhdGNoEhAKCHNlcXVlbmNlGAEgASgEEiAKBmRlbHRhcxgCIAMoCzIQLnNsdWljZS52MS5EZWx0YRITCgtyZXBsYWNlX2FsbBgDIAEoCCpwCgpRdWV1ZVN0YXRlEhsKF1FVRVVFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFAoQUVVFVUVfU1RBVEVfT1BFThABEhYKElFVRVVFX1NUQVRFX0NMT1NFRBACEhcKE1FVRVVFX1NUQVRFX0NMT1NJTkcQAyqaAQoISm9iUGhhc2USGQoVSk9CX1BIQVNFX1VOU1BFQ0lGSUVEEAASFQoRSk9CX1BIQVNFX1BFTkRJTkcQARIVChFKT0JfUEhBU0VfSU5RVUVVRRACEhUKEUpPQl9QSEFTRV9SVU5OSU5HEAMSFwoTSk9CX1BIQVNFX0NPTVBMRVRFRBAEEhUKEUpPQl9QSEFTRV9VTktOT1dOEAUqqAIKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQUxMT0NBVEVEEAISGQoVVEFTS19TVEFUVVNfUElQRUxJTkVEEAMSFwoTVEFTS19TVEFUVVNfQklORElORxAEEhUKEVRBU0tfU1RBVFVTX0JPVU5EEAUSFwoTVEFTS19TVEFUVVNfUlVOTklORxAGEhkKFVRBU0tfU1RBVFVTX1JFTEVBU0lORxAHEhkKFVRBU0tfU1RBVFVTX1NVQ0NFRURFRBAIEhYKElRBU0tfU1RBVFVTX0ZBSUxFRBAJEhcKE1RBU0tfU1RBVFVTX1VOS05PV04QCiqBAgoKT2JqZWN0S2luZBIbChdPQkpFQ1RfS0lORF9VTlNQRUNJRklFRBAAEhQKEE9CSkVDVF9LSU5EX05PREUQARIVChFPQkpFQ1RfS0lORF9RVUVVRRACEhMKD09CSkVDVF9LSU5EX0pPQhADEhQKEE9CSkVDVF9LSU5EX1RBU0sQBBIeChpPQkpFQ1RfS0lORF9QUklPUklUWV9DTEFTUxAFEh8KG09CSkVDVF9LSU5EX05BTUVTUEFDRV9RVU9UQRAGEiEKHU9CSkVDVF9LSU5EX0RJU1JVUFRJT05fQlVER0VUEAcSGgoWT0JKRUNUX0tJTkRfSFlQRVJfTk9ERRAIQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Taint repels tasks from a node unless they tolerate it.
@@ -474,6 +474,14 @@ export type Node = Message<"sluice.v1.Node"> & {
    * @generated from field: repeated sluice.v1.Device devices = 7;
    */
   devices: Device[];
+
+  /**
+   * NUMA layout and exclusive-CPU state, for the numa-aware plugin. Unset means
+   * unknown: tasks that ask for a NUMA policy cannot use the node.
+   *
+   * @generated from field: sluice.v1.NumaTopology numa_topology = 8;
+   */
+  numaTopology?: NumaTopology | undefined;
 };
 
 /**
@@ -482,6 +490,131 @@ export type Node = Message<"sluice.v1.Node"> & {
  */
 export const NodeSchema: GenMessage<Node> = /*@__PURE__*/
   messageDesc(file_sluice_v1_types, 10);
+
+/**
+ * NumaCpu is one logical CPU (hardware thread) of a node.
+ *
+ * @generated from message sluice.v1.NumaCpu
+ */
+export type NumaCpu = Message<"sluice.v1.NumaCpu"> & {
+  /**
+   * Logical CPU id, unique on the node, 0 to 65535.
+   *
+   * @generated from field: int32 id = 1;
+   */
+  id: number;
+
+  /**
+   * Socket (physical package) id, at least 0.
+   *
+   * @generated from field: int32 socket = 2;
+   */
+  socket: number;
+
+  /**
+   * Physical core id within its socket, at least 0. CPUs with the same socket
+   * and core are hardware threads of one core.
+   *
+   * @generated from field: int32 core = 3;
+   */
+  core: number;
+
+  /**
+   * Who holds the CPU exclusively. Empty: the CPU is free (in the shared pool
+   * that exclusive CPUs are taken from). A task's full name
+   * ("namespace/name"): the node gave it to that task. Anything else, for
+   * example "system": held by something Sluice does not schedule.
+   *
+   * @generated from field: string holder = 4;
+   */
+  holder: string;
+};
+
+/**
+ * Describes the message sluice.v1.NumaCpu.
+ * Use `create(NumaCpuSchema)` to create a new message.
+ */
+export const NumaCpuSchema: GenMessage<NumaCpu> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_types, 11);
+
+/**
+ * NumaCell is one NUMA node of a machine with its CPUs.
+ *
+ * @generated from message sluice.v1.NumaCell
+ */
+export type NumaCell = Message<"sluice.v1.NumaCell"> & {
+  /**
+   * NUMA node id, unique on the node, 0 to 63.
+   *
+   * @generated from field: int32 id = 1;
+   */
+  id: number;
+
+  /**
+   * The cell's logical CPUs; at least one.
+   *
+   * @generated from field: repeated sluice.v1.NumaCpu cpus = 2;
+   */
+  cpus: NumaCpu[];
+};
+
+/**
+ * Describes the message sluice.v1.NumaCell.
+ * Use `create(NumaCellSchema)` to create a new message.
+ */
+export const NumaCellSchema: GenMessage<NumaCell> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_types, 12);
+
+/**
+ * NumaTopology is a node's NUMA layout and the state of its CPUs as the
+ * node's CPU and topology managers see them (what Volcano reads from its
+ * Numatopology resource). A task gets exclusive CPUs when it is guaranteed,
+ * asks for a whole number of CPUs and runs on a node whose CPU manager policy
+ * is "static"; the topology manager policy says how those CPUs must align with
+ * NUMA cells.
+ *
+ * @generated from message sluice.v1.NumaTopology
+ */
+export type NumaTopology = Message<"sluice.v1.NumaTopology"> & {
+  /**
+   * Topology manager policy: "none", "best-effort", "restricted" or
+   * "single-numa-node". Empty means "none".
+   *
+   * @generated from field: string topology_manager_policy = 1;
+   */
+  topologyManagerPolicy: string;
+
+  /**
+   * CPU manager policy: "none" or "static" (exclusive CPUs for guaranteed
+   * tasks). Empty means "none".
+   *
+   * @generated from field: string cpu_manager_policy = 2;
+   */
+  cpuManagerPolicy: string;
+
+  /**
+   * The NUMA cells, at least one and at most 8 (the topology manager's limit).
+   *
+   * @generated from field: repeated sluice.v1.NumaCell cells = 3;
+   */
+  cells: NumaCell[];
+
+  /**
+   * CPU reserved for the system, as a quantity, for example "1" or "1500m";
+   * rounded up to whole CPUs, which the CPU manager chooses by topology among
+   * all CPUs and never gives to a task. Empty means none.
+   *
+   * @generated from field: string reserved_cpu = 4;
+   */
+  reservedCpu: string;
+};
+
+/**
+ * Describes the message sluice.v1.NumaTopology.
+ * Use `create(NumaTopologySchema)` to create a new message.
+ */
+export const NumaTopologySchema: GenMessage<NumaTopology> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_types, 13);
 
 /**
  * NodeGroupAffinity names node groups (values of the node label
@@ -510,7 +643,7 @@ export type NodeGroupAffinity = Message<"sluice.v1.NodeGroupAffinity"> & {
  * Use `create(NodeGroupAffinitySchema)` to create a new message.
  */
 export const NodeGroupAffinitySchema: GenMessage<NodeGroupAffinity> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 11);
+  messageDesc(file_sluice_v1_types, 14);
 
 /**
  * QueueStatus holds derived, read-only figures of a queue. It is filled in by
@@ -563,7 +696,7 @@ export type QueueStatus = Message<"sluice.v1.QueueStatus"> & {
  * Use `create(QueueStatusSchema)` to create a new message.
  */
 export const QueueStatusSchema: GenMessage<QueueStatus> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 12);
+  messageDesc(file_sluice_v1_types, 15);
 
 /**
  * Queue is a share of the cluster that jobs are submitted to. Queues may form a
@@ -679,7 +812,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
  * Use `create(QueueSchema)` to create a new message.
  */
 export const QueueSchema: GenMessage<Queue> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 13);
+  messageDesc(file_sluice_v1_types, 16);
 
 /**
  * NetworkTopology asks for a job's tasks to be placed within one hypernode.
@@ -707,7 +840,7 @@ export type NetworkTopology = Message<"sluice.v1.NetworkTopology"> & {
  * Use `create(NetworkTopologySchema)` to create a new message.
  */
 export const NetworkTopologySchema: GenMessage<NetworkTopology> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 14);
+  messageDesc(file_sluice_v1_types, 17);
 
 /**
  * Job is a group of tasks scheduled together (Volcano's PodGroup). Its tasks
@@ -818,7 +951,7 @@ export type Job = Message<"sluice.v1.Job"> & {
  * Use `create(JobSchema)` to create a new message.
  */
 export const JobSchema: GenMessage<Job> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 15);
+  messageDesc(file_sluice_v1_types, 18);
 
 /**
  * Task is one schedulable unit of a job (Volcano's task, a pod in Kubernetes).
@@ -976,6 +1109,18 @@ export type Task = Message<"sluice.v1.Task"> & {
    * @generated from field: repeated string device_ids = 20;
    */
   deviceIds: string[];
+
+  /**
+   * True when the task is in Kubernetes' Guaranteed QoS class: its limits
+   * equal its requests, which must then include cpu and memory. A guaranteed
+   * task asking for a whole number of CPUs gets exclusive CPUs on a node with
+   * a static CPU manager (see NumaTopology). Its NUMA policy is the annotation
+   * "volcano.sh/numa-topology-policy" of the task, or else of its job. Default
+   * false.
+   *
+   * @generated from field: bool guaranteed = 21;
+   */
+  guaranteed: boolean;
 };
 
 /**
@@ -983,7 +1128,7 @@ export type Task = Message<"sluice.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 16);
+  messageDesc(file_sluice_v1_types, 19);
 
 /**
  * PriorityClass names a priority value.
@@ -1011,7 +1156,7 @@ export type PriorityClass = Message<"sluice.v1.PriorityClass"> & {
  * Use `create(PriorityClassSchema)` to create a new message.
  */
 export const PriorityClassSchema: GenMessage<PriorityClass> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 17);
+  messageDesc(file_sluice_v1_types, 20);
 
 /**
  * NamespaceQuota caps what a namespace's running tasks may request in total.
@@ -1039,7 +1184,7 @@ export type NamespaceQuota = Message<"sluice.v1.NamespaceQuota"> & {
  * Use `create(NamespaceQuotaSchema)` to create a new message.
  */
 export const NamespaceQuotaSchema: GenMessage<NamespaceQuota> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 18);
+  messageDesc(file_sluice_v1_types, 21);
 
 /**
  * DisruptionBudget limits how many matching tasks may be evicted.
@@ -1091,7 +1236,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
  * Use `create(DisruptionBudgetSchema)` to create a new message.
  */
 export const DisruptionBudgetSchema: GenMessage<DisruptionBudget> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 19);
+  messageDesc(file_sluice_v1_types, 22);
 
 /**
  * HyperNode is a network topology domain: a set of nodes (tier 1) or of
@@ -1127,7 +1272,7 @@ export type HyperNode = Message<"sluice.v1.HyperNode"> & {
  * Use `create(HyperNodeSchema)` to create a new message.
  */
 export const HyperNodeSchema: GenMessage<HyperNode> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 20);
+  messageDesc(file_sluice_v1_types, 23);
 
 /**
  * ObjectRef identifies one cluster object.
@@ -1163,7 +1308,7 @@ export type ObjectRef = Message<"sluice.v1.ObjectRef"> & {
  * Use `create(ObjectRefSchema)` to create a new message.
  */
 export const ObjectRefSchema: GenMessage<ObjectRef> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 21);
+  messageDesc(file_sluice_v1_types, 24);
 
 /**
  * Delta is one change to a cluster: an upsert (create or replace entirely) of
@@ -1258,7 +1403,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
  * Use `create(DeltaSchema)` to create a new message.
  */
 export const DeltaSchema: GenMessage<Delta> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 22);
+  messageDesc(file_sluice_v1_types, 25);
 
 /**
  * DeltaBatch is an atomic group of changes: either every delta applies or none
@@ -1299,7 +1444,7 @@ export type DeltaBatch = Message<"sluice.v1.DeltaBatch"> & {
  * Use `create(DeltaBatchSchema)` to create a new message.
  */
 export const DeltaBatchSchema: GenMessage<DeltaBatch> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 23);
+  messageDesc(file_sluice_v1_types, 26);
 
 /**
  * QueueState is whether a queue accepts jobs.
