@@ -117,11 +117,7 @@ func (p *plugin) OnSessionClose(ssn *framework.Session) {
 // ancestor. As in Volcano only the queue's own share is refreshed; ancestors keep the share
 // they had when the session opened.
 func (p *plugin) account(ssn *framework.Session, t *api.TaskInfo, sign int) {
-	j := ssn.Jobs[t.Job]
-	if j == nil {
-		return
-	}
-	attr := p.queues[j.Queue]
+	attr := p.queueOf(ssn, t)
 	if attr == nil {
 		return
 	}
@@ -139,6 +135,16 @@ func (p *plugin) account(ssn *framework.Session, t *api.TaskInfo, sign int) {
 			apply(p.queues[a].allocated)
 		}
 	}
+}
+
+// queueOf returns the figures of the task's queue, nil when the plugin does not know its job
+// or queue.
+func (p *plugin) queueOf(ssn *framework.Session, t *api.TaskInfo) *queueAttr {
+	j := ssn.Jobs[t.Job]
+	if j == nil {
+		return nil
+	}
+	return p.queues[j.Queue]
 }
 
 // compareShare is Volcano's compareShareWithDeserved: the smaller share first; on equal
@@ -344,20 +350,15 @@ func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, re
 	if !p.ready {
 		return nil, framework.Reject
 	}
-	rj := ssn.Jobs[reclaimer.Job]
-	if rj == nil || p.queues[rj.Queue] == nil {
+	reclaimerAttr := p.queueOf(ssn, reclaimer)
+	if reclaimerAttr == nil {
 		return nil, framework.Reject
 	}
-	reclaimerAttr := p.queues[rj.Queue]
 	ancestorsInPlay := p.hierarchy && p.ancestorReclaimLevel > 0
 	var victims []*api.TaskInfo
 	held := allocations{}
 	for _, c := range victimOrder(ssn, reclaimer, reclaimees) {
-		j := ssn.Jobs[c.Job]
-		if j == nil {
-			continue
-		}
-		attr := p.queues[j.Queue]
+		attr := p.queueOf(ssn, c)
 		if attr == nil {
 			continue
 		}
@@ -428,11 +429,7 @@ func (p *plugin) unifiedEvictable(ssn *framework.Session, ctx *framework.Evictio
 	var victims []*api.TaskInfo
 	held := allocations{}
 	for _, c := range candidates {
-		j := ssn.Jobs[c.Job]
-		if j == nil {
-			continue
-		}
-		attr := p.queues[j.Queue]
+		attr := p.queueOf(ssn, c)
 		if attr == nil {
 			continue
 		}
