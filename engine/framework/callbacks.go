@@ -32,6 +32,10 @@ type (
 	BestNodeFn func(task *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo
 	// EvictableFn chooses, among candidates, the tasks the evictor may evict, or abstains.
 	EvictableFn func(evictor *api.TaskInfo, candidates []*api.TaskInfo) ([]*api.TaskInfo, Vote)
+	// UnifiedEvictableFn chooses, among candidates offered in the order the eviction would take
+	// them, the tasks the eviction ctx describes may evict, or abstains (Volcano's
+	// UnifiedEvictableFn, which its gang-aware eviction actions ask instead of EvictableFn).
+	UnifiedEvictableFn func(ctx *EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, Vote)
 	// QueueTaskFn answers a yes/no question about a queue and a task (allocatable,
 	// preemptive).
 	QueueTaskFn func(queue *api.QueueInfo, task *api.TaskInfo) bool
@@ -63,6 +67,37 @@ type (
 	// HyperNodeOrderFn scores hypernodes (by name) for a job; higher is better.
 	HyperNodeOrderFn func(job *api.JobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error)
 )
+
+// EvictionKind says what kind of eviction asks the UnifiedEvictableFn callbacks, so that a
+// plugin can judge preemption and reclaim differently.
+type EvictionKind int
+
+// Eviction kinds, as Volcano numbers them. Only the gang-aware actions ask the callbacks so
+// far (gangpreempt and gangreclaim); the task-level kinds are for preempt and reclaim, which
+// ask the preemptable and reclaimable callbacks instead, in Sluice as in Volcano.
+const (
+	EvictionKindUnknown EvictionKind = iota
+	// EvictionKindGangPreempt: gangpreempt, a job evicting lower-priority jobs of its queue.
+	EvictionKindGangPreempt
+	// EvictionKindGangReclaim: gangreclaim, a job taking room back from other queues.
+	EvictionKindGangReclaim
+	// EvictionKindTaskPreempt: task-level preemption.
+	EvictionKindTaskPreempt
+	// EvictionKindTaskReclaim: task-level reclaim.
+	EvictionKindTaskReclaim
+)
+
+// EvictionContext describes an eviction to the UnifiedEvictableFn callbacks.
+type EvictionContext struct {
+	Kind EvictionKind
+	// Job is the job the eviction makes room for.
+	Job *api.JobInfo
+	// Task is the evicting task for the task-level kinds; nil for the gang-aware ones, which
+	// evict for the whole job.
+	Task *api.TaskInfo
+	// HyperNode names the domain whose nodes the candidates run on; "" is the whole cluster.
+	HyperNode string
+}
 
 // ValidateResult is a job validity verdict with a machine reason and a message.
 type ValidateResult struct {
@@ -96,6 +131,7 @@ type callbacks struct {
 	bestNode          *hook[BestNodeFn]
 	preemptable       *hook[EvictableFn]
 	reclaimable       *hook[EvictableFn]
+	unifiedEvictable  *hook[UnifiedEvictableFn]
 	preemptive        *hook[QueueTaskFn]
 	allocatable       *hook[QueueTaskFn]
 	overused          *hook[QueueFn]
@@ -130,6 +166,7 @@ func newCallbacks() callbacks {
 		bestNode:          newHook[BestNodeFn](conf.FlagBestNode),
 		preemptable:       newHook[EvictableFn](conf.FlagPreemptable),
 		reclaimable:       newHook[EvictableFn](conf.FlagReclaimable),
+		unifiedEvictable:  newUngatedHook[UnifiedEvictableFn](),
 		preemptive:        newHook[QueueTaskFn](conf.FlagPreemptive),
 		allocatable:       newHook[QueueTaskFn](conf.FlagAllocatable),
 		overused:          newHook[QueueFn](conf.FlagOverused),
@@ -163,6 +200,7 @@ func (c *callbacks) build(tiers []conf.Tier) {
 	c.bestNode.build(tiers)
 	c.preemptable.build(tiers)
 	c.reclaimable.build(tiers)
+	c.unifiedEvictable.build(tiers)
 	c.preemptive.build(tiers)
 	c.allocatable.build(tiers)
 	c.overused.build(tiers)
@@ -223,6 +261,12 @@ func (s *Session) AddPreemptableFn(name string, fn EvictableFn) { s.cb.preemptab
 
 // AddReclaimableFn registers a victim chooser for reclaim.
 func (s *Session) AddReclaimableFn(name string, fn EvictableFn) { s.cb.reclaimable.add(name, fn) }
+
+// AddUnifiedEvictableFn registers a victim chooser for gang-aware eviction. It has no enable
+// flag: like Volcano's, it is asked whenever its plugin is in the configuration.
+func (s *Session) AddUnifiedEvictableFn(name string, fn UnifiedEvictableFn) {
+	s.cb.unifiedEvictable.add(name, fn)
+}
 
 // AddPreemptiveFn registers a check that a queue may reclaim for a task.
 func (s *Session) AddPreemptiveFn(name string, fn QueueTaskFn) { s.cb.preemptive.add(name, fn) }
@@ -448,6 +492,13 @@ func (s *Session) Preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInf
 // Reclaimable returns the victims the reclaimer may evict among candidates.
 func (s *Session) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
 	return victimsIntersect(s.cb.reclaimable, func(f EvictableFn) ([]*api.TaskInfo, Vote) { return f(reclaimer, candidates) })
+}
+
+// UnifiedEvictable returns the victims the eviction ctx describes may evict among candidates,
+// combined across tiers as Preemptable and Reclaimable combine theirs; nil when no plugin
+// decides.
+func (s *Session) UnifiedEvictable(ctx *EvictionContext, candidates []*api.TaskInfo) []*api.TaskInfo {
+	return victimsIntersect(s.cb.unifiedEvictable, func(f UnifiedEvictableFn) ([]*api.TaskInfo, Vote) { return f(ctx, candidates) })
 }
 
 // Preemptive reports whether the queue may reclaim for the task.

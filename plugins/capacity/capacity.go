@@ -81,6 +81,9 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddReclaimableFn(Name, func(reclaimer *api.TaskInfo, reclaimees []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
 		return p.reclaimable(ssn, reclaimer, reclaimees)
 	})
+	ssn.AddUnifiedEvictableFn(Name, func(ctx *framework.EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+		return p.unifiedEvictable(ssn, ctx, candidates)
+	})
 	ssn.AddPreemptiveFn(Name, p.preemptive)
 	ssn.AddAllocatableFn(Name, func(q *api.QueueInfo, t *api.TaskInfo) bool { return p.allocatable(ssn, q, t) })
 	ssn.AddJobEnqueueableFn(Name, func(j *api.JobInfo) framework.Vote { return p.enqueueable(ssn, j) })
@@ -114,11 +117,7 @@ func (p *plugin) OnSessionClose(ssn *framework.Session) {
 // ancestor. As in Volcano only the queue's own share is refreshed; ancestors keep the share
 // they had when the session opened.
 func (p *plugin) account(ssn *framework.Session, t *api.TaskInfo, sign int) {
-	j := ssn.Jobs[t.Job]
-	if j == nil {
-		return
-	}
-	attr := p.queues[j.Queue]
+	attr := p.queueOf(ssn, t)
 	if attr == nil {
 		return
 	}
@@ -136,6 +135,16 @@ func (p *plugin) account(ssn *framework.Session, t *api.TaskInfo, sign int) {
 			apply(p.queues[a].allocated)
 		}
 	}
+}
+
+// queueOf returns the figures of the task's queue, nil when the plugin does not know its job
+// or queue.
+func (p *plugin) queueOf(ssn *framework.Session, t *api.TaskInfo) *queueAttr {
+	j := ssn.Jobs[t.Job]
+	if j == nil {
+		return nil
+	}
+	return p.queues[j.Queue]
 }
 
 // compareShare is Volcano's compareShareWithDeserved: the smaller share first; on equal
@@ -341,36 +350,23 @@ func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, re
 	if !p.ready {
 		return nil, framework.Reject
 	}
-	rj := ssn.Jobs[reclaimer.Job]
-	if rj == nil || p.queues[rj.Queue] == nil {
+	reclaimerAttr := p.queueOf(ssn, reclaimer)
+	if reclaimerAttr == nil {
 		return nil, framework.Reject
 	}
-	reclaimerAttr := p.queues[rj.Queue]
 	ancestorsInPlay := p.hierarchy && p.ancestorReclaimLevel > 0
 	var victims []*api.TaskInfo
-	allocations := map[string]*api.Resource{}
-	allocatedOf := func(a *queueAttr) *api.Resource {
-		if r, ok := allocations[a.name]; ok {
-			return r
-		}
-		r := a.allocated.Clone()
-		allocations[a.name] = r
-		return r
-	}
+	held := allocations{}
 	for _, c := range victimOrder(ssn, reclaimer, reclaimees) {
-		j := ssn.Jobs[c.Job]
-		if j == nil {
-			continue
-		}
-		attr := p.queues[j.Queue]
+		attr := p.queueOf(ssn, c)
 		if attr == nil {
 			continue
 		}
 		if !intersects(c.Resreq, reclaimer.InitResreq) {
 			continue
 		}
-		allocated := allocatedOf(attr)
-		if !attr.guarantee.LessEqual(allocated.Clone().Sub(c.Resreq), api.Zero) {
+		allocated := held.of(attr)
+		if !keepsGuarantee(attr, allocated, c) {
 			continue
 		}
 		switch {
@@ -393,7 +389,7 @@ func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, re
 					eligible = false
 					break
 				}
-				aAllocated := allocatedOf(a)
+				aAllocated := held.of(a)
 				ancestors = append(ancestors, aAllocated)
 				if !intersects(c.Resreq, a.deserved) {
 					continue
@@ -414,6 +410,59 @@ func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, re
 		victims = append(victims, c)
 	}
 	return victims, framework.Permit
+}
+
+// unifiedEvictable is Volcano's gang-aware victim callback. Capacity does not judge preemption:
+// every candidate may go. For reclaim it walks the candidates in the order offered (the
+// action's bundle order) and keeps those whose queue, less the victims already kept from it,
+// keeps its guarantee without them and either deserves none of what they ask for or holds more
+// than it deserves in a dimension they use and it deserves. Unlike Reclaimable it neither
+// reorders the candidates, nor asks that they share a dimension with the evicting job's
+// request, nor checks ancestors. It always decides (Permit), or Reject when the tree is broken.
+func (p *plugin) unifiedEvictable(ssn *framework.Session, ctx *framework.EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+	if ctx.Kind == framework.EvictionKindGangPreempt {
+		return candidates, framework.Permit
+	}
+	if !p.ready {
+		return nil, framework.Reject
+	}
+	var victims []*api.TaskInfo
+	held := allocations{}
+	for _, c := range candidates {
+		attr := p.queueOf(ssn, c)
+		if attr == nil {
+			continue
+		}
+		allocated := held.of(attr)
+		if !keepsGuarantee(attr, allocated, c) {
+			continue
+		}
+		if intersects(c.Resreq, attr.deserved) && !aboveInRelevant(allocated, attr.deserved, c.Resreq) {
+			continue
+		}
+		allocated.Sub(c.Resreq)
+		victims = append(victims, c)
+	}
+	return victims, framework.Permit
+}
+
+// allocations holds, per queue name, what a queue holds less the victims chosen from it so far.
+type allocations map[string]*api.Resource
+
+// of returns the queue's entry, starting from what it holds.
+func (a allocations) of(attr *queueAttr) *api.Resource {
+	if r, ok := a[attr.name]; ok {
+		return r
+	}
+	r := attr.allocated.Clone()
+	a[attr.name] = r
+	return r
+}
+
+// keepsGuarantee reports whether the queue, holding allocated, still holds its guarantee
+// without the task.
+func keepsGuarantee(attr *queueAttr, allocated *api.Resource, t *api.TaskInfo) bool {
+	return attr.guarantee.LessEqual(allocated.Clone().Sub(t.Resreq), api.Zero)
 }
 
 // ancestorsWithin returns a queue's ancestors within the configured number of levels.

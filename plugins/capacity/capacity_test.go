@@ -318,6 +318,53 @@ func TestReclaimableKeepsGuarantee(t *testing.T) {
 	}
 }
 
+// TestUnifiedEvictable follows Volcano's capacity.go gang-aware callback: preemption takes every
+// candidate; reclaim walks the candidates in the order offered, each queue above its deserved
+// amount giving until it is down to it, never below its guarantee.
+func TestUnifiedEvictable(t *testing.T) {
+	tests := []struct {
+		name string
+		kind framework.EvictionKind
+		// guarantee, if set, replaces hog's guarantee of 1 cpu.
+		guarantee float64
+		jobs      []string
+		// reverse offers the candidates in reverse.
+		reverse bool
+		want    []string
+	}{
+		{name: "preemption takes every candidate", kind: framework.EvictionKindGangPreempt, jobs: []string{"hog", "gpuq", "be"},
+			want: []string{"hog-0", "hog-1", "hog-2", "hog-3", "gpuq-0", "be-0", "be-1"}},
+		// hog holds 4 of 2 deserved: the first two offered go.
+		{name: "above deserved, in the order offered", kind: framework.EvictionKindGangReclaim, jobs: []string{"hog"}, want: []string{"hog-0", "hog-1"}},
+		{name: "the order offered decides which go", kind: framework.EvictionKindGangReclaim, jobs: []string{"hog"}, reverse: true, want: []string{"hog-3", "hog-2"}},
+		{name: "the guarantee stays", kind: framework.EvictionKindGangReclaim, guarantee: 3, jobs: []string{"hog"}, want: []string{"hog-0"}},
+		// A best-effort queue's tasks ask for nothing it deserves: all may go.
+		{name: "best-effort queue", kind: framework.EvictionKindGangReclaim, jobs: []string{"be"}, want: []string{"be-0", "be-1"}},
+		// gpuq holds 1 of 1 deserved gpu: not above it.
+		{name: "at deserved", kind: framework.EvictionKindGangReclaim, jobs: []string{"gpuq"}},
+		{name: "each queue counts its own victims", kind: framework.EvictionKindGangReclaim, jobs: []string{"be", "gpuq", "hog"},
+			want: []string{"be-0", "be-1", "hog-0", "hog-1"}},
+		{name: "any kind but gang preemption is judged as reclaim", kind: framework.EvictionKindUnknown, jobs: []string{"hog"}, want: []string{"hog-0", "hog-1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := reclaimCluster()
+			if tc.guarantee > 0 {
+				c.Snap.Queues[0].Guarantee = cpu(tc.guarantee)
+			}
+			ssn := c.Open(t, tu.OneTier(Name), builders)
+			cands := candidates(t, ssn, tc.jobs...)
+			if tc.reverse {
+				slices.Reverse(cands)
+			}
+			ctx := &framework.EvictionContext{Kind: tc.kind, Job: tu.JobOf(t, ssn, "w")}
+			if got := tu.Names(ssn.UnifiedEvictable(ctx, cands)); !slices.Equal(got, tc.want) {
+				t.Errorf("UnifiedEvictable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestEnqueueableAndEnqueued(t *testing.T) {
 	c := tu.NewCluster()
 	c.Node("n1", cpu(10))
@@ -544,6 +591,14 @@ func TestHierarchyBroken(t *testing.T) {
 			}
 			if v := ssn.Reclaimable(task, candidates(t, ssn, "run-team-a")); v != nil {
 				t.Errorf("a broken tree reclaims nothing, got %v", tu.Names(v))
+			}
+			gang := &framework.EvictionContext{Kind: framework.EvictionKindGangReclaim, Job: tu.JobOf(t, ssn, "new-lab")}
+			if v := ssn.UnifiedEvictable(gang, candidates(t, ssn, "run-team-a")); v != nil {
+				t.Errorf("a broken tree reclaims nothing for a gang, got %v", tu.Names(v))
+			}
+			gang.Kind = framework.EvictionKindGangPreempt
+			if v := ssn.UnifiedEvictable(gang, candidates(t, ssn, "run-team-a")); len(v) == 0 {
+				t.Error("capacity does not judge gang preemption, even with a broken tree")
 			}
 		})
 	}

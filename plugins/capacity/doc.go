@@ -31,6 +31,12 @@
 //     nothing its queue deserves or its queue, less the victims already chosen, holds more than
 //     it deserves in a dimension the candidate uses (plus ancestor checks with
 //     ancestorReclaimLevel). Always decides (Permit), or Reject when the tree is broken.
+//   - UnifiedEvictable (gang-aware eviction): preemption may take every candidate; reclaim
+//     takes, in the order offered (the action's bundle order), each candidate whose queue, less
+//     the victims already taken from it, keeps its guarantee without it and either deserves
+//     none of what it asks for or holds more than it deserves in a dimension it uses and the
+//     queue deserves. No intersection with the evictor's request and no ancestor checks, as in
+//     Volcano. Always decides (Permit), or Reject when the tree is broken.
 //   - Preemptive: the queue is open, can take the request within its real capability, and
 //     after taking it holds at most its deserved amount in some dimension in play (or, with
 //     ancestorReclaimLevel, an ancestor does).
@@ -48,8 +54,8 @@
 //     allocated amount and the queue's share.
 //
 // Volcano's capacity plugin registers no Overused callback (a queue may run past its deserved
-// amount) and neither does this one. Not carried over: DRA quotas, queue admission gates, the
-// gang-reclaim callback and the simulate* callbacks (Sluice's actions do not use them).
+// amount) and neither does this one. Not carried over: DRA quotas, queue admission gates and the
+// simulate* callbacks (Sluice's actions do not use them).
 //
 // Arguments: ancestorReclaimLevel (non-negative integer, default 0); Volcano's DRA switches
 // are accepted and ignored.

@@ -27,16 +27,24 @@ func (*plugin) Name() string { return Name }
 
 func (*plugin) OnSessionOpen(ssn *framework.Session) {
 	evictable := func(_ *api.TaskInfo, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
-		var out []*api.TaskInfo
-		for _, c := range candidates {
-			if !Critical(c) {
-				out = append(out, c)
-			}
-		}
-		return out, framework.Permit
+		return notCritical(candidates), framework.Permit
 	}
 	ssn.AddPreemptableFn(Name, evictable)
 	ssn.AddReclaimableFn(Name, evictable)
+	ssn.AddUnifiedEvictableFn(Name, func(_ *framework.EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+		return notCritical(candidates), framework.Permit
+	})
+}
+
+// notCritical keeps, in order, the candidates that are not critical.
+func notCritical(candidates []*api.TaskInfo) []*api.TaskInfo {
+	var out []*api.TaskInfo
+	for _, c := range candidates {
+		if !Critical(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (*plugin) OnSessionClose(*framework.Session) {}

@@ -7,6 +7,8 @@
 //     NotEnoughTasks).
 //   - Preemptable and Reclaimable: a candidate is a victim only while its job keeps more ready
 //     tasks than minAvailable, counting the victims already chosen. Always decides (Permit).
+//   - UnifiedEvictable (gang-aware eviction): every candidate is a victim (Permit); the
+//     actions' victim bundles already keep or break gangs as a whole.
 //   - JobOrder: jobs that are not ready go before ready ones.
 //   - JobReady: every role's minimum and minAvailable are met by placed tasks.
 //   - JobPipelined: Permit when they are met counting pipelined tasks, else Reject.

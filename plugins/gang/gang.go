@@ -35,6 +35,11 @@ func (*plugin) OnSessionOpen(ssn *framework.Session) {
 	}
 	ssn.AddReclaimableFn(Name, evictable)
 	ssn.AddPreemptableFn(Name, evictable)
+	// Gang-aware eviction keeps gangs whole through its victim bundles (safe surplus tasks
+	// apart from whole gangs), so here every candidate may go.
+	ssn.AddUnifiedEvictableFn(Name, func(_ *framework.EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+		return candidates, framework.Permit
+	})
 	ssn.AddJobOrderFn(Name, func(l, r *api.JobInfo) int {
 		lr, rr := l.IsReady(), r.IsReady()
 		switch {

@@ -82,9 +82,11 @@ func TestJobValidMessage(t *testing.T) {
 	}
 }
 
-func TestEvictable(t *testing.T) {
-	// Job a: minAvailable 2 with 4 running tasks (2 may go); job b: minAvailable 2 with 2
-	// running (none may go); job c: minAvailable 0 with 1 running (it may go).
+// openVictims opens a session with the configuration on jobs a (minAvailable 2, 4 running
+// tasks: 2 may go), b (minAvailable 2, 2 running: none may go), c (minAvailable 0, 1 running: it
+// may go) and p (one pending task), and returns it with candidates from a, b and c, mixed.
+func openVictims(t *testing.T, config string) (*framework.Session, []*api.TaskInfo) {
+	t.Helper()
 	c := tu.NewCluster()
 	c.Queue("q", 1)
 	c.Node("n1", tu.CPU(64, 64))
@@ -96,11 +98,16 @@ func TestEvictable(t *testing.T) {
 	c.Tasks(b, "b", 2, api.Running, "n1", tu.CPU(1, 1))
 	c.Tasks(cj, "c", 1, api.Running, "n1", tu.CPU(1, 1))
 	c.Task(p, "p-0", api.Pending, "", tu.CPU(1, 1))
-	ssn := c.Open(t, tu.OneTier(Name), builders)
+	ssn := c.Open(t, config, builders)
 	var cands []*api.TaskInfo
 	for _, name := range []string{"a-0", "b-0", "a-1", "c-0", "b-1", "a-2", "a-3"} {
 		cands = append(cands, tu.TaskOf(t, ssn, string(name[0]), name))
 	}
+	return ssn, cands
+}
+
+func TestEvictable(t *testing.T) {
+	ssn, cands := openVictims(t, tu.OneTier(Name))
 	preemptor := tu.TaskOf(t, ssn, "p", "p-0")
 	want := []string{"a-0", "a-1", "c-0"}
 	for name, fn := range map[string]func(*api.TaskInfo, []*api.TaskInfo) []*api.TaskInfo{
@@ -112,6 +119,42 @@ func TestEvictable(t *testing.T) {
 	}
 	if got := ssn.Preemptable(preemptor, cands[1:2]); got != nil {
 		t.Errorf("Preemptable(b-0) = %v, want none", tu.Names(got))
+	}
+}
+
+// TestUnifiedEvictable: gang's gang-aware callback permits every candidate, tight gangs
+// included, in the order offered (Volcano's gang.go), whatever the enable flags say.
+func TestUnifiedEvictable(t *testing.T) {
+	flagsOff := tu.OneTier(Name) + "    enablePreemptable: false\n    enableReclaimable: false\n"
+	all := []string{"a-0", "b-0", "a-1", "c-0", "b-1", "a-2", "a-3"}
+	tests := []struct {
+		name   string
+		config string
+		kind   framework.EvictionKind
+		// offer picks the candidates offered, by index (nil: all).
+		offer []int
+		want  []string
+	}{
+		{name: "gang preemption takes every candidate", config: tu.OneTier(Name), kind: framework.EvictionKindGangPreempt, want: all},
+		{name: "gang reclaim takes every candidate", config: tu.OneTier(Name), kind: framework.EvictionKindGangReclaim, want: all},
+		{name: "a tight gang alone", config: tu.OneTier(Name), kind: framework.EvictionKindGangPreempt, offer: []int{4, 1}, want: []string{"b-1", "b-0"}},
+		{name: "preemptable and reclaimable switched off", config: flagsOff, kind: framework.EvictionKindGangReclaim, want: all},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ssn, cands := openVictims(t, tc.config)
+			if tc.offer != nil {
+				var picked []*api.TaskInfo
+				for _, i := range tc.offer {
+					picked = append(picked, cands[i])
+				}
+				cands = picked
+			}
+			ctx := &framework.EvictionContext{Kind: tc.kind, Job: tu.JobOf(t, ssn, "p")}
+			if got := tu.Names(ssn.UnifiedEvictable(ctx, cands)); !slices.Equal(got, tc.want) {
+				t.Errorf("UnifiedEvictable = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -24,6 +24,13 @@ func (*plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddPreemptableFn(Name, func(preemptor *api.TaskInfo, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
 		return victims(ssn, preemptor, candidates), framework.Permit
 	})
+	ssn.AddUnifiedEvictableFn(Name, func(ctx *framework.EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+		if ctx.Kind == framework.EvictionKindGangReclaim {
+			// Reclaim across queues is a matter of shares, not of priority.
+			return candidates, framework.Permit
+		}
+		return lowerJobs(ssn, ctx.Job, candidates), framework.Permit
+	})
 	ssn.AddJobStarvingFn(Name, func(j *api.JobInfo) bool {
 		return j.ReadyTaskNum()+j.WaitingTaskNum() < int32(len(j.Tasks))
 	})
@@ -40,6 +47,20 @@ func higherFirst(l, r int32) int {
 		return 1
 	}
 	return 0
+}
+
+// lowerJobs keeps the candidates whose job has a lower priority than job (none without a job).
+func lowerJobs(ssn *framework.Session, job *api.JobInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	if job == nil {
+		return nil
+	}
+	var out []*api.TaskInfo
+	for _, c := range candidates {
+		if cj := ssn.Jobs[c.Job]; cj != nil && cj.Priority < job.Priority {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // victims keeps the candidates of lower priority than the preemptor: job priority across jobs,

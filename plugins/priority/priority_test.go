@@ -83,9 +83,12 @@ func TestJobOrderFromPriorityClass(t *testing.T) {
 	}
 }
 
-func TestPreemptable(t *testing.T) {
-	// Preemptor p-0 of job p (priority 10, task priority 10) against candidates of a lower-,
-	// equal- and higher-priority job and of its own job with lower and equal task priority.
+// openCandidates opens a session where job p (priority 10) has a pending task p-0 (task
+// priority 10) and running tasks p-low (task priority 5) and p-eq (10), beside jobs low (1),
+// same (10) and high (100) with one running task each, and returns it with the running tasks
+// as candidates: high-0, low-0, p-eq, p-low, same-0.
+func openCandidates(t *testing.T) (*framework.Session, []*api.TaskInfo) {
+	t.Helper()
 	c := tu.NewCluster()
 	c.Queue("q", 1)
 	c.Node("n1", tu.CPU(16, 64))
@@ -103,15 +106,18 @@ func TestPreemptable(t *testing.T) {
 	c.Task(same, "same-0", api.Running, "n1", tu.CPU(1, 1))
 	c.Task(high, "high-0", api.Running, "n1", tu.CPU(1, 1))
 	ssn := c.Open(t, tu.OneTier(Name), builders)
-
-	preemptor := tu.TaskOf(t, ssn, "p", "p-0")
-	cands := []*api.TaskInfo{
+	return ssn, []*api.TaskInfo{
 		tu.TaskOf(t, ssn, "high", "high-0"),
 		tu.TaskOf(t, ssn, "low", "low-0"),
 		tu.TaskOf(t, ssn, "p", "p-eq"),
 		tu.TaskOf(t, ssn, "p", "p-low"),
 		tu.TaskOf(t, ssn, "same", "same-0"),
 	}
+}
+
+func TestPreemptable(t *testing.T) {
+	ssn, cands := openCandidates(t)
+	preemptor := tu.TaskOf(t, ssn, "p", "p-0")
 	got := tu.Names(ssn.Preemptable(preemptor, cands))
 	want := []string{"low-0", "p-low"}
 	if !slices.Equal(got, want) {
@@ -120,6 +126,48 @@ func TestPreemptable(t *testing.T) {
 	// No lower-priority candidate: the plugin decides "none", so nobody may be evicted.
 	if got := ssn.Preemptable(preemptor, cands[:1]); got != nil {
 		t.Errorf("Preemptable(higher only) = %v, want none", tu.Names(got))
+	}
+}
+
+// TestUnifiedEvictable follows Volcano's priority.go: preemption keeps the tasks of jobs of
+// lower priority than the evicting job (its own tasks, of equal job priority, stay), reclaim
+// keeps everything.
+func TestUnifiedEvictable(t *testing.T) {
+	tests := []struct {
+		name string
+		kind framework.EvictionKind
+		// job names the evicting job ("": none).
+		job string
+		// offer picks the candidates offered, by index (nil: all).
+		offer []int
+		want  []string
+	}{
+		{name: "gang preemption: lower job priority only", kind: framework.EvictionKindGangPreempt, job: "p", want: []string{"low-0"}},
+		{name: "gang preemption by a low job: nothing", kind: framework.EvictionKindGangPreempt, job: "low"},
+		{name: "gang preemption by a high job: all but its own", kind: framework.EvictionKindGangPreempt, job: "high", want: []string{"low-0", "p-eq", "p-low", "same-0"}},
+		{name: "gang preemption keeps the order offered", kind: framework.EvictionKindGangPreempt, job: "high", offer: []int{4, 1}, want: []string{"same-0", "low-0"}},
+		{name: "gang reclaim: every candidate", kind: framework.EvictionKindGangReclaim, job: "p", want: []string{"high-0", "low-0", "p-eq", "p-low", "same-0"}},
+		{name: "any other kind is judged as preemption", kind: framework.EvictionKindUnknown, job: "p", want: []string{"low-0"}},
+		{name: "no evicting job: nothing", kind: framework.EvictionKindGangPreempt},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ssn, cands := openCandidates(t)
+			if tc.offer != nil {
+				var picked []*api.TaskInfo
+				for _, i := range tc.offer {
+					picked = append(picked, cands[i])
+				}
+				cands = picked
+			}
+			ctx := &framework.EvictionContext{Kind: tc.kind}
+			if tc.job != "" {
+				ctx.Job = tu.JobOf(t, ssn, tc.job)
+			}
+			if got := tu.Names(ssn.UnifiedEvictable(ctx, cands)); !slices.Equal(got, tc.want) {
+				t.Errorf("UnifiedEvictable = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

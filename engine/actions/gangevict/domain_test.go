@@ -11,17 +11,15 @@ import (
 	"github.com/sluice-sched/sluice/engine/framework"
 )
 
-// testPolicy evicts any running task of another job, with the preemptable callbacks.
+// testPolicy evicts any running task of another job, vetted as a gang preemption.
 var testPolicy = Policy{
 	Action: "test",
+	Kind:   framework.EvictionKindGangPreempt,
 	Candidate: func(_ *framework.Session, job, victim *api.JobInfo, t *api.TaskInfo) bool {
 		return t.Status == api.Running && victim.UID != job.UID
 	},
 	Sort: func(_ *framework.Session, _ *api.JobInfo, bundles []*Bundle, need *api.Resource) {
 		SortBundles(bundles, need, nil)
-	},
-	Evictable: func(ssn *framework.Session, standIn *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
-		return ssn.Preemptable(standIn, candidates)
 	},
 	Rule: func(*framework.Session, *api.JobInfo, *api.JobInfo) string { return "test" },
 }

@@ -20,6 +20,9 @@ type Policy struct {
 	Action string
 	// SkipOverused skips queues the plugins find overused (reclaim).
 	SkipOverused bool
+	// Kind tells the gang-aware victim callbacks (Session.UnifiedEvictable) which eviction
+	// asks them.
+	Kind framework.EvictionKind
 	// Admit, if set, decides whether the queue may evict for the job at all; standIn asks for
 	// all the job's pending tasks (reclaim asks the preemptive callbacks).
 	Admit func(ssn *framework.Session, queue *api.QueueInfo, standIn *api.TaskInfo) bool
@@ -28,8 +31,6 @@ type Policy struct {
 	Candidate func(ssn *framework.Session, job, victim *api.JobInfo, t *api.TaskInfo) bool
 	// Sort orders the bundles, least costly first.
 	Sort func(ssn *framework.Session, job *api.JobInfo, bundles []*Bundle, need *api.Resource)
-	// Evictable returns the candidates the plugins let standIn evict.
-	Evictable func(ssn *framework.Session, standIn *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo
 	// Rule says in words why the job may evict the victim.
 	Rule func(ssn *framework.Session, job, victim *api.JobInfo) string
 }
@@ -93,7 +94,8 @@ func evictFor(ssn *framework.Session, p Policy, o Options, stmt *framework.State
 	}
 	need := sum(tasks, func(t *api.TaskInfo) *api.Resource { return t.InitResreq })
 	// The stand-in is the job's first pending task asking for all its pending tasks: the
-	// callbacks that vet an evictor take a task, where Volcano's gang-aware ones take the job.
+	// preemptive callbacks take one task, where Volcano's take the job's pending tasks. It is
+	// also the task evictions are made for.
 	standIn := tasks[0].Clone()
 	standIn.Resreq, standIn.InitResreq = need.Clone(), need.Clone()
 	if p.Admit != nil && !p.Admit(ssn, q, standIn) {
@@ -104,7 +106,7 @@ func evictFor(ssn *framework.Session, p Policy, o Options, stmt *framework.State
 		if len(d.Nodes) == 0 {
 			continue
 		}
-		bundles := selectBundles(ssn, p, o, job, standIn, need, d)
+		bundles := selectBundles(ssn, p, o, job, need, d)
 		if len(bundles) == 0 {
 			continue
 		}
@@ -146,9 +148,8 @@ func evictFor(ssn *framework.Session, p Policy, o Options, stmt *framework.State
 }
 
 // selectBundles gathers the victim candidates on the domain's nodes into bundles, lets the
-// plugins vet them and returns the usable bundles in order.
-func selectBundles(ssn *framework.Session, p Policy, o Options, job *api.JobInfo, standIn *api.TaskInfo,
-	need *api.Resource, d Domain) []*Bundle {
+// gang-aware victim callbacks vet them in bundle order and returns the usable bundles in order.
+func selectBundles(ssn *framework.Session, p Policy, o Options, job *api.JobInfo, need *api.Resource, d Domain) []*Bundle {
 	byJob := map[string][]*api.TaskInfo{}
 	var victimJobs []*api.JobInfo
 	for _, n := range d.Nodes {
@@ -175,7 +176,8 @@ func selectBundles(ssn *framework.Session, p Policy, o Options, job *api.JobInfo
 		return nil
 	}
 	p.Sort(ssn, job, bundles, need)
-	allowed := p.Evictable(ssn, standIn, Flatten(bundles))
+	ctx := &framework.EvictionContext{Kind: p.Kind, Job: job, HyperNode: d.HyperNode}
+	allowed := ssn.UnifiedEvictable(ctx, Flatten(bundles))
 	if len(allowed) == 0 {
 		return nil
 	}

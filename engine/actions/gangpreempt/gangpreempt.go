@@ -21,9 +21,11 @@ const Name = "gangpreempt"
 var New = gangevict.Builder(policy)
 
 // policy: victims are bound or running tasks of other, lower-priority jobs of the preemptor's
-// queue; bundles go least important victim job first; the preemptable callbacks vet them.
+// queue; bundles go least important victim job first; the gang-aware victim callbacks vet
+// them as a gang preemption.
 var policy = gangevict.Policy{
 	Action: Name,
+	Kind:   framework.EvictionKindGangPreempt,
 	Candidate: func(_ *framework.Session, job, victim *api.JobInfo, t *api.TaskInfo) bool {
 		if t.Status != api.Running && t.Status != api.Bound {
 			return false
@@ -32,9 +34,6 @@ var policy = gangevict.Policy{
 	},
 	Sort: func(ssn *framework.Session, _ *api.JobInfo, bundles []*gangevict.Bundle, need *api.Resource) {
 		gangevict.SortBundles(bundles, need, func(l, r *api.JobInfo) bool { return !ssn.JobOrderFn(l, r) })
-	},
-	Evictable: func(ssn *framework.Session, standIn *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
-		return ssn.Preemptable(standIn, candidates)
 	},
 	Rule: func(_ *framework.Session, job, victim *api.JobInfo) string {
 		return fmt.Sprintf("job priority %d > %d in queue %s", job.Priority, victim.Priority, job.Queue)

@@ -24,7 +24,7 @@ func TestGangPreempt(t *testing.T) {
 		source    string
 		snap      *framework.Snapshot
 		args      string
-		victims   func(*api.TaskInfo, []*api.TaskInfo) []*api.TaskInfo
+		victims   func(*framework.EvictionContext, []*api.TaskInfo) []*api.TaskInfo
 		evicted   []string
 		pipelined map[string]string
 	}{
@@ -106,7 +106,7 @@ func TestGangPreempt(t *testing.T) {
 			snap: evicttest.Cluster(evicttest.Gang("a", "q1", 10, 2, 2, 0),
 				evicttest.Gang("b", "q1", 10, 2, 2, 2),
 				evicttest.Starving("p", "q1", 100, 2, 2)),
-			victims: func(_ *api.TaskInfo, c []*api.TaskInfo) []*api.TaskInfo {
+			victims: func(_ *framework.EvictionContext, c []*api.TaskInfo) []*api.TaskInfo {
 				return slices.DeleteFunc(slices.Clone(c), func(t *api.TaskInfo) bool { return t.UID == "ns/b-1" })
 			},
 			evicted:   []string{"ns/a-0", "ns/a-1"},
@@ -201,9 +201,10 @@ func TestGangPreempt(t *testing.T) {
 	}
 }
 
-// TestStandIn checks what the preemptable callbacks are offered: the job's first pending task
-// asking for all its pending tasks, and the candidates bundle by bundle, safe bundles first.
-func TestStandIn(t *testing.T) {
+// TestEvictionContext checks what the gang-aware victim callbacks are told and offered: a gang
+// preemption for the starving job in the whole cluster, and the candidates bundle by bundle,
+// safe bundles first.
+func TestEvictionContext(t *testing.T) {
 	snap := evicttest.Cluster(evicttest.Gang("a", "q1", 10, 1, 2, 0),
 		evicttest.Gang("b", "q1", 10, 1, 2, 2),
 		evicttest.Starving("p", "q1", 100, 3, 3))
@@ -213,8 +214,9 @@ func TestStandIn(t *testing.T) {
 		t.Fatalf("offered %d times, want once", len(stub.Offered))
 	}
 	o := stub.Offered[0]
-	if o.Evictor.UID != "ns/p-0" || o.Evictor.Resreq.MilliCPU != 3000 {
-		t.Errorf("evictor %s asking %s, want ns/p-0 asking 3 cpus", o.Evictor.UID, o.Evictor.Resreq)
+	if ctx := o.Context; ctx.Kind != framework.EvictionKindGangPreempt || ctx.Job == nil || ctx.Job.UID != "ns/p" ||
+		ctx.Task != nil || ctx.HyperNode != "" {
+		t.Errorf("context %+v, want a gang preemption for ns/p in the whole cluster", ctx)
 	}
 	if want := []string{"ns/b-0", "ns/a-0", "ns/b-1", "ns/a-1"}; !slices.Equal(o.Candidates, want) {
 		t.Errorf("candidates %v, want %v", o.Candidates, want)

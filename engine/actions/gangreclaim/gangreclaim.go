@@ -22,9 +22,11 @@ var New = gangevict.Builder(policy)
 
 // policy: overused queues do not reclaim, and a queue reclaims only if the preemptive
 // callbacks accept all the job's pending tasks; victims are running tasks of other,
-// reclaimable queues; bundles go in victim queue order; the reclaimable callbacks vet them.
+// reclaimable queues; bundles go in victim queue order; the gang-aware victim callbacks vet
+// them as a gang reclaim.
 var policy = gangevict.Policy{
 	Action:       Name,
+	Kind:         framework.EvictionKindGangReclaim,
 	SkipOverused: true,
 	Admit: func(ssn *framework.Session, q *api.QueueInfo, standIn *api.TaskInfo) bool {
 		return ssn.Preemptive(q, standIn)
@@ -46,9 +48,6 @@ var policy = gangevict.Policy{
 			}
 			return ssn.VictimQueueOrderFn(lq, rq, own)
 		})
-	},
-	Evictable: func(ssn *framework.Session, standIn *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
-		return ssn.Reclaimable(standIn, candidates)
 	},
 	Rule: func(_ *framework.Session, job, victim *api.JobInfo) string {
 		return fmt.Sprintf("queue %s reclaims from queue %s", job.Queue, victim.Queue)

@@ -1,6 +1,7 @@
 package gangreclaim
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/sluice-sched/sluice/engine/actions/gangevict"
@@ -21,7 +22,7 @@ func unreclaimable(s *framework.Snapshot) *framework.Snapshot {
 }
 
 func TestGangReclaim(t *testing.T) {
-	none := func(*api.TaskInfo, []*api.TaskInfo) []*api.TaskInfo { return nil }
+	none := func(*framework.EvictionContext, []*api.TaskInfo) []*api.TaskInfo { return nil }
 	tests := []struct {
 		name string
 		// source names the Volcano test the case comes from.
@@ -149,6 +150,27 @@ func TestGangReclaim(t *testing.T) {
 			got := evicttest.Run(t, tc.snap, evicttest.Config(Name, tc.args), &stub, map[string]framework.ActionBuilder{Name: New})
 			got.Check(t, tc.evicted, tc.pipelined, tc.source)
 		})
+	}
+}
+
+// TestEvictionContext checks what the gang-aware victim callbacks are told: a gang reclaim for
+// the starving job, in each hypernode domain the search visits.
+func TestEvictionContext(t *testing.T) {
+	snap := evicttest.Topology(unreclaimable(evicttest.Cluster(evicttest.Gang("x", "q3", 10, 2, 2, 0),
+		evicttest.Gang("v", "q2", 10, 2, 2, 2), evicttest.Starving("r", "q1", 10, 2, 2).Hard(1))))
+	stub := &evicttest.Stub{}
+	evicttest.Run(t, snap, evicttest.Config(Name, ""), stub, map[string]framework.ActionBuilder{Name: New})
+	// s0 holds only x, of unreclaimable q3: no candidate, so the callbacks are asked in s1 alone.
+	if len(stub.Offered) != 1 {
+		t.Fatalf("offered %d times, want once", len(stub.Offered))
+	}
+	o := stub.Offered[0]
+	if ctx := o.Context; ctx.Kind != framework.EvictionKindGangReclaim || ctx.Job == nil || ctx.Job.UID != "ns/r" ||
+		ctx.Task != nil || ctx.HyperNode != "s1" {
+		t.Errorf("context %+v, want a gang reclaim for ns/r in s1", ctx)
+	}
+	if want := []string{"ns/v-0", "ns/v-1"}; !slices.Equal(o.Candidates, want) {
+		t.Errorf("candidates %v, want %v", o.Candidates, want)
 	}
 }
 

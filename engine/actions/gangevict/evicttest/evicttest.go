@@ -23,23 +23,23 @@ const StubName = "stub"
 // Stub is a plugin for tests. Its job ready, pipelined and starving answers follow the gang
 // rules (minAvailable and per-role minimums); the rest are the fields'.
 type Stub struct {
-	// Victims picks the victims among candidates for both preemption and reclaim; nil
-	// permits every candidate.
-	Victims func(evictor *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo
+	// Victims picks the victims among candidates, as the stub's gang-aware victim callback;
+	// nil permits every candidate.
+	Victims func(ctx *framework.EvictionContext, candidates []*api.TaskInfo) []*api.TaskInfo
 	// NotPreemptive lists queues that may not reclaim.
 	NotPreemptive map[string]bool
 	// Overused lists overused queues.
 	Overused map[string]bool
 	// Predicate, if set, is the stub's node filter.
 	Predicate func(task *api.TaskInfo, node *api.NodeInfo) error
-	// Offered records what each victim callback was offered: the evictor's request and the
+	// Offered records what the victim callback was offered at each call: the eviction and the
 	// candidates' UIDs in order.
 	Offered []Offer
 }
 
 // Offer is one call of the stub's victim callback.
 type Offer struct {
-	Evictor    *api.TaskInfo
+	Context    *framework.EvictionContext
 	Candidates []string
 }
 
@@ -50,8 +50,8 @@ func (s *Stub) Name() string { return StubName }
 
 // OnSessionOpen registers the stub's callbacks.
 func (s *Stub) OnSessionOpen(ssn *framework.Session) {
-	victims := func(evictor *api.TaskInfo, cands []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
-		o := Offer{Evictor: evictor}
+	ssn.AddUnifiedEvictableFn(StubName, func(ctx *framework.EvictionContext, cands []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
+		o := Offer{Context: ctx}
 		for _, c := range cands {
 			o.Candidates = append(o.Candidates, c.UID)
 		}
@@ -59,10 +59,8 @@ func (s *Stub) OnSessionOpen(ssn *framework.Session) {
 		if s.Victims == nil {
 			return cands, framework.Permit
 		}
-		return s.Victims(evictor, cands), framework.Permit
-	}
-	ssn.AddPreemptableFn(StubName, victims)
-	ssn.AddReclaimableFn(StubName, victims)
+		return s.Victims(ctx, cands), framework.Permit
+	})
 	ssn.AddPreemptiveFn(StubName, func(q *api.QueueInfo, _ *api.TaskInfo) bool { return !s.NotPreemptive[q.Name] })
 	ssn.AddOverusedFn(StubName, func(q *api.QueueInfo) bool { return s.Overused[q.Name] })
 	ssn.AddJobReadyFn(StubName, func(j *api.JobInfo) bool { return j.CheckTaskReady() && j.IsReady() })
