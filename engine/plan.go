@@ -160,6 +160,11 @@ func (e *PlanError) Is(target error) bool {
 	return target == ErrFailedPrecondition
 }
 
+// NewPlanError returns a *PlanError for a plan in a state (0: not found), wrapping err.
+func NewPlanError(cluster, id string, st PlanState, err error) *PlanError {
+	return &PlanError{Cluster: cluster, ID: id, State: st, err: err}
+}
+
 // planError turns the store's plan errors into *PlanError; other errors pass unchanged.
 func planError(err error) error {
 	var nf *state.PlanNotFoundError

@@ -17,8 +17,9 @@ import (
 // ErrorDomain is the domain of every google.rpc.ErrorInfo the service attaches to an error.
 const ErrorDomain = "sluice.sched"
 
-// Reasons carried by the ErrorInfo detail of the service's errors. Clients may switch on
-// them; the human-readable message may change, these do not.
+// Reasons carried by the ErrorInfo detail of the service's errors: the names of the
+// sluice.v1.ErrorReason values without their prefix (a test keeps the two lists equal).
+// Clients may switch on them; the human-readable message may change, these do not.
 const (
 	// ReasonInvalidField: a request field is malformed (BadRequest lists which).
 	ReasonInvalidField = "INVALID_FIELD"
@@ -45,7 +46,35 @@ const (
 	// elected yet, a leader catching up, a data directory that cannot be written); the
 	// message says which. Retry later.
 	ReasonStoreUnavailable = "STORE_UNAVAILABLE"
+	// ReasonPlanNotFound: the cluster holds no plan with this id.
+	ReasonPlanNotFound = "PLAN_NOT_FOUND"
+	// ReasonPlanCommitted: the plan is committed and cannot be discarded.
+	ReasonPlanCommitted = "PLAN_COMMITTED"
+	// ReasonPlanDiscarded: the plan was discarded and cannot be committed.
+	ReasonPlanDiscarded = "PLAN_DISCARDED"
+	// ReasonPlanExpired: the plan expired before it was committed.
+	ReasonPlanExpired = "PLAN_EXPIRED"
+	// ReasonPlanDryRun: the plan is a dry run's, never stored or committed.
+	ReasonPlanDryRun = "PLAN_DRY_RUN"
+	// ReasonClusterNotFound: the cluster does not exist.
+	ReasonClusterNotFound = "CLUSTER_NOT_FOUND"
+	// ReasonConfigEtagMismatch: the configuration changed since the update's etag.
+	ReasonConfigEtagMismatch = "CONFIG_ETAG_MISMATCH"
+	// ReasonRateLimited: the client is over its rate limit (RetryInfo says when to retry).
+	ReasonRateLimited = "RATE_LIMITED"
+	// ReasonCancelled: the caller cancelled the call.
+	ReasonCancelled = "CANCELLED"
+	// ReasonDeadlineExceeded: the call's deadline passed.
+	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"
 )
+
+// planReasons gives the reason of a plan that cannot make a transition, by its state.
+var planReasons = map[engine.PlanState]string{
+	engine.PlanCommitted: ReasonPlanCommitted,
+	engine.PlanDiscarded: ReasonPlanDiscarded,
+	engine.PlanExpired:   ReasonPlanExpired,
+	engine.PlanDryRun:    ReasonPlanDryRun,
+}
 
 // MetadataLeader and MetadataLeaderID are the ErrorInfo metadata keys of a NOT_LEADER error.
 const (
@@ -127,12 +156,14 @@ var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server shutt
 //	*invalidError            INVALID_ARGUMENT, BadRequest + ErrorInfo
 //	*state.ValidationError   INVALID_ARGUMENT, BadRequest (the store's field path) + ErrorInfo
 //	engine.ErrInvalidConfig  INVALID_ARGUMENT, ErrorInfo INVALID_CONFIG
+//	*engine.PlanError        NOT_FOUND PLAN_NOT_FOUND, or FAILED_PRECONDITION PLAN_COMMITTED,
+//	                         PLAN_DISCARDED, PLAN_EXPIRED or PLAN_DRY_RUN
 //	engine.ErrNotFound       NOT_FOUND
 //	engine.ErrFailedPrecondition  FAILED_PRECONDITION
 //	*state.NotLeaderError    UNAVAILABLE, ErrorInfo NOT_LEADER with the leader's address
 //	state.ErrUnavailable     UNAVAILABLE, ErrorInfo STORE_UNAVAILABLE
-//	context.Canceled         CANCELED
-//	context.DeadlineExceeded DEADLINE_EXCEEDED
+//	context.Canceled         CANCELED, ErrorInfo CANCELLED
+//	context.DeadlineExceeded DEADLINE_EXCEEDED, ErrorInfo DEADLINE_EXCEEDED
 //	a gRPC status error      unchanged
 //	anything else            INTERNAL
 //
@@ -145,6 +176,7 @@ func toStatus(err error) error {
 	var inv *invalidError
 	var verr *state.ValidationError
 	var nle *state.NotLeaderError
+	var pe *engine.PlanError
 	switch {
 	case errors.As(err, &inv):
 		return invalidStatus(inv)
@@ -155,6 +187,10 @@ func toStatus(err error) error {
 				Field: verr.Field, Description: verr.Msg,
 			}},
 		})
+	case errors.As(err, &pe) && pe.State == 0:
+		return withInfo(codes.NotFound, ReasonPlanNotFound, err.Error())
+	case errors.As(err, &pe) && planReasons[pe.State] != "":
+		return withInfo(codes.FailedPrecondition, planReasons[pe.State], err.Error())
 	case errors.Is(err, engine.ErrInvalidConfig):
 		return withInfo(codes.InvalidArgument, ReasonInvalidConfig, err.Error())
 	case errors.Is(err, engine.ErrNotFound):
@@ -173,9 +209,9 @@ func toStatus(err error) error {
 	case errors.Is(err, state.ErrUnavailable):
 		return withInfo(codes.Unavailable, ReasonStoreUnavailable, err.Error())
 	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
+		return withInfo(codes.Canceled, ReasonCancelled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
+		return withInfo(codes.DeadlineExceeded, ReasonDeadlineExceeded, err.Error())
 	}
 	if st, ok := status.FromError(err); ok {
 		return st.Err()

@@ -335,3 +335,13 @@ func contains(s string, parts ...string) bool {
 	}
 	return true
 }
+
+// wantReason checks an error's code and its ErrorInfo reason.
+func wantReason(t *testing.T, err error, code codes.Code, reason string) *status.Status {
+	t.Helper()
+	st := wantCode(t, err, code)
+	if _, got := fieldsOf(st); got != reason {
+		t.Fatalf("error %v has reason %q, want %q", err, got, reason)
+	}
+	return st
+}

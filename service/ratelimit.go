@@ -8,12 +8,17 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // clientLimiter is a token bucket per client: the authenticated identity when the server
-// authenticates, else the peer's IP address. It implements the go-grpc-middleware ratelimit
-// Limiter; a call over the limit fails with RESOURCE_EXHAUSTED.
+// authenticates, else the peer's IP address. A call over the limit fails with
+// RESOURCE_EXHAUSTED, reason RATE_LIMITED and a RetryInfo.
 type clientLimiter struct {
 	limit rate.Limit
 	burst int
@@ -40,7 +45,8 @@ func newClientLimiter(perSecond float64, burst int, now func() time.Time) *clien
 	return &clientLimiter{limit: rate.Limit(perSecond), burst: burst, now: now, clients: map[string]*bucket{}}
 }
 
-// Limit takes a token from the caller's bucket.
+// Limit takes a token from the caller's bucket. Over the limit it fails with
+// RESOURCE_EXHAUSTED, reason RATE_LIMITED, and a RetryInfo saying when a token will be there.
 func (l *clientLimiter) Limit(ctx context.Context) error {
 	key := clientKey(ctx)
 	now := l.now()
@@ -60,10 +66,50 @@ func (l *clientLimiter) Limit(ctx context.Context) error {
 		l.clients[key] = b
 	}
 	b.used = now
-	if !b.lim.AllowN(now, 1) {
-		return fmt.Errorf("client %s is over its limit of %g requests/s (burst %d)", key, float64(l.limit), l.burst)
+	if b.lim.AllowN(now, 1) {
+		return nil
 	}
-	return nil
+	wait := time.Second
+	if l.limit > 0 {
+		r := b.lim.ReserveN(now, 1)
+		wait = r.DelayFrom(now)
+		r.CancelAt(now)
+	}
+	return rateLimited(fmt.Sprintf("client %s is over its limit of %g requests/s (burst %d); retry in %v",
+		key, float64(l.limit), l.burst, wait.Round(time.Millisecond)), wait)
+}
+
+// rateLimited builds the RESOURCE_EXHAUSTED status of a call over its limit.
+func rateLimited(msg string, wait time.Duration) error {
+	st := status.New(codes.ResourceExhausted, msg)
+	if d, err := st.WithDetails(
+		&errdetails.ErrorInfo{Reason: ReasonRateLimited, Domain: ErrorDomain},
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(wait)},
+	); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// unaryLimit and streamLimit apply the limiter to calls (a stream counts once).
+func (l *clientLimiter) unaryLimit(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if openMethod(info.FullMethod) {
+		return next(ctx, req)
+	}
+	if err := l.Limit(ctx); err != nil {
+		return nil, err
+	}
+	return next(ctx, req)
+}
+
+func (l *clientLimiter) streamLimit(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+	if openMethod(info.FullMethod) {
+		return next(srv, ss)
+	}
+	if err := l.Limit(ss.Context()); err != nil {
+		return err
+	}
+	return next(srv, ss)
 }
 
 // clientKey names the caller for rate limiting.

@@ -91,11 +91,11 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 		t.Fatalf("task after commit: %v", tk.GetTask())
 	}
 	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p.GetId()})
-	wantCode(t, err, codes.FailedPrecondition)
+	wantReason(t, err, codes.FailedPrecondition, ReasonPlanCommitted)
 	_, err = h.sc.DiscardPlan(ctx, &sluicev1.DiscardPlanRequest{Cluster: "c1", PlanId: p.GetId()})
-	wantCode(t, err, codes.FailedPrecondition)
+	wantReason(t, err, codes.FailedPrecondition, ReasonPlanCommitted)
 	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: "nope"})
-	wantCode(t, err, codes.NotFound)
+	wantReason(t, err, codes.NotFound, ReasonPlanNotFound)
 	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1"})
 	wantViolation(t, err, "plan_id", ReasonInvalidField)
 	// A plan of another cluster is unknown here.
@@ -113,7 +113,7 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 		}
 	}
 	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: resp.GetPlan().GetId()})
-	wantCode(t, err, codes.FailedPrecondition)
+	wantReason(t, err, codes.FailedPrecondition, ReasonPlanDiscarded)
 
 	// Queue figures come from the last cycle.
 	q, err := h.cs.GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: "c1", Name: "default"})
@@ -140,7 +140,7 @@ func TestScheduleModes(t *testing.T) {
 		t.Fatalf("dry run with otheraction: %v", dry.GetPlan())
 	}
 	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: dry.GetPlan().GetId()})
-	wantCode(t, err, codes.FailedPrecondition)
+	wantReason(t, err, codes.FailedPrecondition, ReasonPlanDryRun)
 
 	_, err = h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE,
 		ConfigOverride: testConfig})

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"net"
 	"strings"
 	"testing"
@@ -445,9 +446,18 @@ func TestRateLimitPerClient(t *testing.T) {
 		}
 	}
 	_, err := east.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "east"})
-	st := wantCode(t, err, codes.ResourceExhausted)
+	st := wantReason(t, err, codes.ResourceExhausted, ReasonRateLimited)
 	if !strings.Contains(st.Message(), "east-rw") {
 		t.Errorf("message %q does not name the client", st.Message())
+	}
+	var retry *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if r, ok := d.(*errdetails.RetryInfo); ok {
+			retry = r
+		}
+	}
+	if retry == nil || retry.GetRetryDelay().AsDuration() <= 0 {
+		t.Errorf("a rate-limited call carries no positive RetryInfo: %v", st.Details())
 	}
 	// Streams count too, when they open.
 	_, err = east.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "east"})

@@ -7,11 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/ratelimit"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -255,9 +252,8 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		stream = append(stream, s.authStream)
 	}
 	if s.limiter != nil {
-		notOpen := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool { return !openMethod(c.FullMethod()) })
-		unary = append(unary, selector.UnaryServerInterceptor(ratelimit.UnaryServerInterceptor(s.limiter), notOpen))
-		stream = append(stream, selector.StreamServerInterceptor(ratelimit.StreamServerInterceptor(s.limiter), notOpen))
+		unary = append(unary, s.limiter.unaryLimit)
+		stream = append(stream, s.limiter.streamLimit)
 	}
 	all := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.maxRecv),

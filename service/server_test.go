@@ -130,8 +130,8 @@ func TestToStatus(t *testing.T) {
 		{fmt.Errorf("%w: bad", engine.ErrInvalidConfig), codes.InvalidArgument, ReasonInvalidConfig},
 		{fmt.Errorf("%w: plan p", engine.ErrNotFound), codes.NotFound, ReasonNotFound},
 		{fmt.Errorf("commit: %w", engine.ErrFailedPrecondition), codes.FailedPrecondition, ReasonFailedPrecondition},
-		{context.Canceled, codes.Canceled, ""},
-		{fmt.Errorf("x: %w", context.DeadlineExceeded), codes.DeadlineExceeded, ""},
+		{context.Canceled, codes.Canceled, ReasonCancelled},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), codes.DeadlineExceeded, ReasonDeadlineExceeded},
 		{status.Error(codes.PermissionDenied, "no"), codes.PermissionDenied, ""},
 		{errors.New("disk on fire"), codes.Internal, ReasonInternal},
 	}

@@ -30,6 +30,7 @@ import {
 export * from "./gen/sluice/v1/types_pb.js";
 export * from "./gen/sluice/v1/cluster_state_pb.js";
 export * from "./gen/sluice/v1/scheduler_pb.js";
+export * from "./gen/sluice/v1/errors_pb.js";
 
 /** How a cycle's plan is handled: see ScheduleMode. */
 export type Mode = "propose" | "auto_commit" | "dry_run";

@@ -50,12 +50,13 @@ type SchedulerServiceClient interface {
 	// CommitPlan applies a proposed plan. Decisions that conflict with changes
 	// made since the plan's base revision (the task or node changed, was
 	// deleted, or no longer fits) are rejected by name; the rest apply. Fails
-	// with NOT_FOUND for an unknown plan and FAILED_PRECONDITION for a plan that
-	// is not proposed (already committed, discarded, expired, or a dry run).
+	// with NOT_FOUND (reason PLAN_NOT_FOUND) for an unknown plan and
+	// FAILED_PRECONDITION for a plan that is not proposed (reason PLAN_COMMITTED,
+	// PLAN_DISCARDED, PLAN_EXPIRED or PLAN_DRY_RUN).
 	CommitPlan(ctx context.Context, in *CommitPlanRequest, opts ...grpc.CallOption) (*CommitPlanResponse, error)
 	// DiscardPlan drops a proposed plan. Discarding a plan already discarded or
-	// expired succeeds; a committed plan fails with FAILED_PRECONDITION and an
-	// unknown one with NOT_FOUND.
+	// expired succeeds; a committed plan fails with FAILED_PRECONDITION (reason
+	// PLAN_COMMITTED) and an unknown one with NOT_FOUND (reason PLAN_NOT_FOUND).
 	DiscardPlan(ctx context.Context, in *DiscardPlanRequest, opts ...grpc.CallOption) (*DiscardPlanResponse, error)
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it. NOT_FOUND if the job does not exist.
@@ -180,12 +181,13 @@ type SchedulerServiceServer interface {
 	// CommitPlan applies a proposed plan. Decisions that conflict with changes
 	// made since the plan's base revision (the task or node changed, was
 	// deleted, or no longer fits) are rejected by name; the rest apply. Fails
-	// with NOT_FOUND for an unknown plan and FAILED_PRECONDITION for a plan that
-	// is not proposed (already committed, discarded, expired, or a dry run).
+	// with NOT_FOUND (reason PLAN_NOT_FOUND) for an unknown plan and
+	// FAILED_PRECONDITION for a plan that is not proposed (reason PLAN_COMMITTED,
+	// PLAN_DISCARDED, PLAN_EXPIRED or PLAN_DRY_RUN).
 	CommitPlan(context.Context, *CommitPlanRequest) (*CommitPlanResponse, error)
 	// DiscardPlan drops a proposed plan. Discarding a plan already discarded or
-	// expired succeeds; a committed plan fails with FAILED_PRECONDITION and an
-	// unknown one with NOT_FOUND.
+	// expired succeeds; a committed plan fails with FAILED_PRECONDITION (reason
+	// PLAN_COMMITTED) and an unknown one with NOT_FOUND (reason PLAN_NOT_FOUND).
 	DiscardPlan(context.Context, *DiscardPlanRequest) (*DiscardPlanResponse, error)
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it. NOT_FOUND if the job does not exist.

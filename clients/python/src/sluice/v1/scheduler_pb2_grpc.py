@@ -106,8 +106,9 @@ class SchedulerServiceServicer:
         """CommitPlan applies a proposed plan. Decisions that conflict with changes
         made since the plan's base revision (the task or node changed, was
         deleted, or no longer fits) are rejected by name; the rest apply. Fails
-        with NOT_FOUND for an unknown plan and FAILED_PRECONDITION for a plan that
-        is not proposed (already committed, discarded, expired, or a dry run).
+        with NOT_FOUND (reason PLAN_NOT_FOUND) for an unknown plan and
+        FAILED_PRECONDITION for a plan that is not proposed (reason PLAN_COMMITTED,
+        PLAN_DISCARDED, PLAN_EXPIRED or PLAN_DRY_RUN).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -115,8 +116,8 @@ class SchedulerServiceServicer:
 
     def DiscardPlan(self, request, context):
         """DiscardPlan drops a proposed plan. Discarding a plan already discarded or
-        expired succeeds; a committed plan fails with FAILED_PRECONDITION and an
-        unknown one with NOT_FOUND.
+        expired succeeds; a committed plan fails with FAILED_PRECONDITION (reason
+        PLAN_COMMITTED) and an unknown one with NOT_FOUND (reason PLAN_NOT_FOUND).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1078,8 +1078,9 @@ export const SchedulerService: GenService<{
    * CommitPlan applies a proposed plan. Decisions that conflict with changes
    * made since the plan's base revision (the task or node changed, was
    * deleted, or no longer fits) are rejected by name; the rest apply. Fails
-   * with NOT_FOUND for an unknown plan and FAILED_PRECONDITION for a plan that
-   * is not proposed (already committed, discarded, expired, or a dry run).
+   * with NOT_FOUND (reason PLAN_NOT_FOUND) for an unknown plan and
+   * FAILED_PRECONDITION for a plan that is not proposed (reason PLAN_COMMITTED,
+   * PLAN_DISCARDED, PLAN_EXPIRED or PLAN_DRY_RUN).
    *
    * @generated from rpc sluice.v1.SchedulerService.CommitPlan
    */
@@ -1090,8 +1091,8 @@ export const SchedulerService: GenService<{
   },
   /**
    * DiscardPlan drops a proposed plan. Discarding a plan already discarded or
-   * expired succeeds; a committed plan fails with FAILED_PRECONDITION and an
-   * unknown one with NOT_FOUND.
+   * expired succeeds; a committed plan fails with FAILED_PRECONDITION (reason
+   * PLAN_COMMITTED) and an unknown one with NOT_FOUND (reason PLAN_NOT_FOUND).
    *
    * @generated from rpc sluice.v1.SchedulerService.DiscardPlan
    */
