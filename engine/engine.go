@@ -75,6 +75,7 @@ type Engine struct {
 	// parsed caches each cluster's stored configuration, parsed.
 	parsed   map[string]parsedConfig
 	clusters map[string]*clusterRecord
+	dryRuns  dryRunCache
 }
 
 // parsedConfig is a stored configuration and its parse.
@@ -346,9 +347,11 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		Duration:     elapsed,
 		State:        PlanProposed,
 	}
+	plan.Counts = countsOf(res)
 	switch req.Mode {
 	case DryRun:
 		plan.State = PlanDryRun
+		e.dryRuns.add(plan)
 	case Propose, AutoCommit:
 		if err := e.store.CheckWritable(); err != nil {
 			return nil, err
@@ -372,6 +375,9 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 			plan.State = PlanCommitted
 			plan.Commit = commitResultOf(res.Decisions, stored.Commit)
 			plan.CommittedRevision = stored.Plan.CommittedRevision
+			plan.Rejections = stored.Commit.Rejected
+			plan.Counts.Applied, plan.Counts.Rejected = stored.Plan.Applied, stored.Plan.Rejected
+			plan.Commit.Plan = plan
 		}
 	}
 

@@ -77,7 +77,7 @@ func TestScheduleCommitWritesBinds(t *testing.T) {
 	if plan.State != PlanProposed || len(plan.Result.Decisions) != 2 {
 		t.Fatalf("plan %s with %d decisions, want proposed with 2 binds", plan.State, len(plan.Result.Decisions))
 	}
-	res, err := e.CommitPlan("c", plan.ID)
+	res, err := e.CommitPlan(context.Background(), "c", plan.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +102,23 @@ func TestScheduleCommitWritesBinds(t *testing.T) {
 	if len(plan2.Result.Decisions) != 0 {
 		t.Fatalf("second cycle decided %+v, want nothing", plan2.Result.Decisions)
 	}
-	if _, err := e.CommitPlan("c", plan.ID); !errors.Is(err, ErrFailedPrecondition) {
-		t.Fatalf("second commit: %v, want ErrFailedPrecondition", err)
+	again, err := e.CommitPlan(context.Background(), "c", plan.ID)
+	if err != nil || !again.Repeated || len(again.Applied) != 2 || again.Revision != res.Revision {
+		t.Fatalf("second commit: %+v, %v; want the first one's outcome, repeated", again, err)
 	}
-	if _, err := e.CommitPlan("c", plan2.ID); !errors.Is(err, ErrFailedPrecondition) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p3, err := e.Schedule(context.Background(), "c", ScheduleRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CommitPlan(ctx, "c", p3.ID); !errors.Is(err, context.Canceled) {
+		t.Fatalf("commit past the caller's deadline: %v, want context.Canceled", err)
+	}
+	if got, _ := e.GetPlan("c", p3.ID); got.State != PlanProposed {
+		t.Fatalf("a cancelled commit changed the plan to %s", got.State)
+	}
+	if _, err := e.CommitPlan(context.Background(), "c", plan2.ID); !errors.Is(err, ErrFailedPrecondition) {
 		t.Fatalf("commit of a dry run: %v, want ErrFailedPrecondition", err)
 	}
 	if _, ok := st.Snapshot("c").Plan(plan2.ID); ok {
@@ -126,7 +139,7 @@ func TestCommitRejectsConflicts(t *testing.T) {
 	if _, err := st.Apply("c", state.Batch{Changes: []state.Change{{Task: &api.Task{Name: "j-1", Namespace: "ns", Job: "j", Role: "j", Resources: r, Status: api.Pending}}}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.CommitPlan("c", plan.ID)
+	res, err := e.CommitPlan(context.Background(), "c", plan.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,13 +164,13 @@ func TestPlansExpireAndDiscard(t *testing.T) {
 		t.Fatalf("discarding twice must succeed: %v", err)
 	}
 	now = now.Add(2 * time.Minute)
-	if _, err := e.CommitPlan("c", p1.ID); !errors.Is(err, ErrFailedPrecondition) {
+	if _, err := e.CommitPlan(context.Background(), "c", p1.ID); !errors.Is(err, ErrFailedPrecondition) {
 		t.Fatalf("commit after expiry: %v, want ErrFailedPrecondition", err)
 	}
 	if err := e.DiscardPlan("c", p1.ID); err != nil {
 		t.Fatalf("discarding an expired plan must succeed: %v", err)
 	}
-	if _, err := e.CommitPlan("c", "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := e.CommitPlan(context.Background(), "c", "nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown plan: %v, want ErrNotFound", err)
 	}
 	if st.Snapshot("c").Revision() != 1 {

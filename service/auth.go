@@ -40,7 +40,7 @@ const (
 //	    sha256: 9f86d0...         # hex SHA-256 of the token (preferred), or
 //	    # token: s3cr3t           # the token itself
 //	    clusters: [east]          # clusters it may read and write; "*" means all
-//	    read_only: false          # only reads (Get*, List*, ExplainJob, dry runs)
+//	    read_only: false          # only reads (Get*, List*, GetPlan, ExplainJob, dry runs)
 //	    admin: false              # may also read and replace scheduler configurations
 //	  - name: ops
 //	    client_cn: ops.example.com  # a verified mTLS client certificate with this CN
@@ -338,6 +338,7 @@ var methodPolicies = map[string]methodPolicy{
 	sluicev1.SchedulerService_CommitPlan_FullMethodName:            {write: true},
 	sluicev1.SchedulerService_DiscardPlan_FullMethodName:           {write: true},
 	sluicev1.SchedulerService_ExplainJob_FullMethodName:            {},
+	sluicev1.SchedulerService_GetPlan_FullMethodName:               {},
 	sluicev1.SchedulerService_WatchPlans_FullMethodName:            {write: true, dryRunReads: true},
 	sluicev1.SchedulerService_GetSchedulerConfig_FullMethodName:    {admin: true},
 	sluicev1.SchedulerService_UpdateSchedulerConfig_FullMethodName: {admin: true, write: true},

@@ -39,6 +39,7 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 		fe.add("config_override", "only allowed with SCHEDULE_MODE_DRY_RUN")
 	}
 	checkTimestamp(&fe, "now", req.GetNow())
+	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
@@ -47,10 +48,29 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 		return nil, toStatus(err)
 	}
 	logging.AddFields(ctx, logging.Fields{"plan", p.ID})
-	out := &sluicev1.ScheduleResponse{Plan: planToProto(p)}
+	out := &sluicev1.ScheduleResponse{}
+	out.Plan, out.NextPageToken = planToProto(p, pg)
 	if p.Commit != nil {
-		out.Commit = commitToProto(p.Commit)
+		out.Commit = commitToProto(p.Commit, pg)
 	}
+	return out, nil
+}
+
+// GetPlan returns a plan with one page of its decisions and job outcomes.
+func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) (*sluicev1.GetPlanResponse, error) {
+	var fe fieldErrors
+	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkName(&fe, "plan_id", req.GetPlanId())
+	pg := readPlanPage(&fe, req.GetPageSize(), req.GetPageToken(), req.GetPlanId())
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	p, err := sc.s.engine.GetPlan(req.GetCluster(), req.GetPlanId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &sluicev1.GetPlanResponse{}
+	out.Plan, out.NextPageToken = planToProto(p, pg)
 	return out, nil
 }
 
@@ -142,7 +162,7 @@ func configError(field string, err error) error {
 	}
 }
 
-// checkPlanRequest checks the cluster and plan id of CommitPlan and DiscardPlan.
+// checkPlanRequest checks the cluster and plan id of DiscardPlan.
 func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) error {
 	var fe fieldErrors
 	sc.s.checkCluster(ctx, &fe, "cluster", cluster)
@@ -150,25 +170,31 @@ func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) e
 	return fe.err()
 }
 
-// CommitPlan applies a proposed plan.
+// CommitPlan applies a proposed plan; a committed plan answers with its stored outcome.
 func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanRequest) (*sluicev1.CommitPlanResponse, error) {
-	if err := sc.checkPlanRequest(ctx, req.GetCluster(), req.GetPlanId()); err != nil {
+	var fe fieldErrors
+	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkName(&fe, "plan_id", req.GetPlanId())
+	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
+	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
 	logging.AddFields(ctx, logging.Fields{"plan", req.GetPlanId()})
 	if err := sc.s.store.CheckWritable(); err != nil {
 		return nil, toStatus(err)
 	}
-	res, err := sc.s.engine.CommitPlan(req.GetCluster(), req.GetPlanId())
+	res, err := sc.s.engine.CommitPlan(ctx, req.GetCluster(), req.GetPlanId())
 	if err != nil {
 		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) {
 			sc.s.metrics.committed(ctx, req.GetCluster(), nil, err)
 		}
 		return nil, toStatus(err)
 	}
-	sc.s.metrics.committed(ctx, req.GetCluster(), res, nil)
-	sc.s.changes.notify(req.GetCluster())
-	return commitToProto(res), nil
+	if !res.Repeated {
+		sc.s.metrics.committed(ctx, req.GetCluster(), res, nil)
+		sc.s.changes.notify(req.GetCluster())
+	}
+	return commitToProto(res, pg), nil
 }
 
 // DiscardPlan drops a proposed plan; discarding one already discarded or expired succeeds.

@@ -96,6 +96,7 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 	s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
 	checkDuration(&fe, "period", req.GetPeriod())
+	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
 	if err := fe.err(); err != nil {
 		return toStatus(err)
 	}
@@ -122,7 +123,7 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 	changes, unsubscribe := s.changes.subscribe(cluster)
 	defer unsubscribe()
 
-	w := &watch{s: s, stream: stream, ctx: ctx, cluster: cluster, mode: mode}
+	w := &watch{s: s, stream: stream, ctx: ctx, cluster: cluster, mode: mode, page: pg}
 	tick := time.NewTimer(0)
 	defer tick.Stop()
 	var settle *time.Timer
@@ -178,6 +179,8 @@ type watch struct {
 	seen, cfg uint64
 	// pending is the last plan while it may still be proposed.
 	pending string
+	// page is the size of each message's page of the plan.
+	page planPage
 }
 
 // changed reports whether the cluster's state or configuration moved since the last cycle.
@@ -221,9 +224,10 @@ func (w *watch) cycle() error {
 	}
 	w.s.log.DebugContext(w.ctx, "WatchPlans cycle", "cluster", w.cluster, "plan", p.ID,
 		"revision", p.BaseRevision, "decisions", len(p.Result.Decisions))
-	out := &sluicev1.WatchPlansResponse{Plan: planToProto(p)}
+	out := &sluicev1.WatchPlansResponse{}
+	out.Plan, out.NextPageToken = planToProto(p, w.page)
 	if p.Commit != nil {
-		out.Commit = commitToProto(p.Commit)
+		out.Commit = commitToProto(p.Commit, w.page)
 	}
 	return w.stream.Send(out)
 }

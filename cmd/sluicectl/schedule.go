@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluice-sched/sluice/clients/go/scenario"
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -39,14 +40,19 @@ func (a *app) schedule(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	resp, err := sluicev1.NewSchedulerServiceClient(conn).Schedule(a.ctx, &sluicev1.ScheduleRequest{Cluster: a.cluster, Mode: mode})
+	sc := sluicev1.NewSchedulerServiceClient(conn)
+	resp, err := sc.Schedule(a.ctx, &sluicev1.ScheduleRequest{Cluster: a.cluster, Mode: mode})
+	if err != nil {
+		return a.rpcError("schedule", err)
+	}
+	plan, err := sluice.WholePlan(a.ctx, sc, resp.GetPlan(), resp.GetNextPageToken())
 	if err != nil {
 		return a.rpcError("schedule", err)
 	}
 	if *out != "table" {
-		return writeProto(a.stdout, *out, resp.GetPlan())
+		return writeProto(a.stdout, *out, plan)
 	}
-	return a.printPlan(resp.GetPlan())
+	return a.printPlan(plan)
 }
 
 func (a *app) printPlan(p *sluicev1.Plan) error {
@@ -154,9 +160,18 @@ func (a *app) commit(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	resp, err := sluicev1.NewSchedulerServiceClient(conn).CommitPlan(a.ctx, &sluicev1.CommitPlanRequest{Cluster: a.cluster, PlanId: pos[0]})
+	sc := sluicev1.NewSchedulerServiceClient(conn)
+	resp, err := sc.CommitPlan(a.ctx, &sluicev1.CommitPlanRequest{Cluster: a.cluster, PlanId: pos[0]})
 	if err != nil {
 		return a.rpcError("commit", err)
+	}
+	if resp.GetNextPageToken() != "" {
+		whole, err := sluice.WholePlan(a.ctx, sc, resp.GetPlan(), resp.GetNextPageToken())
+		if err != nil {
+			return a.rpcError("commit", err)
+		}
+		resp.Applied, resp.Rejected = sluice.Outcomes(whole)
+		resp.Plan, resp.NextPageToken = whole, ""
 	}
 	if *out != "table" {
 		return writeProto(a.stdout, *out, resp)

@@ -47,8 +47,10 @@ func (s PlanState) Finished() bool {
 }
 
 // Plan is a stored plan: one cycle's decisions for a cluster and where they are in their life.
-// Like every stored object it is immutable: a state change stores a new Plan. A finished plan
-// keeps its figures but not its decisions, job outcomes or timings.
+// Like every stored object it is immutable: a state change stores a new Plan. A committed plan
+// keeps its decisions and their outcomes (Rejections) as the record of what it did, until the
+// retention rule's decision budget drops them (DecisionsDropped); a discarded or expired plan
+// keeps only its figures.
 type Plan struct {
 	ID string
 	// Seq orders the cluster's plans; IDs are made from it, so it never repeats.
@@ -67,11 +69,37 @@ type Plan struct {
 	Decisions []api.Decision
 	Jobs      []api.JobOutcome
 	Timings   []api.ActionTiming
-	// CommittedRevision is the revision the commit produced (0 before, and when it changed
-	// nothing).
+	// CommittedRevision is the cluster's revision after the commit (0 before it).
 	CommittedRevision uint64
 	// Applied and Rejected count a commit's bind and evict decisions.
 	Applied, Rejected int
+	// Rejections holds, once the plan is committed, the reason each decision was rejected
+	// ("" when it applied, and for pipelines), aligned with Decisions.
+	Rejections []string
+	// DecisionsDropped is set when a finished plan no longer holds its decisions, job
+	// outcomes and timings (Count* keep their numbers).
+	DecisionsDropped bool
+	// CountBinds, CountPipelines, CountEvicts and CountJobs count the plan's decisions by
+	// kind and its job outcomes, kept when the decisions are dropped.
+	CountBinds, CountPipelines, CountEvicts, CountJobs int
+}
+
+// withCounts returns p with its Count* fields set from its decisions and jobs.
+func (p *Plan) withCounts() *Plan {
+	c := *p
+	c.CountBinds, c.CountPipelines, c.CountEvicts = 0, 0, 0
+	for _, d := range p.Decisions {
+		switch d.Kind {
+		case api.DecisionBind:
+			c.CountBinds++
+		case api.DecisionPipeline:
+			c.CountPipelines++
+		case api.DecisionEvict:
+			c.CountEvicts++
+		}
+	}
+	c.CountJobs = len(p.Jobs)
+	return &c
 }
 
 // StateAt returns the plan's state at now: a proposed plan past its deadline is expired.
@@ -82,12 +110,20 @@ func (p *Plan) StateAt(now time.Time) PlanState {
 	return p.State
 }
 
-// finished returns a copy of p in a terminal state, without its decisions.
+// finished returns a copy of p in a terminal state; only a committed plan keeps its decisions.
 func (p *Plan) finished(state PlanState, at time.Time) *Plan {
 	c := *p
 	c.State, c.FinishedAt = state, at
-	c.Decisions, c.Jobs, c.Timings = nil, nil, nil
+	if state != PlanCommitted {
+		c.dropDecisions()
+	}
 	return &c
+}
+
+// dropDecisions forgets the plan's decisions, outcomes and timings (its counts stay).
+func (c *Plan) dropDecisions() {
+	c.Decisions, c.Jobs, c.Timings, c.Rejections = nil, nil, nil, nil
+	c.DecisionsDropped = true
 }
 
 // PlanRetention bounds the plans a cluster keeps. The leader puts its retention in every
@@ -102,6 +138,10 @@ type PlanRetention struct {
 	// MaxAge is how long a finished plan is kept after it finished. 0 means
 	// DefaultFinishedPlanAge.
 	MaxAge time.Duration
+	// MaxKeptDecisions bounds the decisions the cluster's committed plans keep as their
+	// record: beyond it the oldest drop theirs (keeping their figures). 0 means
+	// DefaultMaxKeptDecisions.
+	MaxKeptDecisions int
 }
 
 // Default plan retention.
@@ -109,6 +149,7 @@ const (
 	DefaultMaxProposedPlans = 64
 	DefaultMaxFinishedPlans = 256
 	DefaultFinishedPlanAge  = 10 * time.Minute
+	DefaultMaxKeptDecisions = 200000
 )
 
 func (r PlanRetention) withDefaults() PlanRetention {
@@ -120,6 +161,9 @@ func (r PlanRetention) withDefaults() PlanRetention {
 	}
 	if r.MaxAge <= 0 {
 		r.MaxAge = DefaultFinishedPlanAge
+	}
+	if r.MaxKeptDecisions <= 0 {
+		r.MaxKeptDecisions = DefaultMaxKeptDecisions
 	}
 	return r
 }
@@ -485,8 +529,9 @@ func (tx *Txn) proposePlan(p *Plan) (*Plan, error) {
 	if _, ok := tx.Plan(p.ID); ok {
 		return nil, &ValidationError{Index: -1, Field: "plan.id", Msg: fmt.Sprintf("plan %q already exists", p.ID)}
 	}
-	c := *p
+	c := *p.withCounts()
 	c.State = PlanProposed
+	c.Rejections, c.DecisionsDropped = nil, false
 	if err := tx.putMeta(tablePlans, c.ID, &c); err != nil {
 		return nil, err
 	}
@@ -550,9 +595,8 @@ func (tx *Txn) commitStoredPlan(p *Plan, now time.Time, res *PlanResult) error {
 	}
 	done := p.finished(PlanCommitted, now)
 	done.Applied, done.Rejected = applied, rejected
-	if tx.changed {
-		done.CommittedRevision = out.Revision
-	}
+	done.Rejections = out.Rejected
+	done.CommittedRevision = out.Revision
 	if err := tx.putMeta(tablePlans, done.ID, done); err != nil {
 		return err
 	}
@@ -622,12 +666,27 @@ func (tx *Txn) retainPlans(now time.Time, r PlanRetention) error {
 		}
 		return bySeq(b, a)
 	})
+	kept := 0
 	for i, p := range finished {
 		if i >= r.MaxFinished || now.Sub(p.FinishedAt) > r.MaxAge {
 			if err := tx.dropPlan(p); err != nil {
 				return err
 			}
+			continue
 		}
+		if p.DecisionsDropped || len(p.Decisions) == 0 {
+			continue
+		}
+		// Newest first: the oldest records go first when the budget runs out.
+		if kept+len(p.Decisions) > r.MaxKeptDecisions {
+			c := *p
+			c.dropDecisions()
+			if err := tx.putMeta(tablePlans, c.ID, &c); err != nil {
+				return err
+			}
+			continue
+		}
+		kept += len(p.Decisions)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -252,7 +253,7 @@ func (s *GRPCSluice) Schedule(ctx context.Context, dryRun bool) (*sluicev1.Plan,
 	if err != nil {
 		return nil, err
 	}
-	return resp.GetPlan(), nil
+	return sluice.WholePlan(ctx, s.sched, resp.GetPlan(), resp.GetNextPageToken())
 }
 
 // Commit implements Sluice.
@@ -262,6 +263,15 @@ func (s *GRPCSluice) Commit(ctx context.Context, planID string) (*sluicev1.Commi
 		return nil, err
 	}
 	s.noteRevision(resp.GetRevision())
+	if resp.GetNextPageToken() != "" {
+		// The lists cover the first page: take every decision's outcome from the record.
+		whole, err := sluice.WholePlan(ctx, s.sched, resp.GetPlan(), resp.GetNextPageToken())
+		if err != nil {
+			return nil, err
+		}
+		resp.Applied, resp.Rejected = sluice.Outcomes(whole)
+		resp.Plan, resp.NextPageToken = whole, ""
+	}
 	return resp, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"os"
 
 	"google.golang.org/grpc"
@@ -189,16 +190,58 @@ func (c *Client) Apply(ctx context.Context, cluster string, replaceAll bool, del
 	return resp.GetRevision(), nil
 }
 
-// Schedule runs one cycle in mode and returns its plan.
+// Schedule runs one cycle in mode and returns its whole plan: the response holds the first
+// page of the decisions and job outcomes, and Schedule reads the others through GetPlan.
 func (c *Client) Schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode) (*sluicev1.Plan, error) {
 	resp, err := c.Scheduler.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: cluster, Mode: mode})
 	if err != nil {
 		return nil, err
 	}
-	return resp.GetPlan(), nil
+	return c.RestOfPlan(ctx, resp.GetPlan(), resp.GetNextPageToken())
 }
 
-// Commit commits a proposed plan.
+// GetPlan returns a plan with all its decisions and job outcomes (a committed plan's
+// decisions carry their outcomes), reading it page by page.
+func (c *Client) GetPlan(ctx context.Context, cluster, planID string) (*sluicev1.Plan, error) {
+	resp, err := c.Scheduler.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: cluster, PlanId: planID})
+	if err != nil {
+		return nil, err
+	}
+	return c.RestOfPlan(ctx, resp.GetPlan(), resp.GetNextPageToken())
+}
+
+// RestOfPlan completes a plan's first page (from Schedule, CommitPlan, WatchPlans or GetPlan)
+// with the pages that token and the tokens after it name (see WholePlan).
+func (c *Client) RestOfPlan(ctx context.Context, first *sluicev1.Plan, token string) (*sluicev1.Plan, error) {
+	return WholePlan(ctx, c.Scheduler, first, token)
+}
+
+// WholePlan completes a plan's first page with the pages that token and the tokens after it
+// name, read through GetPlan. It returns first itself when token is empty, else a new plan;
+// first is left as it is.
+func WholePlan(ctx context.Context, sc sluicev1.SchedulerServiceClient, first *sluicev1.Plan, token string) (*sluicev1.Plan, error) {
+	if token == "" {
+		return first, nil
+	}
+	whole := proto.Clone(first).(*sluicev1.Plan)
+	size := int32(max(len(first.GetDecisions()), len(first.GetJobs())))
+	for token != "" {
+		resp, err := sc.GetPlan(ctx, &sluicev1.GetPlanRequest{
+			Cluster: first.GetCluster(), PlanId: first.GetId(), PageSize: size, PageToken: token,
+		})
+		if err != nil {
+			return nil, err
+		}
+		whole.Decisions = append(whole.Decisions, resp.GetPlan().GetDecisions()...)
+		whole.Jobs = append(whole.Jobs, resp.GetPlan().GetJobs()...)
+		token = resp.GetNextPageToken()
+	}
+	return whole, nil
+}
+
+// Commit commits a proposed plan. Committing a committed plan again answers the same (so a
+// commit whose answer was lost may be retried). The response holds the first page of the
+// committed plan; its Applied and Rejected lists cover that page (see CommitAll).
 func (c *Client) Commit(ctx context.Context, cluster, planID string) (*sluicev1.CommitPlanResponse, error) {
 	return c.Scheduler.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: cluster, PlanId: planID})
 }

@@ -58,6 +58,11 @@ class SchedulerServiceStub:
                 request_serializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanRequest.SerializeToString,
                 response_deserializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanResponse.FromString,
                 _registered_method=True)
+        self.GetPlan = channel.unary_unary(
+                '/sluice.v1.SchedulerService/GetPlan',
+                request_serializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanResponse.FromString,
+                _registered_method=True)
         self.ExplainJob = channel.unary_unary(
                 '/sluice.v1.SchedulerService/ExplainJob',
                 request_serializer=sluice_dot_v1_dot_scheduler__pb2.ExplainJobRequest.SerializeToString,
@@ -123,6 +128,17 @@ class SchedulerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPlan(self, request, context):
+        """GetPlan returns a plan with one page of its decisions and job outcomes:
+        a proposed or committed plan for as long as the retention rule keeps it
+        (a committed plan's decisions carry their outcomes), a discarded or
+        expired one as its summary, and a recent dry run's (kept in memory for a
+        plan TTL). NOT_FOUND (reason PLAN_NOT_FOUND) otherwise.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExplainJob(self, request, context):
         """ExplainJob returns a job's outcome in the most recent cycle that
         considered it. NOT_FOUND if the job does not exist.
@@ -172,6 +188,11 @@ def add_SchedulerServiceServicer_to_server(servicer, server):
                     servicer.DiscardPlan,
                     request_deserializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanRequest.FromString,
                     response_serializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanResponse.SerializeToString,
+            ),
+            'GetPlan': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPlan,
+                    request_deserializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanResponse.SerializeToString,
             ),
             'ExplainJob': grpc.unary_unary_rpc_method_handler(
                     servicer.ExplainJob,
@@ -284,6 +305,33 @@ class SchedulerService:
             '/sluice.v1.SchedulerService/DiscardPlan',
             sluice_dot_v1_dot_scheduler__pb2.DiscardPlanRequest.SerializeToString,
             sluice_dot_v1_dot_scheduler__pb2.DiscardPlanResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.SchedulerService/GetPlan',
+            sluice_dot_v1_dot_scheduler__pb2.GetPlanRequest.SerializeToString,
+            sluice_dot_v1_dot_scheduler__pb2.GetPlanResponse.FromString,
             options,
             channel_credentials,
             insecure,
