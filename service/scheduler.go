@@ -83,12 +83,16 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Cycles whose plans may be committed run on the leader of a replicated store; dry runs
-	// run anywhere, on the member's own state.
+	// On a replicated store every cycle runs on the leader, once it confirmed its leadership
+	// and applied everything committed: a dry run reads what a default read would, and a
+	// deposed leader that has not noticed yet runs no cycle whose plan may be committed.
 	if mode != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		if err := s.store.CheckWritable(); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.readBarrier(ctx); err != nil {
+		return nil, err
 	}
 	req := engine.ScheduleRequest{Mode: modesIn[mode], Now: now}
 	if override != "" {

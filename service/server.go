@@ -66,6 +66,10 @@ type Options struct {
 	// WatchDebounce is how long a watch lets changes settle before the cycle they trigger;
 	// 0 means DefaultWatchDebounce.
 	WatchDebounce time.Duration
+
+	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
+	// with a store in memory.
+	Reads ReadGate
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -84,6 +88,7 @@ type Server struct {
 	done     chan struct{}
 	shutOnce sync.Once
 
+	reads          ReadGate
 	auth           *Authenticator
 	limiter        *clientLimiter
 	maxRecv        int
@@ -116,6 +121,7 @@ func New(opts Options) *Server {
 		locks:  map[string]*sync.Mutex{},
 		cycles: map[string]chan struct{}{},
 
+		reads:          opts.Reads,
 		auth:           opts.Auth,
 		maxRecv:        opts.MaxRecvBytes,
 		tp:             opts.TracerProvider,
@@ -255,6 +261,7 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		unary = append(unary, s.limiter.unaryLimit)
 		stream = append(stream, s.limiter.streamLimit)
 	}
+	unary = append(unary, s.gateReads)
 	all := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.maxRecv),
 		grpc.ChainUnaryInterceptor(unary...),

@@ -268,6 +268,8 @@ type raftStatus struct {
 	FirstIndex    uint64 `json:"first_index"`
 	LastIndex     uint64 `json:"last_index"`
 	SnapshotIndex uint64 `json:"snapshot_index"`
+	CommitIndex   uint64 `json:"commit_index"`
+	AppliedIndex  uint64 `json:"applied_index"`
 	StorageError  string `json:"storage_error"`
 }
 
