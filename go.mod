@@ -9,6 +9,7 @@ tool (
 )
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-hclog v1.6.2
 	github.com/hashicorp/go-memdb v1.3.5
