@@ -66,6 +66,8 @@ const (
 	ReasonCancelled = "CANCELLED"
 	// ReasonDeadlineExceeded: the call's deadline passed.
 	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"
+	// ReasonStaleReadRefused: this member cannot answer a stale read within its bounds.
+	ReasonStaleReadRefused = "STALE_READ_REFUSED"
 )
 
 // planReasons gives the reason of a plan that cannot make a transition, by its state.

@@ -39,11 +39,17 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 		fe.add("config_override", "only allowed with SCHEDULE_MODE_DRY_RUN")
 	}
 	checkTimestamp(&fe, "now", req.GetNow())
+	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN: a plan that may be committed is always made on the confirmed leader")
+	}
+	if err := checkReadOptions(req.GetRead()); err != nil {
+		return nil, toStatus(err)
+	}
 	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), false)
+	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), false)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -79,19 +85,22 @@ func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) 
 // "Schedule" span with a child span per plugin session open and per action: a child of the
 // call's span, or for a WatchPlans cycle (watched) the root of a trace of its own, linked to
 // the stream's span.
-func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string, watched bool) (*engine.Plan, error) {
+func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string,
+	read *sluicev1.ReadOptions, watched bool) (*engine.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// On a replicated store every cycle runs on the leader, once it confirmed its leadership
-	// and applied everything committed: a dry run reads what a default read would, and a
-	// deposed leader that has not noticed yet runs no cycle whose plan may be committed.
+	// On a replicated store a cycle whose plan may be committed runs on the leader once it
+	// confirmed its leadership (a deposed leader that has not noticed yet runs none); a dry
+	// run reads as its read options say (linearizable by default).
 	if mode != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		if err := s.store.CheckWritable(); err != nil {
 			return nil, err
 		}
-	}
-	if err := s.readBarrier(ctx); err != nil {
+		if err := s.readBarrier(ctx); err != nil {
+			return nil, err
+		}
+	} else if err := s.readGate(ctx, cluster, read); err != nil {
 		return nil, err
 	}
 	req := engine.ScheduleRequest{Mode: modesIn[mode], Now: now}

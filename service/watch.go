@@ -97,6 +97,12 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
 	checkDuration(&fe, "period", req.GetPeriod())
 	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
+	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN")
+	}
+	if err := checkReadOptions(req.GetRead()); err != nil {
+		return toStatus(err)
+	}
 	if err := fe.err(); err != nil {
 		return toStatus(err)
 	}
@@ -123,7 +129,7 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 	changes, unsubscribe := s.changes.subscribe(cluster)
 	defer unsubscribe()
 
-	w := &watch{s: s, stream: stream, ctx: ctx, cluster: cluster, mode: mode, page: pg}
+	w := &watch{s: s, stream: stream, ctx: ctx, cluster: cluster, mode: mode, page: pg, read: req.GetRead()}
 	tick := time.NewTimer(0)
 	defer tick.Stop()
 	var settle *time.Timer
@@ -181,6 +187,8 @@ type watch struct {
 	pending string
 	// page is the size of each message's page of the plan.
 	page planPage
+	// read are a dry-run watch's read options.
+	read *sluicev1.ReadOptions
 }
 
 // changed reports whether the cluster's state or configuration moved since the last cycle.
@@ -213,7 +221,7 @@ func (w *watch) cycle() error {
 		return nil
 	}
 	cfg := w.s.engine.ConfigVersion(w.cluster)
-	p, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", true)
+	p, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", w.read, true)
 	if err != nil {
 		return toStatus(err)
 	}

@@ -213,3 +213,6 @@ func (n *Node) applied(index uint64) bool {
 	}
 	return true
 }
+
+// NodeID returns this member's id.
+func (n *Node) NodeID() string { return n.opts.NodeID }

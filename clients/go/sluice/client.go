@@ -241,7 +241,8 @@ func WholePlan(ctx context.Context, sc sluicev1.SchedulerServiceClient, first *s
 
 // Commit commits a proposed plan. Committing a committed plan again answers the same (so a
 // commit whose answer was lost may be retried). The response holds the first page of the
-// committed plan; its Applied and Rejected lists cover that page (see CommitAll).
+// committed plan; its Applied and Rejected lists cover that page (GetPlan, or the scheduling
+// loop, gives every decision with its outcome).
 func (c *Client) Commit(ctx context.Context, cluster, planID string) (*sluicev1.CommitPlanResponse, error) {
 	return c.Scheduler.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: cluster, PlanId: planID})
 }

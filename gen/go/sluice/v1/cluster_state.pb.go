@@ -684,7 +684,9 @@ type GetNodeRequest struct {
 	// Cluster to read. Required.
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// Node name. Required.
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -731,6 +733,13 @@ func (x *GetNodeRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetNodeRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetNodeResponse is the response of GetNode.
@@ -797,7 +806,9 @@ type ListNodesRequest struct {
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page; empty for the first page.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -851,6 +862,13 @@ func (x *ListNodesRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListNodesRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ListNodesResponse is the response of ListNodes.
@@ -923,7 +941,9 @@ type GetQueueRequest struct {
 	// Cluster to read. Required.
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// Queue name. Required.
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -970,6 +990,13 @@ func (x *GetQueueRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetQueueRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetQueueResponse is the response of GetQueue.
@@ -1036,7 +1063,9 @@ type ListQueuesRequest struct {
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page; empty for the first page.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1090,6 +1119,13 @@ func (x *ListQueuesRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListQueuesRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ListQueuesResponse is the response of ListQueues.
@@ -1164,7 +1200,9 @@ type GetJobRequest struct {
 	// Namespace. Empty means "default".
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Job name. Required.
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1218,6 +1256,13 @@ func (x *GetJobRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetJobRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetJobResponse is the response of GetJob.
@@ -1289,7 +1334,9 @@ type ListJobsRequest struct {
 	// Only jobs in this queue. Empty means every queue.
 	Queue string `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Only jobs in this namespace. Empty means every namespace.
-	Namespace     string `protobuf:"bytes,5,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Namespace string `protobuf:"bytes,5,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1357,6 +1404,13 @@ func (x *ListJobsRequest) GetNamespace() string {
 		return x.Namespace
 	}
 	return ""
+}
+
+func (x *ListJobsRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ListJobsResponse is the response of ListJobs.
@@ -1431,7 +1485,9 @@ type GetTaskRequest struct {
 	// Namespace. Empty means "default".
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Task name. Required.
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1485,6 +1541,13 @@ func (x *GetTaskRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetTaskRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetTaskResponse is the response of GetTask.
@@ -1559,7 +1622,9 @@ type ListTasksRequest struct {
 	// Only tasks of this job (in namespace). Empty means every job.
 	Job string `protobuf:"bytes,5,opt,name=job,proto3" json:"job,omitempty"`
 	// Only tasks on this node. Empty means any node, including none.
-	Node          string `protobuf:"bytes,6,opt,name=node,proto3" json:"node,omitempty"`
+	Node string `protobuf:"bytes,6,opt,name=node,proto3" json:"node,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1636,6 +1701,13 @@ func (x *ListTasksRequest) GetNode() string {
 	return ""
 }
 
+func (x *ListTasksRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
 // ListTasksResponse is the response of ListTasks.
 type ListTasksResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1704,7 +1776,7 @@ var File_sluice_v1_cluster_state_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x15sluice/v1/types.proto\"u\n" +
+	"\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"u\n" +
 	"\vSyncRequest\x12,\n" +
 	"\x05hello\x18\x01 \x01(\v2\x14.sluice.v1.SyncHelloH\x00R\x05hello\x12-\n" +
 	"\x05batch\x18\x02 \x01(\v2\x15.sluice.v1.DeltaBatchH\x00R\x05batchB\t\n" +
@@ -1740,62 +1812,69 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x05batch\x18\x02 \x01(\v2\x15.sluice.v1.DeltaBatchR\x05batch\"1\n" +
 	"\x13ApplyDeltasResponse\x12\x1a\n" +
-	"\brevision\x18\x01 \x01(\x04R\brevision\">\n" +
+	"\brevision\x18\x01 \x01(\x04R\brevision\"j\n" +
 	"\x0eGetNodeRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"R\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"R\n" +
 	"\x0fGetNodeResponse\x12#\n" +
 	"\x04node\x18\x01 \x01(\v2\x0f.sluice.v1.NodeR\x04node\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"h\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\x94\x01\n" +
 	"\x10ListNodesRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"~\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"~\n" +
 	"\x11ListNodesResponse\x12%\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x0f.sluice.v1.NodeR\x05nodes\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"?\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"k\n" +
 	"\x0fGetQueueRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"V\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"V\n" +
 	"\x10GetQueueResponse\x12&\n" +
 	"\x05queue\x18\x01 \x01(\v2\x10.sluice.v1.QueueR\x05queue\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"i\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\x95\x01\n" +
 	"\x11ListQueuesRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"\x82\x01\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"\x82\x01\n" +
 	"\x12ListQueuesResponse\x12(\n" +
 	"\x06queues\x18\x01 \x03(\v2\x10.sluice.v1.QueueR\x06queues\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"[\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"\x87\x01\n" +
 	"\rGetJobRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"N\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"N\n" +
 	"\x0eGetJobResponse\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.sluice.v1.JobR\x03job\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"\x9b\x01\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\xc7\x01\n" +
 	"\x0fListJobsRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x14\n" +
 	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x1c\n" +
-	"\tnamespace\x18\x05 \x01(\tR\tnamespace\"z\n" +
+	"\tnamespace\x18\x05 \x01(\tR\tnamespace\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"z\n" +
 	"\x10ListJobsResponse\x12\"\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0e.sluice.v1.JobR\x04jobs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"\\\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"\x88\x01\n" +
 	"\x0eGetTaskRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"R\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"R\n" +
 	"\x0fGetTaskResponse\x12#\n" +
 	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"\xac\x01\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\xd8\x01\n" +
 	"\x10ListTasksRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -1803,7 +1882,8 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x1c\n" +
 	"\tnamespace\x18\x04 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03job\x18\x05 \x01(\tR\x03job\x12\x12\n" +
-	"\x04node\x18\x06 \x01(\tR\x04node\"~\n" +
+	"\x04node\x18\x06 \x01(\tR\x04node\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"~\n" +
 	"\x11ListTasksResponse\x12%\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x0f.sluice.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
@@ -1862,10 +1942,11 @@ var file_sluice_v1_cluster_state_proto_goTypes = []any{
 	(*ListTasksRequest)(nil),    // 24: sluice.v1.ListTasksRequest
 	(*ListTasksResponse)(nil),   // 25: sluice.v1.ListTasksResponse
 	(*DeltaBatch)(nil),          // 26: sluice.v1.DeltaBatch
-	(*Node)(nil),                // 27: sluice.v1.Node
-	(*Queue)(nil),               // 28: sluice.v1.Queue
-	(*Job)(nil),                 // 29: sluice.v1.Job
-	(*Task)(nil),                // 30: sluice.v1.Task
+	(*ReadOptions)(nil),         // 27: sluice.v1.ReadOptions
+	(*Node)(nil),                // 28: sluice.v1.Node
+	(*Queue)(nil),               // 29: sluice.v1.Queue
+	(*Job)(nil),                 // 30: sluice.v1.Job
+	(*Task)(nil),                // 31: sluice.v1.Task
 }
 var file_sluice_v1_cluster_state_proto_depIdxs = []int32{
 	1,  // 0: sluice.v1.SyncRequest.hello:type_name -> sluice.v1.SyncHello
@@ -1876,39 +1957,47 @@ var file_sluice_v1_cluster_state_proto_depIdxs = []int32{
 	7,  // 5: sluice.v1.SyncResponse.resync_required:type_name -> sluice.v1.ResyncRequired
 	5,  // 6: sluice.v1.BatchRejected.violations:type_name -> sluice.v1.FieldViolation
 	26, // 7: sluice.v1.ApplyDeltasRequest.batch:type_name -> sluice.v1.DeltaBatch
-	27, // 8: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
-	27, // 9: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
-	28, // 10: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
-	28, // 11: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
-	29, // 12: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
-	29, // 13: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
-	30, // 14: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	30, // 15: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	0,  // 16: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
-	8,  // 17: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
-	10, // 18: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
-	12, // 19: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
-	14, // 20: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
-	16, // 21: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
-	18, // 22: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
-	20, // 23: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
-	22, // 24: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
-	24, // 25: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	2,  // 26: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
-	9,  // 27: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
-	11, // 28: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
-	13, // 29: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
-	15, // 30: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
-	17, // 31: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
-	19, // 32: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
-	21, // 33: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
-	23, // 34: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
-	25, // 35: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	26, // [26:36] is the sub-list for method output_type
-	16, // [16:26] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	27, // 8: sluice.v1.GetNodeRequest.read:type_name -> sluice.v1.ReadOptions
+	28, // 9: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
+	27, // 10: sluice.v1.ListNodesRequest.read:type_name -> sluice.v1.ReadOptions
+	28, // 11: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
+	27, // 12: sluice.v1.GetQueueRequest.read:type_name -> sluice.v1.ReadOptions
+	29, // 13: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
+	27, // 14: sluice.v1.ListQueuesRequest.read:type_name -> sluice.v1.ReadOptions
+	29, // 15: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
+	27, // 16: sluice.v1.GetJobRequest.read:type_name -> sluice.v1.ReadOptions
+	30, // 17: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
+	27, // 18: sluice.v1.ListJobsRequest.read:type_name -> sluice.v1.ReadOptions
+	30, // 19: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
+	27, // 20: sluice.v1.GetTaskRequest.read:type_name -> sluice.v1.ReadOptions
+	31, // 21: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	27, // 22: sluice.v1.ListTasksRequest.read:type_name -> sluice.v1.ReadOptions
+	31, // 23: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	0,  // 24: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
+	8,  // 25: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
+	10, // 26: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
+	12, // 27: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
+	14, // 28: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
+	16, // 29: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
+	18, // 30: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
+	20, // 31: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
+	22, // 32: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
+	24, // 33: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	2,  // 34: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
+	9,  // 35: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
+	11, // 36: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
+	13, // 37: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
+	15, // 38: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
+	17, // 39: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
+	19, // 40: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
+	21, // 41: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
+	23, // 42: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
+	25, // 43: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	34, // [34:44] is the sub-list for method output_type
+	24, // [24:34] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_cluster_state_proto_init() }
@@ -1917,6 +2006,7 @@ func file_sluice_v1_cluster_state_proto_init() {
 		return
 	}
 	file_sluice_v1_types_proto_init()
+	file_sluice_v1_reads_proto_init()
 	file_sluice_v1_cluster_state_proto_msgTypes[0].OneofWrappers = []any{
 		(*SyncRequest_Hello)(nil),
 		(*SyncRequest_Batch)(nil),

@@ -89,6 +89,10 @@ const (
 	ErrorReason_ERROR_REASON_CANCELLED ErrorReason = 23
 	// The call's deadline passed.
 	ErrorReason_ERROR_REASON_DEADLINE_EXCEEDED ErrorReason = 24
+	// A stale read was refused: the member has not caught up since it started,
+	// knows no leader, is further behind than max_staleness, or did not reach
+	// min_revision in time. Try another member, or read without STALE.
+	ErrorReason_ERROR_REASON_STALE_READ_REFUSED ErrorReason = 25
 )
 
 // Enum value maps for ErrorReason.
@@ -119,6 +123,7 @@ var (
 		22: "ERROR_REASON_RATE_LIMITED",
 		23: "ERROR_REASON_CANCELLED",
 		24: "ERROR_REASON_DEADLINE_EXCEEDED",
+		25: "ERROR_REASON_STALE_READ_REFUSED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":          0,
@@ -146,6 +151,7 @@ var (
 		"ERROR_REASON_RATE_LIMITED":         22,
 		"ERROR_REASON_CANCELLED":            23,
 		"ERROR_REASON_DEADLINE_EXCEEDED":    24,
+		"ERROR_REASON_STALE_READ_REFUSED":   25,
 	}
 )
 
@@ -180,7 +186,7 @@ var File_sluice_v1_errors_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x16sluice/v1/errors.proto\x12\tsluice.v1*\xbd\x06\n" +
+	"\x16sluice/v1/errors.proto\x12\tsluice.v1*\xe2\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -207,7 +213,8 @@ const file_sluice_v1_errors_proto_rawDesc = "" +
 	"!ERROR_REASON_CONFIG_ETAG_MISMATCH\x10\x15\x12\x1d\n" +
 	"\x19ERROR_REASON_RATE_LIMITED\x10\x16\x12\x1a\n" +
 	"\x16ERROR_REASON_CANCELLED\x10\x17\x12\"\n" +
-	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x10\x18B:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
+	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x10\x18\x12#\n" +
+	"\x1fERROR_REASON_STALE_READ_REFUSED\x10\x19B:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_errors_proto_rawDescOnce sync.Once

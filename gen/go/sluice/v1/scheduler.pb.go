@@ -216,7 +216,11 @@ type ScheduleRequest struct {
 	Now *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=now,proto3" json:"now,omitempty"`
 	// Decisions and job outcomes in the response's page (see Plan). 0 means
 	// 1000; at most 5000.
-	PageSize      int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// How consistent the read must be; unset means linearizable. For Schedule
+	// and WatchPlans only dry runs take it (a cycle whose plan may be committed
+	// always runs on the confirmed leader).
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +288,13 @@ func (x *ScheduleRequest) GetPageSize() int32 {
 		return x.PageSize
 	}
 	return 0
+}
+
+func (x *ScheduleRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ScheduleResponse is the response of Schedule.
@@ -362,7 +373,9 @@ type GetPlanRequest struct {
 	// Decisions and job outcomes per page. 0 means 1000; at most 5000.
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// A next_page_token of this plan; empty for the first page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -423,6 +436,13 @@ func (x *GetPlanRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *GetPlanRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetPlanResponse is the response of GetPlan.
@@ -1786,7 +1806,9 @@ type ExplainJobRequest struct {
 	// Namespace. Empty means "default".
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Job name. Required.
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1840,6 +1862,13 @@ func (x *ExplainJobRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *ExplainJobRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ExplainJobResponse is the response of ExplainJob.
@@ -1914,7 +1943,11 @@ type WatchPlansRequest struct {
 	Takeover bool `protobuf:"varint,4,opt,name=takeover,proto3" json:"takeover,omitempty"`
 	// Decisions and job outcomes in each message's page. 0 means 1000; at most
 	// 5000.
-	PageSize      int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// How consistent the read must be; unset means linearizable. For Schedule
+	// and WatchPlans only dry runs take it (a cycle whose plan may be committed
+	// always runs on the confirmed leader).
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1982,6 +2015,13 @@ func (x *WatchPlansRequest) GetPageSize() int32 {
 		return x.PageSize
 	}
 	return 0
+}
+
+func (x *WatchPlansRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // WatchPlansResponse is one message of WatchPlans.
@@ -2054,7 +2094,9 @@ func (x *WatchPlansResponse) GetNextPageToken() string {
 type GetSchedulerConfigRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Cluster to read. Required.
-	Cluster       string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2094,6 +2136,13 @@ func (x *GetSchedulerConfigRequest) GetCluster() string {
 		return x.Cluster
 	}
 	return ""
+}
+
+func (x *GetSchedulerConfigRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetSchedulerConfigResponse is the response of GetSchedulerConfig.
@@ -2248,23 +2297,25 @@ var File_sluice_v1_scheduler_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\n" +
-	"\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\xcc\x01\n" +
+	"\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xf8\x01\n" +
 	"\x0fScheduleRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x12'\n" +
 	"\x0fconfig_override\x18\x03 \x01(\tR\x0econfigOverride\x12,\n" +
 	"\x03now\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12\x1b\n" +
-	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\"\x96\x01\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"\x96\x01\n" +
 	"\x10ScheduleResponse\x12#\n" +
 	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x125\n" +
 	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\x7f\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\xab\x01\n" +
 	"\x0eGetPlanRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
 	"\aplan_id\x18\x02 \x01(\tR\x06planId\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"^\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"^\n" +
 	"\x0fGetPlanResponse\x12#\n" +
 	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa2\x01\n" +
@@ -2361,26 +2412,29 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\x12DiscardPlanRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
 	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\x15\n" +
-	"\x13DiscardPlanResponse\"_\n" +
+	"\x13DiscardPlanResponse\"\x8b\x01\n" +
 	"\x11ExplainJobRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"^\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"^\n" +
 	"\x12ExplainJobResponse\x12/\n" +
 	"\aoutcome\x18\x01 \x01(\v2\x15.sluice.v1.JobOutcomeR\aoutcome\x12\x17\n" +
-	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\xc6\x01\n" +
+	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\xf2\x01\n" +
 	"\x11WatchPlansRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x121\n" +
 	"\x06period\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x1a\n" +
 	"\btakeover\x18\x04 \x01(\bR\btakeover\x12\x1b\n" +
-	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\"\x98\x01\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"\x98\x01\n" +
 	"\x12WatchPlansResponse\x12#\n" +
 	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x125\n" +
 	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"5\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"a\n" +
 	"\x19GetSchedulerConfigRequest\x12\x18\n" +
-	"\acluster\x18\x01 \x01(\tR\acluster\"4\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"4\n" +
 	"\x1aGetSchedulerConfigResponse\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\tR\x06config\"P\n" +
 	"\x1cUpdateSchedulerConfigRequest\x12\x18\n" +
@@ -2465,64 +2519,70 @@ var file_sluice_v1_scheduler_proto_goTypes = []any{
 	(*UpdateSchedulerConfigRequest)(nil),  // 30: sluice.v1.UpdateSchedulerConfigRequest
 	(*UpdateSchedulerConfigResponse)(nil), // 31: sluice.v1.UpdateSchedulerConfigResponse
 	(*timestamppb.Timestamp)(nil),         // 32: google.protobuf.Timestamp
-	(JobPhase)(0),                         // 33: sluice.v1.JobPhase
-	(*durationpb.Duration)(nil),           // 34: google.protobuf.Duration
+	(*ReadOptions)(nil),                   // 33: sluice.v1.ReadOptions
+	(JobPhase)(0),                         // 34: sluice.v1.JobPhase
+	(*durationpb.Duration)(nil),           // 35: google.protobuf.Duration
 }
 var file_sluice_v1_scheduler_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.ScheduleRequest.mode:type_name -> sluice.v1.ScheduleMode
 	32, // 1: sluice.v1.ScheduleRequest.now:type_name -> google.protobuf.Timestamp
-	8,  // 2: sluice.v1.ScheduleResponse.plan:type_name -> sluice.v1.Plan
-	21, // 3: sluice.v1.ScheduleResponse.commit:type_name -> sluice.v1.CommitPlanResponse
-	8,  // 4: sluice.v1.GetPlanResponse.plan:type_name -> sluice.v1.Plan
-	9,  // 5: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
-	16, // 6: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
-	18, // 7: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
-	1,  // 8: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
-	32, // 9: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
-	32, // 10: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
-	7,  // 11: sluice.v1.Plan.counts:type_name -> sluice.v1.PlanCounts
-	10, // 12: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
-	11, // 13: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
-	12, // 14: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
-	2,  // 15: sluice.v1.Decision.outcome:type_name -> sluice.v1.DecisionOutcome
-	13, // 16: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
-	14, // 17: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
-	33, // 18: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
-	33, // 19: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
-	15, // 20: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
-	34, // 21: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
-	17, // 22: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
-	34, // 23: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
-	9,  // 24: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
-	9,  // 25: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
-	20, // 26: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
-	8,  // 27: sluice.v1.CommitPlanResponse.plan:type_name -> sluice.v1.Plan
-	16, // 28: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
-	0,  // 29: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
-	34, // 30: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
-	8,  // 31: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
-	21, // 32: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
-	3,  // 33: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
-	19, // 34: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
-	22, // 35: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
-	5,  // 36: sluice.v1.SchedulerService.GetPlan:input_type -> sluice.v1.GetPlanRequest
-	24, // 37: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
-	26, // 38: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
-	28, // 39: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
-	30, // 40: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
-	4,  // 41: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
-	21, // 42: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
-	23, // 43: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
-	6,  // 44: sluice.v1.SchedulerService.GetPlan:output_type -> sluice.v1.GetPlanResponse
-	25, // 45: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
-	27, // 46: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
-	29, // 47: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
-	31, // 48: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
-	41, // [41:49] is the sub-list for method output_type
-	33, // [33:41] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	33, // 2: sluice.v1.ScheduleRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 3: sluice.v1.ScheduleResponse.plan:type_name -> sluice.v1.Plan
+	21, // 4: sluice.v1.ScheduleResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	33, // 5: sluice.v1.GetPlanRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 6: sluice.v1.GetPlanResponse.plan:type_name -> sluice.v1.Plan
+	9,  // 7: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
+	16, // 8: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
+	18, // 9: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
+	1,  // 10: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
+	32, // 11: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
+	32, // 12: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
+	7,  // 13: sluice.v1.Plan.counts:type_name -> sluice.v1.PlanCounts
+	10, // 14: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
+	11, // 15: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
+	12, // 16: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
+	2,  // 17: sluice.v1.Decision.outcome:type_name -> sluice.v1.DecisionOutcome
+	13, // 18: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
+	14, // 19: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
+	34, // 20: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
+	34, // 21: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
+	15, // 22: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
+	35, // 23: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
+	17, // 24: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
+	35, // 25: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
+	9,  // 26: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
+	9,  // 27: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
+	20, // 28: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
+	8,  // 29: sluice.v1.CommitPlanResponse.plan:type_name -> sluice.v1.Plan
+	33, // 30: sluice.v1.ExplainJobRequest.read:type_name -> sluice.v1.ReadOptions
+	16, // 31: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
+	0,  // 32: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
+	35, // 33: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
+	33, // 34: sluice.v1.WatchPlansRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 35: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
+	21, // 36: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	33, // 37: sluice.v1.GetSchedulerConfigRequest.read:type_name -> sluice.v1.ReadOptions
+	3,  // 38: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
+	19, // 39: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
+	22, // 40: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
+	5,  // 41: sluice.v1.SchedulerService.GetPlan:input_type -> sluice.v1.GetPlanRequest
+	24, // 42: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
+	26, // 43: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
+	28, // 44: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
+	30, // 45: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
+	4,  // 46: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
+	21, // 47: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
+	23, // 48: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
+	6,  // 49: sluice.v1.SchedulerService.GetPlan:output_type -> sluice.v1.GetPlanResponse
+	25, // 50: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
+	27, // 51: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
+	29, // 52: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
+	31, // 53: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
+	46, // [46:54] is the sub-list for method output_type
+	38, // [38:46] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_scheduler_proto_init() }
@@ -2531,6 +2591,7 @@ func file_sluice_v1_scheduler_proto_init() {
 		return
 	}
 	file_sluice_v1_types_proto_init()
+	file_sluice_v1_reads_proto_init()
 	file_sluice_v1_scheduler_proto_msgTypes[6].OneofWrappers = []any{
 		(*Decision_Bind)(nil),
 		(*Decision_Pipeline)(nil),

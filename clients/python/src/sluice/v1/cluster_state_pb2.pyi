@@ -1,4 +1,5 @@
 from sluice.v1 import types_pb2 as _types_pb2
+from sluice.v1 import reads_pb2 as _reads_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -92,12 +93,14 @@ class ApplyDeltasResponse(_message.Message):
     def __init__(self, revision: _Optional[int] = ...) -> None: ...
 
 class GetNodeRequest(_message.Message):
-    __slots__ = ("cluster", "name")
+    __slots__ = ("cluster", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetNodeResponse(_message.Message):
     __slots__ = ("node", "revision")
@@ -108,14 +111,16 @@ class GetNodeResponse(_message.Message):
     def __init__(self, node: _Optional[_Union[_types_pb2.Node, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListNodesRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token")
+    __slots__ = ("cluster", "page_size", "page_token", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListNodesResponse(_message.Message):
     __slots__ = ("nodes", "next_page_token", "revision")
@@ -128,12 +133,14 @@ class ListNodesResponse(_message.Message):
     def __init__(self, nodes: _Optional[_Iterable[_Union[_types_pb2.Node, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class GetQueueRequest(_message.Message):
-    __slots__ = ("cluster", "name")
+    __slots__ = ("cluster", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetQueueResponse(_message.Message):
     __slots__ = ("queue", "revision")
@@ -144,14 +151,16 @@ class GetQueueResponse(_message.Message):
     def __init__(self, queue: _Optional[_Union[_types_pb2.Queue, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListQueuesRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token")
+    __slots__ = ("cluster", "page_size", "page_token", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListQueuesResponse(_message.Message):
     __slots__ = ("queues", "next_page_token", "revision")
@@ -164,14 +173,16 @@ class ListQueuesResponse(_message.Message):
     def __init__(self, queues: _Optional[_Iterable[_Union[_types_pb2.Queue, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class GetJobRequest(_message.Message):
-    __slots__ = ("cluster", "namespace", "name")
+    __slots__ = ("cluster", "namespace", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     namespace: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetJobResponse(_message.Message):
     __slots__ = ("job", "revision")
@@ -182,18 +193,20 @@ class GetJobResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListJobsRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token", "queue", "namespace")
+    __slots__ = ("cluster", "page_size", "page_token", "queue", "namespace", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
     queue: str
     namespace: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., queue: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., queue: _Optional[str] = ..., namespace: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListJobsResponse(_message.Message):
     __slots__ = ("jobs", "next_page_token", "revision")
@@ -206,14 +219,16 @@ class ListJobsResponse(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[_types_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class GetTaskRequest(_message.Message):
-    __slots__ = ("cluster", "namespace", "name")
+    __slots__ = ("cluster", "namespace", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     namespace: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetTaskResponse(_message.Message):
     __slots__ = ("task", "revision")
@@ -224,20 +239,22 @@ class GetTaskResponse(_message.Message):
     def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token", "namespace", "job", "node")
+    __slots__ = ("cluster", "page_size", "page_token", "namespace", "job", "node", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
     namespace: str
     job: str
     node: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListTasksResponse(_message.Message):
     __slots__ = ("tasks", "next_page_token", "revision")

@@ -3,6 +3,7 @@ import datetime
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from sluice.v1 import types_pb2 as _types_pb2
+from sluice.v1 import reads_pb2 as _reads_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -48,18 +49,20 @@ DECISION_OUTCOME_APPLIED: DecisionOutcome
 DECISION_OUTCOME_REJECTED: DecisionOutcome
 
 class ScheduleRequest(_message.Message):
-    __slots__ = ("cluster", "mode", "config_override", "now", "page_size")
+    __slots__ = ("cluster", "mode", "config_override", "now", "page_size", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     CONFIG_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     mode: ScheduleMode
     config_override: str
     now: _timestamp_pb2.Timestamp
     page_size: int
-    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ScheduleResponse(_message.Message):
     __slots__ = ("plan", "commit", "next_page_token")
@@ -72,16 +75,18 @@ class ScheduleResponse(_message.Message):
     def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetPlanRequest(_message.Message):
-    __slots__ = ("cluster", "plan_id", "page_size", "page_token")
+    __slots__ = ("cluster", "plan_id", "page_size", "page_token", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     plan_id: str
     page_size: int
     page_token: str
-    def __init__(self, cluster: _Optional[str] = ..., plan_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., plan_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetPlanResponse(_message.Message):
     __slots__ = ("plan", "next_page_token")
@@ -296,14 +301,16 @@ class DiscardPlanResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ExplainJobRequest(_message.Message):
-    __slots__ = ("cluster", "namespace", "name")
+    __slots__ = ("cluster", "namespace", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     namespace: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ExplainJobResponse(_message.Message):
     __slots__ = ("outcome", "plan_id")
@@ -314,18 +321,20 @@ class ExplainJobResponse(_message.Message):
     def __init__(self, outcome: _Optional[_Union[JobOutcome, _Mapping]] = ..., plan_id: _Optional[str] = ...) -> None: ...
 
 class WatchPlansRequest(_message.Message):
-    __slots__ = ("cluster", "mode", "period", "takeover", "page_size")
+    __slots__ = ("cluster", "mode", "period", "takeover", "page_size", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     PERIOD_FIELD_NUMBER: _ClassVar[int]
     TAKEOVER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     mode: ScheduleMode
     period: _duration_pb2.Duration
     takeover: bool
     page_size: int
-    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., period: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., takeover: _Optional[bool] = ..., page_size: _Optional[int] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., period: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., takeover: _Optional[bool] = ..., page_size: _Optional[int] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class WatchPlansResponse(_message.Message):
     __slots__ = ("plan", "commit", "next_page_token")
@@ -338,10 +347,12 @@ class WatchPlansResponse(_message.Message):
     def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetSchedulerConfigRequest(_message.Message):
-    __slots__ = ("cluster",)
+    __slots__ = ("cluster", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
-    def __init__(self, cluster: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetSchedulerConfigResponse(_message.Message):
     __slots__ = ("config",)

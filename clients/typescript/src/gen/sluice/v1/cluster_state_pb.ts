@@ -6,13 +6,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { DeltaBatch, Job, Node, Queue, Task } from "./types_pb.js";
 import { file_sluice_v1_types } from "./types_pb.js";
+import type { ReadOptions } from "./reads_pb.js";
+import { file_sluice_v1_reads } from "./reads_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file sluice/v1/cluster_state.proto.
  */
 export const file_sluice_v1_cluster_state: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxImcKC1N5bmNSZXF1ZXN0EiUKBWhlbGxvGAEgASgLMhQuc2x1aWNlLnYxLlN5bmNIZWxsb0gAEiYKBWJhdGNoGAIgASgLMhUuc2x1aWNlLnYxLkRlbHRhQmF0Y2hIAEIJCgdtZXNzYWdlIjUKCVN5bmNIZWxsbxIPCgdjbHVzdGVyGAEgASgJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoBCLMAQoMU3luY1Jlc3BvbnNlEikKB3dlbGNvbWUYASABKAsyFi5zbHVpY2UudjEuU3luY1dlbGNvbWVIABIiCgNhY2sYAiABKAsyEy5zbHVpY2UudjEuQmF0Y2hBY2tIABIsCghyZWplY3RlZBgDIAEoCzIYLnNsdWljZS52MS5CYXRjaFJlamVjdGVkSAASNAoPcmVzeW5jX3JlcXVpcmVkGAQgASgLMhkuc2x1aWNlLnYxLlJlc3luY1JlcXVpcmVkSABCCQoHbWVzc2FnZSIfCgtTeW5jV2VsY29tZRIQCghyZXZpc2lvbhgBIAEoBCIuCghCYXRjaEFjaxIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBCI0Cg5GaWVsZFZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSJvCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiLwoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJIkIKD0dldE5vZGVSZXNwb25zZRIdCgRub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGUSEAoIcmV2aXNpb24YAiABKAQiSgoQTGlzdE5vZGVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KEUxpc3ROb2Rlc1Jlc3BvbnNlEh4KBW5vZGVzGAEgAygLMg8uc2x1aWNlLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIjAKD0dldFF1ZXVlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEgwKBG5hbWUYAiABKAkiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJLChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImEKEkxpc3RRdWV1ZXNSZXNwb25zZRIgCgZxdWV1ZXMYASADKAsyEC5zbHVpY2UudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIkEKDUdldEpvYlJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSI/Cg5HZXRKb2JSZXNwb25zZRIbCgNqb2IYASABKAsyDi5zbHVpY2UudjEuSm9iEhAKCHJldmlzaW9uGAIgASgEImsKD0xpc3RKb2JzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg0KBXF1ZXVlGAQgASgJEhEKCW5hbWVzcGFjZRgFIAEoCSJbChBMaXN0Sm9ic1Jlc3BvbnNlEhwKBGpvYnMYASADKAsyDi5zbHVpY2UudjEuSm9iEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJCCg5HZXRUYXNrUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIkIKD0dldFRhc2tSZXNwb25zZRIdCgR0YXNrGAEgASgLMg8uc2x1aWNlLnYxLlRhc2sSEAoIcmV2aXNpb24YAiABKAQieAoQTGlzdFRhc2tzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhEKCW5hbWVzcGFjZRgEIAEoCRILCgNqb2IYBSABKAkSDAoEbm9kZRgGIAEoCSJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBDLIBQoTQ2x1c3RlclN0YXRlU2VydmljZRI7CgRTeW5jEhYuc2x1aWNlLnYxLlN5bmNSZXF1ZXN0Ghcuc2x1aWNlLnYxLlN5bmNSZXNwb25zZSgBMAESTAoLQXBwbHlEZWx0YXMSHS5zbHVpY2UudjEuQXBwbHlEZWx0YXNSZXF1ZXN0Gh4uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVzcG9uc2USQAoHR2V0Tm9kZRIZLnNsdWljZS52MS5HZXROb2RlUmVxdWVzdBoaLnNsdWljZS52MS5HZXROb2RlUmVzcG9uc2USRgoJTGlzdE5vZGVzEhsuc2x1aWNlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdE5vZGVzUmVzcG9uc2USQwoIR2V0UXVldWUSGi5zbHVpY2UudjEuR2V0UXVldWVSZXF1ZXN0Ghsuc2x1aWNlLnYxLkdldFF1ZXVlUmVzcG9uc2USSQoKTGlzdFF1ZXVlcxIcLnNsdWljZS52MS5MaXN0UXVldWVzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0UXVldWVzUmVzcG9uc2USPQoGR2V0Sm9iEhguc2x1aWNlLnYxLkdldEpvYlJlcXVlc3QaGS5zbHVpY2UudjEuR2V0Sm9iUmVzcG9uc2USQwoITGlzdEpvYnMSGi5zbHVpY2UudjEuTGlzdEpvYnNSZXF1ZXN0Ghsuc2x1aWNlLnYxLkxpc3RKb2JzUmVzcG9uc2USQAoHR2V0VGFzaxIZLnNsdWljZS52MS5HZXRUYXNrUmVxdWVzdBoaLnNsdWljZS52MS5HZXRUYXNrUmVzcG9uc2USRgoJTGlzdFRhc2tzEhsuc2x1aWNlLnYxLkxpc3RUYXNrc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdFRhc2tzUmVzcG9uc2VCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_sluice_v1_types]);
+  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxImcKC1N5bmNSZXF1ZXN0EiUKBWhlbGxvGAEgASgLMhQuc2x1aWNlLnYxLlN5bmNIZWxsb0gAEiYKBWJhdGNoGAIgASgLMhUuc2x1aWNlLnYxLkRlbHRhQmF0Y2hIAEIJCgdtZXNzYWdlIjUKCVN5bmNIZWxsbxIPCgdjbHVzdGVyGAEgASgJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoBCLMAQoMU3luY1Jlc3BvbnNlEikKB3dlbGNvbWUYASABKAsyFi5zbHVpY2UudjEuU3luY1dlbGNvbWVIABIiCgNhY2sYAiABKAsyEy5zbHVpY2UudjEuQmF0Y2hBY2tIABIsCghyZWplY3RlZBgDIAEoCzIYLnNsdWljZS52MS5CYXRjaFJlamVjdGVkSAASNAoPcmVzeW5jX3JlcXVpcmVkGAQgASgLMhkuc2x1aWNlLnYxLlJlc3luY1JlcXVpcmVkSABCCQoHbWVzc2FnZSIfCgtTeW5jV2VsY29tZRIQCghyZXZpc2lvbhgBIAEoBCIuCghCYXRjaEFjaxIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBCI0Cg5GaWVsZFZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSJvCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiVQoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiQgoPR2V0Tm9kZVJlc3BvbnNlEh0KBG5vZGUYASABKAsyDy5zbHVpY2UudjEuTm9kZRIQCghyZXZpc2lvbhgCIAEoBCJwChBMaXN0Tm9kZXNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0Tm9kZXNSZXNwb25zZRIeCgVub2RlcxgBIAMoCzIPLnNsdWljZS52MS5Ob2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJWCg9HZXRRdWV1ZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJxChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiYQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEiAKBnF1ZXVlcxgBIAMoCzIQLnNsdWljZS52MS5RdWV1ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIcmV2aXNpb24YAyABKAQiZwoNR2V0Sm9iUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiPwoOR2V0Sm9iUmVzcG9uc2USGwoDam9iGAEgASgLMg4uc2x1aWNlLnYxLkpvYhIQCghyZXZpc2lvbhgCIAEoBCKRAQoPTGlzdEpvYnNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSDQoFcXVldWUYBCABKAkSEQoJbmFtZXNwYWNlGAUgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiWwoQTGlzdEpvYnNSZXNwb25zZRIcCgRqb2JzGAEgAygLMg4uc2x1aWNlLnYxLkpvYhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIcmV2aXNpb24YAyABKAQiaAoOR2V0VGFza1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIkIKD0dldFRhc2tSZXNwb25zZRIdCgR0YXNrGAEgASgLMg8uc2x1aWNlLnYxLlRhc2sSEAoIcmV2aXNpb24YAiABKAQingEKEExpc3RUYXNrc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIRCgluYW1lc3BhY2UYBCABKAkSCwoDam9iGAUgASgJEgwKBG5vZGUYBiABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBDLIBQoTQ2x1c3RlclN0YXRlU2VydmljZRI7CgRTeW5jEhYuc2x1aWNlLnYxLlN5bmNSZXF1ZXN0Ghcuc2x1aWNlLnYxLlN5bmNSZXNwb25zZSgBMAESTAoLQXBwbHlEZWx0YXMSHS5zbHVpY2UudjEuQXBwbHlEZWx0YXNSZXF1ZXN0Gh4uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVzcG9uc2USQAoHR2V0Tm9kZRIZLnNsdWljZS52MS5HZXROb2RlUmVxdWVzdBoaLnNsdWljZS52MS5HZXROb2RlUmVzcG9uc2USRgoJTGlzdE5vZGVzEhsuc2x1aWNlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdE5vZGVzUmVzcG9uc2USQwoIR2V0UXVldWUSGi5zbHVpY2UudjEuR2V0UXVldWVSZXF1ZXN0Ghsuc2x1aWNlLnYxLkdldFF1ZXVlUmVzcG9uc2USSQoKTGlzdFF1ZXVlcxIcLnNsdWljZS52MS5MaXN0UXVldWVzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0UXVldWVzUmVzcG9uc2USPQoGR2V0Sm9iEhguc2x1aWNlLnYxLkdldEpvYlJlcXVlc3QaGS5zbHVpY2UudjEuR2V0Sm9iUmVzcG9uc2USQwoITGlzdEpvYnMSGi5zbHVpY2UudjEuTGlzdEpvYnNSZXF1ZXN0Ghsuc2x1aWNlLnYxLkxpc3RKb2JzUmVzcG9uc2USQAoHR2V0VGFzaxIZLnNsdWljZS52MS5HZXRUYXNrUmVxdWVzdBoaLnNsdWljZS52MS5HZXRUYXNrUmVzcG9uc2USRgoJTGlzdFRhc2tzEhsuc2x1aWNlLnYxLkxpc3RUYXNrc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdFRhc2tzUmVzcG9uc2VCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_sluice_v1_types, file_sluice_v1_reads]);
 
 /**
  * SyncRequest is one client message on a Sync stream.
@@ -356,6 +358,13 @@ export type GetNodeRequest = Message<"sluice.v1.GetNodeRequest"> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -420,6 +429,13 @@ export type ListNodesRequest = Message<"sluice.v1.ListNodesRequest"> & {
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -483,6 +499,13 @@ export type GetQueueRequest = Message<"sluice.v1.GetQueueRequest"> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -547,6 +570,13 @@ export type ListQueuesRequest = Message<"sluice.v1.ListQueuesRequest"> & {
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -617,6 +647,13 @@ export type GetJobRequest = Message<"sluice.v1.GetJobRequest"> & {
    * @generated from field: string name = 3;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -696,6 +733,13 @@ export type ListJobsRequest = Message<"sluice.v1.ListJobsRequest"> & {
    * @generated from field: string namespace = 5;
    */
   namespace: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -766,6 +810,13 @@ export type GetTaskRequest = Message<"sluice.v1.GetTaskRequest"> & {
    * @generated from field: string name = 3;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -853,6 +904,13 @@ export type ListTasksRequest = Message<"sluice.v1.ListTasksRequest"> & {
    * @generated from field: string node = 6;
    */
   node: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
