@@ -218,6 +218,8 @@ test_python() {
 test_typescript() {
 	log "typescript: tsc"
 	(cd "$TS" && npm run --silent build) || return 1
+	log "typescript: node --test"
+	(cd "$TS" && SLUICE_REQUIRE_SERVERS=1 npm test --silent) || return 1
 	log "typescript: examples/roundtrip.ts"
 	node "$TS/dist/examples/roundtrip.js" --server "$SLUICE_SERVER" || return 1
 	log "typescript: examples/roundtrip.ts with a bearer token"
