@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { DeltaBatch, Job, Node, Queue, Task } from "./types_pb.js";
+import type { DeltaBatch, Job, JobPhase, Node, Queue, Task, TaskStatus } from "./types_pb.js";
 import { file_sluice_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/cluster_state.proto.
  */
 export const file_sluice_v1_cluster_state: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxImcKC1N5bmNSZXF1ZXN0EiUKBWhlbGxvGAEgASgLMhQuc2x1aWNlLnYxLlN5bmNIZWxsb0gAEiYKBWJhdGNoGAIgASgLMhUuc2x1aWNlLnYxLkRlbHRhQmF0Y2hIAEIJCgdtZXNzYWdlIjUKCVN5bmNIZWxsbxIPCgdjbHVzdGVyGAEgASgJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoBCLMAQoMU3luY1Jlc3BvbnNlEikKB3dlbGNvbWUYASABKAsyFi5zbHVpY2UudjEuU3luY1dlbGNvbWVIABIiCgNhY2sYAiABKAsyEy5zbHVpY2UudjEuQmF0Y2hBY2tIABIsCghyZWplY3RlZBgDIAEoCzIYLnNsdWljZS52MS5CYXRjaFJlamVjdGVkSAASNAoPcmVzeW5jX3JlcXVpcmVkGAQgASgLMhkuc2x1aWNlLnYxLlJlc3luY1JlcXVpcmVkSABCCQoHbWVzc2FnZSIfCgtTeW5jV2VsY29tZRIQCghyZXZpc2lvbhgBIAEoBCIuCghCYXRjaEFjaxIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBCI0Cg5GaWVsZFZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSJvCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiLwoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJIkIKD0dldE5vZGVSZXNwb25zZRIdCgRub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGUSEAoIcmV2aXNpb24YAiABKAQiSgoQTGlzdE5vZGVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KEUxpc3ROb2Rlc1Jlc3BvbnNlEh4KBW5vZGVzGAEgAygLMg8uc2x1aWNlLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIjAKD0dldFF1ZXVlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEgwKBG5hbWUYAiABKAkiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJLChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImEKEkxpc3RRdWV1ZXNSZXNwb25zZRIgCgZxdWV1ZXMYASADKAsyEC5zbHVpY2UudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIkEKDUdldEpvYlJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSI/Cg5HZXRKb2JSZXNwb25zZRIbCgNqb2IYASABKAsyDi5zbHVpY2UudjEuSm9iEhAKCHJldmlzaW9uGAIgASgEImsKD0xpc3RKb2JzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg0KBXF1ZXVlGAQgASgJEhEKCW5hbWVzcGFjZRgFIAEoCSJbChBMaXN0Sm9ic1Jlc3BvbnNlEhwKBGpvYnMYASADKAsyDi5zbHVpY2UudjEuSm9iEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJCCg5HZXRUYXNrUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIkIKD0dldFRhc2tSZXNwb25zZRIdCgR0YXNrGAEgASgLMg8uc2x1aWNlLnYxLlRhc2sSEAoIcmV2aXNpb24YAiABKAQieAoQTGlzdFRhc2tzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhEKCW5hbWVzcGFjZRgEIAEoCRILCgNqb2IYBSABKAkSDAoEbm9kZRgGIAEoCSJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBDLIBQoTQ2x1c3RlclN0YXRlU2VydmljZRI7CgRTeW5jEhYuc2x1aWNlLnYxLlN5bmNSZXF1ZXN0Ghcuc2x1aWNlLnYxLlN5bmNSZXNwb25zZSgBMAESTAoLQXBwbHlEZWx0YXMSHS5zbHVpY2UudjEuQXBwbHlEZWx0YXNSZXF1ZXN0Gh4uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVzcG9uc2USQAoHR2V0Tm9kZRIZLnNsdWljZS52MS5HZXROb2RlUmVxdWVzdBoaLnNsdWljZS52MS5HZXROb2RlUmVzcG9uc2USRgoJTGlzdE5vZGVzEhsuc2x1aWNlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdE5vZGVzUmVzcG9uc2USQwoIR2V0UXVldWUSGi5zbHVpY2UudjEuR2V0UXVldWVSZXF1ZXN0Ghsuc2x1aWNlLnYxLkdldFF1ZXVlUmVzcG9uc2USSQoKTGlzdFF1ZXVlcxIcLnNsdWljZS52MS5MaXN0UXVldWVzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0UXVldWVzUmVzcG9uc2USPQoGR2V0Sm9iEhguc2x1aWNlLnYxLkdldEpvYlJlcXVlc3QaGS5zbHVpY2UudjEuR2V0Sm9iUmVzcG9uc2USQwoITGlzdEpvYnMSGi5zbHVpY2UudjEuTGlzdEpvYnNSZXF1ZXN0Ghsuc2x1aWNlLnYxLkxpc3RKb2JzUmVzcG9uc2USQAoHR2V0VGFzaxIZLnNsdWljZS52MS5HZXRUYXNrUmVxdWVzdBoaLnNsdWljZS52MS5HZXRUYXNrUmVzcG9uc2USRgoJTGlzdFRhc2tzEhsuc2x1aWNlLnYxLkxpc3RUYXNrc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdFRhc2tzUmVzcG9uc2VCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_sluice_v1_types]);
+  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxImcKC1N5bmNSZXF1ZXN0EiUKBWhlbGxvGAEgASgLMhQuc2x1aWNlLnYxLlN5bmNIZWxsb0gAEiYKBWJhdGNoGAIgASgLMhUuc2x1aWNlLnYxLkRlbHRhQmF0Y2hIAEIJCgdtZXNzYWdlIjUKCVN5bmNIZWxsbxIPCgdjbHVzdGVyGAEgASgJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoBCLMAQoMU3luY1Jlc3BvbnNlEikKB3dlbGNvbWUYASABKAsyFi5zbHVpY2UudjEuU3luY1dlbGNvbWVIABIiCgNhY2sYAiABKAsyEy5zbHVpY2UudjEuQmF0Y2hBY2tIABIsCghyZWplY3RlZBgDIAEoCzIYLnNsdWljZS52MS5CYXRjaFJlamVjdGVkSAASNAoPcmVzeW5jX3JlcXVpcmVkGAQgASgLMhkuc2x1aWNlLnYxLlJlc3luY1JlcXVpcmVkSABCCQoHbWVzc2FnZSIfCgtTeW5jV2VsY29tZRIQCghyZXZpc2lvbhgBIAEoBCIuCghCYXRjaEFjaxIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBCI0Cg5GaWVsZFZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSJvCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiLwoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJIkIKD0dldE5vZGVSZXNwb25zZRIdCgRub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGUSEAoIcmV2aXNpb24YAiABKAQiSgoQTGlzdE5vZGVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KEUxpc3ROb2Rlc1Jlc3BvbnNlEh4KBW5vZGVzGAEgAygLMg8uc2x1aWNlLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIjAKD0dldFF1ZXVlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEgwKBG5hbWUYAiABKAkiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJLChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImEKEkxpc3RRdWV1ZXNSZXNwb25zZRIgCgZxdWV1ZXMYASADKAsyEC5zbHVpY2UudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIkEKDUdldEpvYlJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSI/Cg5HZXRKb2JSZXNwb25zZRIbCgNqb2IYASABKAsyDi5zbHVpY2UudjEuSm9iEhAKCHJldmlzaW9uGAIgASgEIpABCg9MaXN0Sm9ic1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRINCgVxdWV1ZRgEIAEoCRIRCgluYW1lc3BhY2UYBSABKAkSIwoGcGhhc2VzGAYgAygOMhMuc2x1aWNlLnYxLkpvYlBoYXNlIlsKEExpc3RKb2JzUmVzcG9uc2USHAoEam9icxgBIAMoCzIOLnNsdWljZS52MS5Kb2ISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIkIKDkdldFRhc2tSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgwKBG5hbWUYAyABKAkiQgoPR2V0VGFza1Jlc3BvbnNlEh0KBHRhc2sYASABKAsyDy5zbHVpY2UudjEuVGFzaxIQCghyZXZpc2lvbhgCIAEoBCKhAQoQTGlzdFRhc2tzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhEKCW5hbWVzcGFjZRgEIAEoCRILCgNqb2IYBSABKAkSDAoEbm9kZRgGIAEoCRInCghzdGF0dXNlcxgHIAMoDjIVLnNsdWljZS52MS5UYXNrU3RhdHVzIl4KEUxpc3RUYXNrc1Jlc3BvbnNlEh4KBXRhc2tzGAEgAygLMg8uc2x1aWNlLnYxLlRhc2sSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIjwKE0xpc3RDbHVzdGVyc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiVQoUTGlzdENsdXN0ZXJzUmVzcG9uc2USJAoIY2x1c3RlcnMYASADKAsyEi5zbHVpY2UudjEuQ2x1c3RlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJAoRR2V0Q2x1c3RlclJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCSI5ChJHZXRDbHVzdGVyUmVzcG9uc2USIwoHY2x1c3RlchgBIAEoCzISLnNsdWljZS52MS5DbHVzdGVyIicKFERlbGV0ZUNsdXN0ZXJSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkiPAoVRGVsZXRlQ2x1c3RlclJlc3BvbnNlEiMKB2NsdXN0ZXIYASABKAsyEi5zbHVpY2UudjEuQ2x1c3RlciKLAQoHQ2x1c3RlchIMCgRuYW1lGAEgASgJEhAKCHJldmlzaW9uGAIgASgEEigKB29iamVjdHMYAyABKAsyFy5zbHVpY2UudjEuT2JqZWN0Q291bnRzEhIKCmhhc19jb25maWcYBCABKAgSEwoLY29uZmlnX2V0YWcYBSABKAkSDQoFcGxhbnMYBiABKAMirwEKDE9iamVjdENvdW50cxINCgVub2RlcxgBIAEoAxIOCgZxdWV1ZXMYAiABKAMSDAoEam9icxgDIAEoAxINCgV0YXNrcxgEIAEoAxIYChBwcmlvcml0eV9jbGFzc2VzGAUgASgDEhgKEG5hbWVzcGFjZV9xdW90YXMYBiABKAMSGgoSZGlzcnVwdGlvbl9idWRnZXRzGAcgASgDEhMKC2h5cGVyX25vZGVzGAggASgDMrgHChNDbHVzdGVyU3RhdGVTZXJ2aWNlEjsKBFN5bmMSFi5zbHVpY2UudjEuU3luY1JlcXVlc3QaFy5zbHVpY2UudjEuU3luY1Jlc3BvbnNlKAEwARJMCgtBcHBseURlbHRhcxIdLnNsdWljZS52MS5BcHBseURlbHRhc1JlcXVlc3QaHi5zbHVpY2UudjEuQXBwbHlEZWx0YXNSZXNwb25zZRJACgdHZXROb2RlEhkuc2x1aWNlLnYxLkdldE5vZGVSZXF1ZXN0Ghouc2x1aWNlLnYxLkdldE5vZGVSZXNwb25zZRJGCglMaXN0Tm9kZXMSGy5zbHVpY2UudjEuTGlzdE5vZGVzUmVxdWVzdBocLnNsdWljZS52MS5MaXN0Tm9kZXNSZXNwb25zZRJDCghHZXRRdWV1ZRIaLnNsdWljZS52MS5HZXRRdWV1ZVJlcXVlc3QaGy5zbHVpY2UudjEuR2V0UXVldWVSZXNwb25zZRJJCgpMaXN0UXVldWVzEhwuc2x1aWNlLnYxLkxpc3RRdWV1ZXNSZXF1ZXN0Gh0uc2x1aWNlLnYxLkxpc3RRdWV1ZXNSZXNwb25zZRI9CgZHZXRKb2ISGC5zbHVpY2UudjEuR2V0Sm9iUmVxdWVzdBoZLnNsdWljZS52MS5HZXRKb2JSZXNwb25zZRJDCghMaXN0Sm9icxIaLnNsdWljZS52MS5MaXN0Sm9ic1JlcXVlc3QaGy5zbHVpY2UudjEuTGlzdEpvYnNSZXNwb25zZRJACgdHZXRUYXNrEhkuc2x1aWNlLnYxLkdldFRhc2tSZXF1ZXN0Ghouc2x1aWNlLnYxLkdldFRhc2tSZXNwb25zZRJGCglMaXN0VGFza3MSGy5zbHVpY2UudjEuTGlzdFRhc2tzUmVxdWVzdBocLnNsdWljZS52MS5MaXN0VGFza3NSZXNwb25zZRJPCgxMaXN0Q2x1c3RlcnMSHi5zbHVpY2UudjEuTGlzdENsdXN0ZXJzUmVxdWVzdBofLnNsdWljZS52MS5MaXN0Q2x1c3RlcnNSZXNwb25zZRJJCgpHZXRDbHVzdGVyEhwuc2x1aWNlLnYxLkdldENsdXN0ZXJSZXF1ZXN0Gh0uc2x1aWNlLnYxLkdldENsdXN0ZXJSZXNwb25zZRJSCg1EZWxldGVDbHVzdGVyEh8uc2x1aWNlLnYxLkRlbGV0ZUNsdXN0ZXJSZXF1ZXN0GiAuc2x1aWNlLnYxLkRlbGV0ZUNsdXN0ZXJSZXNwb25zZUI6WjhnaXRodWIuY29tL3NsdWljZS1zY2hlZC9zbHVpY2UvZ2VuL2dvL3NsdWljZS92MTtzbHVpY2V2MWIGcHJvdG8z", [file_sluice_v1_types]);
 
 /**
  * SyncRequest is one client message on a Sync stream.
@@ -415,7 +415,9 @@ export type ListNodesRequest = Message<"sluice.v1.ListNodesRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
@@ -542,7 +544,9 @@ export type ListQueuesRequest = Message<"sluice.v1.ListQueuesRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
@@ -676,8 +680,10 @@ export type ListJobsRequest = Message<"sluice.v1.ListJobsRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page. The other
-   * filters must not change between pages.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for: the other fields but page_size must not change between pages
+   * (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
@@ -696,6 +702,14 @@ export type ListJobsRequest = Message<"sluice.v1.ListJobsRequest"> & {
    * @generated from field: string namespace = 5;
    */
   namespace: string;
+
+  /**
+   * Only jobs in one of these phases. Empty means every phase;
+   * JOB_PHASE_UNSPECIFIED is refused.
+   *
+   * @generated from field: repeated sluice.v1.JobPhase phases = 6;
+   */
+  phases: JobPhase[];
 };
 
 /**
@@ -825,8 +839,10 @@ export type ListTasksRequest = Message<"sluice.v1.ListTasksRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page. The other
-   * filters must not change between pages.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for: the other fields but page_size must not change between pages
+   * (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
@@ -853,6 +869,14 @@ export type ListTasksRequest = Message<"sluice.v1.ListTasksRequest"> & {
    * @generated from field: string node = 6;
    */
   node: string;
+
+  /**
+   * Only tasks in one of these statuses. Empty means every status;
+   * TASK_STATUS_UNSPECIFIED is refused.
+   *
+   * @generated from field: repeated sluice.v1.TaskStatus statuses = 7;
+   */
+  statuses: TaskStatus[];
 };
 
 /**
@@ -896,6 +920,278 @@ export type ListTasksResponse = Message<"sluice.v1.ListTasksResponse"> & {
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
   messageDesc(file_sluice_v1_cluster_state, 25);
+
+/**
+ * ListClustersRequest is the request of ListClusters.
+ *
+ * @generated from message sluice.v1.ListClustersRequest
+ */
+export type ListClustersRequest = Message<"sluice.v1.ListClustersRequest"> & {
+  /**
+   * Maximum number of clusters to return. 0 means 100; values above 1000 are
+   * treated as 1000.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for ListClusters.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message sluice.v1.ListClustersRequest.
+ * Use `create(ListClustersRequestSchema)` to create a new message.
+ */
+export const ListClustersRequestSchema: GenMessage<ListClustersRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 26);
+
+/**
+ * ListClustersResponse is the response of ListClusters.
+ *
+ * @generated from message sluice.v1.ListClustersResponse
+ */
+export type ListClustersResponse = Message<"sluice.v1.ListClustersResponse"> & {
+  /**
+   * The page of clusters.
+   *
+   * @generated from field: repeated sluice.v1.Cluster clusters = 1;
+   */
+  clusters: Cluster[];
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sluice.v1.ListClustersResponse.
+ * Use `create(ListClustersResponseSchema)` to create a new message.
+ */
+export const ListClustersResponseSchema: GenMessage<ListClustersResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 27);
+
+/**
+ * GetClusterRequest is the request of GetCluster.
+ *
+ * @generated from message sluice.v1.GetClusterRequest
+ */
+export type GetClusterRequest = Message<"sluice.v1.GetClusterRequest"> & {
+  /**
+   * Cluster to read. Required.
+   *
+   * @generated from field: string cluster = 1;
+   */
+  cluster: string;
+};
+
+/**
+ * Describes the message sluice.v1.GetClusterRequest.
+ * Use `create(GetClusterRequestSchema)` to create a new message.
+ */
+export const GetClusterRequestSchema: GenMessage<GetClusterRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 28);
+
+/**
+ * GetClusterResponse is the response of GetCluster.
+ *
+ * @generated from message sluice.v1.GetClusterResponse
+ */
+export type GetClusterResponse = Message<"sluice.v1.GetClusterResponse"> & {
+  /**
+   * The cluster.
+   *
+   * @generated from field: sluice.v1.Cluster cluster = 1;
+   */
+  cluster?: Cluster | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.GetClusterResponse.
+ * Use `create(GetClusterResponseSchema)` to create a new message.
+ */
+export const GetClusterResponseSchema: GenMessage<GetClusterResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 29);
+
+/**
+ * DeleteClusterRequest is the request of DeleteCluster.
+ *
+ * @generated from message sluice.v1.DeleteClusterRequest
+ */
+export type DeleteClusterRequest = Message<"sluice.v1.DeleteClusterRequest"> & {
+  /**
+   * Cluster to delete. Required.
+   *
+   * @generated from field: string cluster = 1;
+   */
+  cluster: string;
+};
+
+/**
+ * Describes the message sluice.v1.DeleteClusterRequest.
+ * Use `create(DeleteClusterRequestSchema)` to create a new message.
+ */
+export const DeleteClusterRequestSchema: GenMessage<DeleteClusterRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 30);
+
+/**
+ * DeleteClusterResponse is the response of DeleteCluster.
+ *
+ * @generated from message sluice.v1.DeleteClusterResponse
+ */
+export type DeleteClusterResponse = Message<"sluice.v1.DeleteClusterResponse"> & {
+  /**
+   * The cluster as it was when it was deleted.
+   *
+   * @generated from field: sluice.v1.Cluster cluster = 1;
+   */
+  cluster?: Cluster | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.DeleteClusterResponse.
+ * Use `create(DeleteClusterResponseSchema)` to create a new message.
+ */
+export const DeleteClusterResponseSchema: GenMessage<DeleteClusterResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 31);
+
+/**
+ * Cluster sums up what Sluice holds for one cluster.
+ *
+ * @generated from message sluice.v1.Cluster
+ */
+export type Cluster = Message<"sluice.v1.Cluster"> & {
+  /**
+   * The cluster's name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The cluster's revision (0 when only a configuration or plans were stored
+   * for it).
+   *
+   * @generated from field: uint64 revision = 2;
+   */
+  revision: bigint;
+
+  /**
+   * How many objects of each kind the cluster holds.
+   *
+   * @generated from field: sluice.v1.ObjectCounts objects = 3;
+   */
+  objects?: ObjectCounts | undefined;
+
+  /**
+   * Whether the cluster has a scheduler configuration of its own (set with
+   * UpdateSchedulerConfig); without one it uses the server's default.
+   *
+   * @generated from field: bool has_config = 4;
+   */
+  hasConfig: boolean;
+
+  /**
+   * The etag of the scheduler configuration in effect (the cluster's own, or
+   * the server's default), as GetSchedulerConfig returns it.
+   *
+   * @generated from field: string config_etag = 5;
+   */
+  configEtag: string;
+
+  /**
+   * How many plans the cluster holds: proposed ones, and finished ones until
+   * the retention rule drops them.
+   *
+   * @generated from field: int64 plans = 6;
+   */
+  plans: bigint;
+};
+
+/**
+ * Describes the message sluice.v1.Cluster.
+ * Use `create(ClusterSchema)` to create a new message.
+ */
+export const ClusterSchema: GenMessage<Cluster> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 32);
+
+/**
+ * ObjectCounts counts a cluster's objects by kind.
+ *
+ * @generated from message sluice.v1.ObjectCounts
+ */
+export type ObjectCounts = Message<"sluice.v1.ObjectCounts"> & {
+  /**
+   * Nodes.
+   *
+   * @generated from field: int64 nodes = 1;
+   */
+  nodes: bigint;
+
+  /**
+   * Queues, the implicit "default" queue included once it exists.
+   *
+   * @generated from field: int64 queues = 2;
+   */
+  queues: bigint;
+
+  /**
+   * Jobs.
+   *
+   * @generated from field: int64 jobs = 3;
+   */
+  jobs: bigint;
+
+  /**
+   * Tasks.
+   *
+   * @generated from field: int64 tasks = 4;
+   */
+  tasks: bigint;
+
+  /**
+   * Priority classes.
+   *
+   * @generated from field: int64 priority_classes = 5;
+   */
+  priorityClasses: bigint;
+
+  /**
+   * Namespace quotas.
+   *
+   * @generated from field: int64 namespace_quotas = 6;
+   */
+  namespaceQuotas: bigint;
+
+  /**
+   * Disruption budgets.
+   *
+   * @generated from field: int64 disruption_budgets = 7;
+   */
+  disruptionBudgets: bigint;
+
+  /**
+   * Hypernodes.
+   *
+   * @generated from field: int64 hyper_nodes = 8;
+   */
+  hyperNodes: bigint;
+};
+
+/**
+ * Describes the message sluice.v1.ObjectCounts.
+ * Use `create(ObjectCountsSchema)` to create a new message.
+ */
+export const ObjectCountsSchema: GenMessage<ObjectCounts> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 33);
 
 /**
  * ClusterStateService is how a resource manager tells Sluice what its cluster
@@ -1017,6 +1313,49 @@ export const ClusterStateService: GenService<{
     methodKind: "unary";
     input: typeof ListTasksRequestSchema;
     output: typeof ListTasksResponseSchema;
+  },
+  /**
+   * ListClusters returns the clusters the caller's credentials cover, ordered by
+   * name, a page at a time (every cluster when the server does not
+   * authenticate). A cluster exists from the first thing stored for it (a
+   * batch, a scheduler configuration or a plan) until DeleteCluster.
+   *
+   * @generated from rpc sluice.v1.ClusterStateService.ListClusters
+   */
+  listClusters: {
+    methodKind: "unary";
+    input: typeof ListClustersRequestSchema;
+    output: typeof ListClustersResponseSchema;
+  },
+  /**
+   * GetCluster returns one cluster: its revision, how many objects of each kind
+   * it holds and its scheduler configuration's etag. NOT_FOUND (reason
+   * CLUSTER_NOT_FOUND) if the cluster does not exist.
+   *
+   * @generated from rpc sluice.v1.ClusterStateService.GetCluster
+   */
+  getCluster: {
+    methodKind: "unary";
+    input: typeof GetClusterRequestSchema;
+    output: typeof GetClusterResponseSchema;
+  },
+  /**
+   * DeleteCluster deletes a cluster and everything Sluice holds for it: its
+   * objects, plans, scheduler configuration, revision and metrics series. Its
+   * WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
+   * next batch of an open Sync stream is rejected with FAILED_PRECONDITION
+   * (reason RESYNC_REQUIRED) unless it has replace_all. The cluster starts
+   * again from revision 0 when something is next stored for it, so a resource
+   * manager still syncing it makes it again with a full resync: stop it first.
+   * Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
+   * the cluster does not exist.
+   *
+   * @generated from rpc sluice.v1.ClusterStateService.DeleteCluster
+   */
+  deleteCluster: {
+    methodKind: "unary";
+    input: typeof DeleteClusterRequestSchema;
+    output: typeof DeleteClusterResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_v1_cluster_state, 0);
