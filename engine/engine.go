@@ -531,16 +531,22 @@ func (e *Engine) QueueFigures(cluster, queue string) (framework.QueueFigures, ui
 }
 
 // QueueOutcomes returns, for every cluster that had a cycle that was not a dry run on this
-// member, its queues' figures as of its last such cycle, by queue name. The figures are
-// shared: callers must not modify them.
+// member, its queues' figures as of its last such cycle, by queue name. A cluster the store no
+// longer holds (deleted through another member of a replicated store, whose engine forgot it)
+// is left out. The figures are shared: callers must not modify them.
 func (e *Engine) QueueOutcomes() map[string][]framework.QueueOutcome {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make(map[string][]framework.QueueOutcome, len(e.clusters))
+	lists := make(map[string][]framework.QueueOutcome, len(e.clusters))
 	for c, rec := range e.clusters {
 		if rec.queueList != nil {
-			out[c] = rec.queueList
+			lists[c] = rec.queueList
 		}
 	}
-	return out
+	e.mu.Unlock()
+	for c := range lists {
+		if e.store.Revision(c) == 0 {
+			delete(lists, c)
+		}
+	}
+	return lists
 }

@@ -357,3 +357,18 @@ func TestDeleteClusterForgetsIt(t *testing.T) {
 		t.Fatalf("actions %v after a new configuration", cfg.Actions)
 	}
 }
+
+func TestQueueOutcomesLeaveOutClustersTheStoreLost(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	if _, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose}); err != nil {
+		t.Fatal(err)
+	}
+	// Deleted behind the engine's back, as another member's delete applies on this one.
+	if _, err := st.DeleteCluster("c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.QueueOutcomes()["c"]; ok {
+		t.Fatal("queue figures of a cluster the store no longer holds")
+	}
+}
