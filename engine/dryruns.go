@@ -51,3 +51,16 @@ func (c *dryRunCache) get(cluster, id string, now time.Time) *Plan {
 	}
 	return nil
 }
+
+// forget drops a cluster's dry runs.
+func (c *dryRunCache) forget(cluster string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.plans[:0]
+	for _, p := range c.plans {
+		if p.Cluster != cluster {
+			kept = append(kept, p)
+		}
+	}
+	c.plans = kept
+}

@@ -286,3 +286,102 @@ func TestSessionInterruptedStopsPlacing(t *testing.T) {
 		t.Fatalf("OpenSession: %v", err)
 	}
 }
+
+func TestConfigEtags(t *testing.T) {
+	e, _ := newTestEngine(t, time.Now)
+	_, def, err := e.ConfigWithEtag("c")
+	if err != nil || def == "" || def != e.DefaultConfigEtag() {
+		t.Fatalf("default etag %q (engine says %q), %v", def, e.DefaultConfigEtag(), err)
+	}
+	text := []byte("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: noop\n")
+	_, etag, err := e.UpdateConfig("c", text, def)
+	if err != nil || etag == def {
+		t.Fatalf("update against the default's etag: %q, %v", etag, err)
+	}
+	if _, got, _ := e.ConfigWithEtag("c"); got != etag {
+		t.Fatalf("etag read back %q, want %q", got, etag)
+	}
+	if _, _, err := e.UpdateConfig("c", text, def); !errors.Is(err, state.ErrConfigEtagMismatch) {
+		t.Fatalf("update with the default's etag after an update: %v", err)
+	}
+	// A new default changes the etag of the clusters that use it, not of the others.
+	other, err := conf.Parse([]byte("actions: \"allocate, backfill\"\ntiers:\n- plugins:\n  - name: noop\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetDefaultConfig(other)
+	if _, got, _ := e.ConfigWithEtag("d"); got == def {
+		t.Fatal("the default's etag did not change with the default")
+	}
+	if _, got, _ := e.ConfigWithEtag("c"); got != etag {
+		t.Fatal("a cluster's own etag changed with the default")
+	}
+	if _, _, err := e.UpdateConfig("d", text, def); !errors.Is(err, state.ErrConfigEtagMismatch) {
+		t.Fatalf("update with the old default's etag: %v", err)
+	}
+}
+
+func TestDeleteClusterForgetsIt(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	if _, err := e.SetConfig("c", []byte(testConfig)); err != nil {
+		t.Fatal(err)
+	}
+	p1, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.QueueOutcomes()["c"]; !ok {
+		t.Fatal("no queue figures after a cycle")
+	}
+	info, err := e.DeleteCluster("c")
+	if err != nil || info.Plans != 1 || info.Config == nil {
+		t.Fatalf("delete: %+v, %v", info, err)
+	}
+	if _, ok := e.QueueOutcomes()["c"]; ok {
+		t.Fatal("queue figures survived the delete")
+	}
+	if _, _, ok := e.QueueFigures("c", "default"); ok {
+		t.Fatal("queue figures survived the delete")
+	}
+	if _, _, err := e.ExplainJob("c", "ns/j"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("explanation after the delete: %v", err)
+	}
+	if _, etag, _ := e.ConfigWithEtag("c"); etag != e.DefaultConfigEtag() {
+		t.Fatal("the deleted cluster's configuration is still in effect")
+	}
+	if _, err := e.DeleteCluster("c"); !errors.Is(err, state.ErrClusterNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	// Written again, the cluster starts from revision 1 and its plans get new ids.
+	seed(t, st)
+	p2, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.ID == p1.ID {
+		t.Fatalf("plan id %s repeats after the delete", p2.ID)
+	}
+	// A configuration set anew with the same version is not mistaken for the deleted one.
+	if _, err := e.SetConfig("c", []byte("actions: \"allocate, backfill\"\ntiers:\n- plugins:\n  - name: noop\n")); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := mustConfig(t, e, "c"); len(cfg.Actions) != 2 {
+		t.Fatalf("actions %v after a new configuration", cfg.Actions)
+	}
+}
+
+func TestQueueOutcomesLeaveOutClustersTheStoreLost(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	if _, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose}); err != nil {
+		t.Fatal(err)
+	}
+	// Deleted behind the engine's back, as another member's delete applies on this one.
+	if _, err := st.DeleteCluster("c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.QueueOutcomes()["c"]; ok {
+		t.Fatal("queue figures of a cluster the store no longer holds")
+	}
+}

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"errors"
 	"strings"
 
@@ -127,21 +126,32 @@ var kindNames = map[state.Kind]string{
 	state.KindHyperNode:     "hypernode",
 }
 
+// errDeletedSinceHello is applyBatch's error for a Sync batch whose cluster was deleted after
+// the stream's hello (and that is not a replace_all).
+var errDeletedSinceHello = errors.New("the cluster was deleted after the stream's hello")
+
 // applyBatch checks, converts and applies one batch to a cluster and returns the new
 // revision. A batch the checks or the store refuse changes nothing and yields an
-// *invalidError whose paths start with prefix.
-func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch) (uint64, error) {
-	rev, err := s.applyBatchLocked(cluster, prefix, b)
-	s.metrics.batchDone(context.Background(), cluster, b, err)
+// *invalidError whose paths start with prefix. A Sync stream passes the cluster's generation
+// at its hello (gen; nil for ApplyDeltas): when the cluster was deleted since, only a
+// replace_all batch applies (which moves *gen on), and any other fails with
+// errDeletedSinceHello.
+func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
+	rev, err := s.applyBatchLocked(cluster, prefix, b, gen)
+	s.metrics.batchDone(cluster, b, err)
 	if err == nil {
 		s.changes.notify(cluster)
 	}
 	return rev, err
 }
 
-func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch) (uint64, error) {
+func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
 	unlock := s.lockCluster(cluster)
 	defer unlock()
+	cur := s.generation(cluster)
+	if gen != nil && *gen != cur && !b.GetReplaceAll() {
+		return 0, errDeletedSinceHello
+	}
 	// Times are stored as the API carries them: UTC, without a monotonic reading.
 	in := inputContext{now: s.clock().Round(0).UTC(), snap: s.store.Snapshot(cluster)}
 	d, err := decodeBatch(prefix, b, in)
@@ -149,6 +159,9 @@ func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch
 		return 0, err
 	}
 	rev, err := s.store.Apply(cluster, d.batch)
+	if err == nil && gen != nil {
+		*gen = cur
+	}
 	var verr *state.ValidationError
 	if errors.As(err, &verr) {
 		return 0, &invalidError{

@@ -36,7 +36,7 @@ func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDelta
 	if err := c.s.store.CheckWritable(); err != nil {
 		return nil, toStatus(err)
 	}
-	rev, err := c.s.applyBatch(req.GetCluster(), "batch", req.GetBatch())
+	rev, err := c.s.applyBatch(req.GetCluster(), "batch", req.GetBatch(), nil)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -74,7 +74,7 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 	}}); err != nil {
 		return err
 	}
-	sync := &syncState{cluster: cluster}
+	sync := &syncState{cluster: cluster, gen: c.s.generation(cluster)}
 	// A revision at or below the cluster's is one this server issued: what the client sent up
 	// to it is here, and what came after (plan commits, other writers) is the server's own.
 	// A revision ahead of the cluster's means the server lost state (an in-memory restart).
@@ -115,7 +115,9 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 type syncState struct {
 	cluster string
 	// resync is true after ResyncRequired until a replace_all batch applies.
-	resync  bool
+	resync bool
+	// gen is the cluster's generation (Server.generation) the stream's state is of.
+	gen     uint64
 	lastSeq uint64
 	seen    bool
 }
@@ -137,7 +139,12 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 	if err == nil {
 		st.seen, st.lastSeq = true, seq
 		var rev uint64
-		rev, err = c.s.applyBatch(st.cluster, "", b)
+		rev, err = c.s.applyBatch(st.cluster, "", b, &st.gen)
+		if errors.Is(err, errDeletedSinceHello) {
+			st.resync = true
+			err = withInfo(codes.FailedPrecondition, ReasonResyncRequired, fmt.Sprintf(
+				"cluster %q was deleted after this stream's hello: send the whole state in a replace_all batch", st.cluster))
+		}
 		if err == nil {
 			if b.GetReplaceAll() {
 				st.resync = false
@@ -227,7 +234,7 @@ func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest
 func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesRequest) (*sluicev1.ListNodesResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), "")
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedNodes})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
@@ -260,7 +267,7 @@ func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueReque
 func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesRequest) (*sluicev1.ListQueuesResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), "")
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedQueues})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
@@ -318,19 +325,25 @@ func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) 
 	return &sluicev1.GetJobResponse{Job: jobToProto(j), Revision: snap.Revision()}, nil
 }
 
-// ListJobs returns a page of jobs, optionally of one queue and one namespace.
+// ListJobs returns a page of jobs, optionally of one queue and one namespace, in some phases.
 func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsRequest) (*sluicev1.ListJobsResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkRefName(&fe, "queue", req.GetQueue())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), filterKey(req.GetQueue(), req.GetNamespace()))
+	phases, phaseKey := enumFilter(&fe, "phases", req.GetPhases(), sluicev1.JobPhase_name)
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedJobs,
+		filter: filterKey(req.GetQueue(), req.GetNamespace(), phaseKey)})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
+	filter := state.JobFilter{Queue: req.GetQueue()}
+	for _, p := range phases {
+		filter.Phases = append(filter.Phases, jobPhasesIn[p])
+	}
 	snap := c.s.store.Snapshot(req.GetCluster())
 	list := func(after string, limit int) ([]*api.Job, string) {
-		return snap.ListJobs(after, limit, state.JobFilter{Queue: req.GetQueue()})
+		return snap.ListJobs(after, limit, filter)
 	}
 	items, next := pageOf(list, (*api.Job).Key, namespacePrefix(req.GetNamespace()), pg)
 	resp := &sluicev1.ListJobsResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
@@ -358,20 +371,25 @@ func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest
 	return &sluicev1.GetTaskResponse{Task: taskToProto(t), Revision: snap.Revision()}, nil
 }
 
-// ListTasks returns a page of tasks, optionally of one namespace, job and node.
+// ListTasks returns a page of tasks, optionally of one namespace, job and node, in some
+// statuses.
 func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkRefName(&fe, "job", req.GetJob())
 	checkRefName(&fe, "node", req.GetNode())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(),
-		filterKey(req.GetNamespace(), req.GetJob(), req.GetNode()))
+	statuses, statusKey := enumFilter(&fe, "statuses", req.GetStatuses(), sluicev1.TaskStatus_name)
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedTasks,
+		filter: filterKey(req.GetNamespace(), req.GetJob(), req.GetNode(), statusKey)})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
 	snap := c.s.store.Snapshot(req.GetCluster())
 	filter := state.TaskFilter{Node: req.GetNode()}
+	for _, st := range statuses {
+		filter.Statuses = append(filter.Statuses, taskStatusesIn[st])
+	}
 	prefix := namespacePrefix(req.GetNamespace())
 	if req.GetJob() != "" {
 		filter.Job = orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetJob()

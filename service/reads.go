@@ -55,6 +55,8 @@ var readMethods = map[string]bool{
 	sluicev1.ClusterStateService_ListJobs_FullMethodName:        true,
 	sluicev1.ClusterStateService_GetTask_FullMethodName:         true,
 	sluicev1.ClusterStateService_ListTasks_FullMethodName:       true,
+	sluicev1.ClusterStateService_ListClusters_FullMethodName:    true,
+	sluicev1.ClusterStateService_GetCluster_FullMethodName:      true,
 	sluicev1.SchedulerService_ExplainJob_FullMethodName:         true,
 	sluicev1.SchedulerService_GetPlan_FullMethodName:            true,
 	sluicev1.SchedulerService_GetSchedulerConfig_FullMethodName: true,

@@ -104,6 +104,9 @@ type Server struct {
 	mu     sync.Mutex
 	locks  map[string]*sync.Mutex
 	cycles map[string]chan struct{}
+	// gens counts each cluster's deletions (its generation), so that a Sync stream can tell
+	// that the state it streams deltas of is gone.
+	gens map[string]uint64
 }
 
 // New returns a server over the store and engine of opts. It panics if either is missing.
@@ -120,6 +123,7 @@ func New(opts Options) *Server {
 		done:   make(chan struct{}),
 		locks:  map[string]*sync.Mutex{},
 		cycles: map[string]chan struct{}{},
+		gens:   map[string]uint64{},
 
 		reads:          opts.Reads,
 		auth:           opts.Auth,
@@ -187,6 +191,13 @@ func (s *Server) Shutdown() {
 		s.health.Shutdown()
 		close(s.done)
 	})
+}
+
+// generation returns how many times a cluster was deleted through this server.
+func (s *Server) generation(cluster string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gens[cluster]
 }
 
 // lockCluster serializes the service's writes to one cluster, so that a batch's

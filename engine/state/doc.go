@@ -29,6 +29,13 @@
 // Every row records the revision of the write that stored it (its modify revision), so that
 // CommitPlan can tell what changed since a plan's base revision from the store alone.
 //
+// # Clusters
+//
+// A cluster exists from the first row stored for it (a batch's revision row, a scheduler
+// configuration, a plan) until Store.DeleteCluster removes every row of it in one transaction,
+// revision row included: it then reads as a cluster never written. View.Info sums a cluster
+// up; Store.ClusterNames lists those that exist.
+//
 // # Plan commits
 //
 // Store.CommitPlan writes a plan's binds, evictions and job phases in one transaction,
@@ -38,7 +45,8 @@
 //
 // With a Replicator (engine/durable: a raft log), the store is the log's state machine:
 // Apply checks a batch in a transaction it throws away and hands it to the Replicator as an
-// Op; CommitPlan hands over its PlanCommit; every replica applies the ops in log order with
+// Op; CommitPlan hands over its PlanCommit, SetConfig its ConfigOp (whose etag check runs
+// when it applies) and DeleteCluster the delete; every replica applies the ops in log order with
 // ApplyOp, deterministically. MarshalOp encodes ops for the log; Dump and Restore write and
 // read snapshots of the whole store, revisions included.
 //

@@ -2,9 +2,12 @@ package state
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -257,10 +260,64 @@ type SchedulerConfig struct {
 	UpdatedAt time.Time
 }
 
+// Etag returns the configuration's etag (see ConfigEtag).
+func (c *SchedulerConfig) Etag() string { return ConfigEtag(c.Version, c.Text) }
+
+// ConfigEtag returns the etag of a configuration: its version (0 for a server's default,
+// which is not stored) and a digest of its text. The version changes with every write, even
+// of the same text; the digest keeps an etag from before a DeleteCluster, whose versions start
+// again from 1, from matching a later configuration with other text.
+func ConfigEtag(version uint64, text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return strconv.FormatUint(version, 10) + "-" + hex.EncodeToString(sum[:8])
+}
+
 // ConfigOp sets a cluster's scheduler configuration.
 type ConfigOp struct {
 	Text string
 	Now  time.Time
+	// IfEtag, when not empty, makes the op conditional: it applies only if the etag of the
+	// configuration in effect is IfEtag (the cluster's own configuration's, or DefaultEtag
+	// when it has none); otherwise it fails with a *ConfigEtagError and changes nothing. The
+	// check runs when the op applies, in its transaction, so no other write comes between.
+	IfEtag string
+	// DefaultEtag is the etag of the leader's default configuration when the op was made.
+	DefaultEtag string
+}
+
+// ErrConfigEtagMismatch is matched (errors.Is) by every *ConfigEtagError.
+var ErrConfigEtagMismatch = errors.New("scheduler configuration changed since the etag")
+
+// ConfigEtagError says that a conditional ConfigOp found another configuration in effect.
+type ConfigEtagError struct {
+	Cluster string
+	// Want is the op's IfEtag; Have is the etag of the configuration in effect.
+	Want, Have string
+}
+
+// Error implements error.
+func (e *ConfigEtagError) Error() string {
+	return fmt.Sprintf("the scheduler configuration of cluster %q changed: its etag is %q, not %q; read it again and retry",
+		e.Cluster, e.Have, e.Want)
+}
+
+// Is makes errors.Is(err, ErrConfigEtagMismatch) true.
+func (e *ConfigEtagError) Is(target error) bool { return target == ErrConfigEtagMismatch }
+
+// checkEtag returns a *ConfigEtagError when a conditional op does not match the configuration
+// in effect (cur, or the default when cur is nil).
+func (op *ConfigOp) checkEtag(cluster string, cur *SchedulerConfig) error {
+	if op.IfEtag == "" {
+		return nil
+	}
+	have := op.DefaultEtag
+	if cur != nil {
+		have = cur.Etag()
+	}
+	if have != op.IfEtag {
+		return &ConfigEtagError{Cluster: cluster, Want: op.IfEtag, Have: have}
+	}
+	return nil
 }
 
 // planCounter is a cluster's highest plan sequence number, kept after its plans are dropped
@@ -405,10 +462,19 @@ func checkPlanOp(op *PlanOp) error {
 }
 
 // SetConfig stores a cluster's scheduler configuration (text the engine checked). It does not
-// change the cluster's revision. With a Replicator the op goes through the log.
+// change the cluster's revision. A conditional op (IfEtag) that does not match fails with a
+// *ConfigEtagError. With a Replicator the op goes through the log; one that the current
+// state already refuses never reaches it.
 func (s *Store) SetConfig(cluster string, op *ConfigOp) (*SchedulerConfig, error) {
 	if s.repl == nil {
 		return s.setConfig(cluster, op)
+	}
+	if err := checkCluster(cluster); err != nil {
+		return nil, err
+	}
+	cur, _ := s.Snapshot(cluster).Config()
+	if err := op.checkEtag(cluster, cur); err != nil {
+		return nil, err
 	}
 	res, err := s.replicate(cluster, &Op{Cluster: cluster, Config: op})
 	if err != nil {
@@ -424,6 +490,9 @@ func (s *Store) setConfig(cluster string, op *ConfigOp) (*SchedulerConfig, error
 	var out *SchedulerConfig
 	_, err := s.metaWrite(cluster, func(tx *Txn) error {
 		cur, _ := tx.Config()
+		if err := op.checkEtag(cluster, cur); err != nil {
+			return err
+		}
 		out = &SchedulerConfig{Text: op.Text, Version: 1, UpdatedAt: op.Now}
 		if cur != nil {
 			out.Version = cur.Version + 1

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -130,15 +131,25 @@ func (v *View) ListQueues(after string, limit int) (items []*api.Queue, next str
 type JobFilter struct {
 	// Queue keeps the jobs of this queue.
 	Queue string
+	// Phases keeps the jobs in one of these phases.
+	Phases []api.JobPhase
+}
+
+// keep returns the filter's test of a job beyond its index, nil when there is none.
+func (f JobFilter) keep() func(*api.Job) bool {
+	if len(f.Phases) == 0 {
+		return nil
+	}
+	return func(j *api.Job) bool { return slices.Contains(f.Phases, j.Phase) }
 }
 
 // ListJobs pages through jobs (by key, namespace/name) like ListNodes, optionally only those
-// of one queue.
+// of one queue and in some phases.
 func (v *View) ListJobs(after string, limit int, f JobFilter) (items []*api.Job, next string) {
 	if f.Queue != "" {
-		return page[api.Job](v, tableJobs, indexQueue, slotA, f.Queue, after, limit, nil)
+		return page(v, tableJobs, indexQueue, slotA, f.Queue, after, limit, f.keep())
 	}
-	return page[api.Job](v, tableJobs, indexID, slotID, "", after, limit, nil)
+	return page(v, tableJobs, indexID, slotID, "", after, limit, f.keep())
 }
 
 // TaskFilter narrows ListTasks; empty fields match everything.
@@ -147,21 +158,32 @@ type TaskFilter struct {
 	Job string
 	// Node keeps the tasks placed on this node.
 	Node string
+	// Statuses keeps the tasks in one of these statuses.
+	Statuses []api.TaskStatus
+}
+
+// keep returns the filter's test of a task beyond the index ListTasks walks (the job's when
+// Job is set), nil when there is none.
+func (f TaskFilter) keep() func(*api.Task) bool {
+	node := f.Job != "" && f.Node != ""
+	if !node && len(f.Statuses) == 0 {
+		return nil
+	}
+	return func(t *api.Task) bool {
+		return (!node || t.Node == f.Node) && (len(f.Statuses) == 0 || slices.Contains(f.Statuses, t.Status))
+	}
 }
 
 // ListTasks pages through tasks (by key, namespace/name) like ListNodes, optionally only
-// those of one job and/or on one node.
+// those of one job, on one node and in some statuses.
 func (v *View) ListTasks(after string, limit int, f TaskFilter) (items []*api.Task, next string) {
 	switch {
-	case f.Job != "" && f.Node != "":
-		return page[api.Task](v, tableTasks, indexJob, slotA, f.Job, after, limit,
-			func(t *api.Task) bool { return t.Node == f.Node })
 	case f.Job != "":
-		return page[api.Task](v, tableTasks, indexJob, slotA, f.Job, after, limit, nil)
+		return page(v, tableTasks, indexJob, slotA, f.Job, after, limit, f.keep())
 	case f.Node != "":
-		return page[api.Task](v, tableTasks, indexNode, slotB, f.Node, after, limit, nil)
+		return page(v, tableTasks, indexNode, slotB, f.Node, after, limit, f.keep())
 	}
-	return page[api.Task](v, tableTasks, indexID, slotID, "", after, limit, nil)
+	return page(v, tableTasks, indexID, slotID, "", after, limit, f.keep())
 }
 
 // all lists a table's rows of the view's cluster.

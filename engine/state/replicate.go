@@ -60,20 +60,23 @@ func (e *NotLeaderError) Error() string {
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
 // Op is one entry of the replicated log, for one cluster: a delta batch, a plan commit (the
-// decisions themselves, as the first version wrote them), a step of a stored plan's life, or
-// a scheduler configuration. Exactly one of Batch, Commit, Plan and Config is set.
+// decisions themselves, as the first version wrote them), a step of a stored plan's life, a
+// scheduler configuration, or the deletion of the cluster. Exactly one of Batch, Commit,
+// Plan, Config and DeleteCluster is set.
 type Op struct {
 	Cluster string
 	Batch   *Batch
 	Commit  *PlanCommit
 	Plan    *PlanOp
 	Config  *ConfigOp
+	// DeleteCluster deletes everything of the cluster (Store.DeleteCluster).
+	DeleteCluster bool
 }
 
 // parts counts the op's set fields.
 func (op *Op) parts() int {
 	n := 0
-	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil} {
+	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil, op.DeleteCluster} {
 		if set {
 			n++
 		}
@@ -91,7 +94,10 @@ type OpResult struct {
 	Plan *PlanResult
 	// Config is the configuration a config op stored.
 	Config *SchedulerConfig
-	// Err is the store's refusal (a *ValidationError), or nil. Every replica refuses alike.
+	// Deleted is the cluster as a delete found it.
+	Deleted *ClusterInfo
+	// Err is the store's refusal (a *ValidationError, a *ConfigEtagError, a
+	// *ClusterNotFoundError, ...), or nil. Every replica refuses alike.
 	Err error
 }
 
@@ -116,7 +122,7 @@ func (s *Store) CheckWritable() error {
 // every node. It bypasses the Replicator.
 func (s *Store) ApplyOp(op *Op) *OpResult {
 	if op.parts() != 1 {
-		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op or a config op")}
+		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op, a config op or a cluster delete")}
 	}
 	switch {
 	case op.Batch != nil:
@@ -128,6 +134,9 @@ func (s *Store) ApplyOp(op *Op) *OpResult {
 	case op.Config != nil:
 		cfg, err := s.setConfig(op.Cluster, op.Config)
 		return &OpResult{Revision: s.Revision(op.Cluster), Config: cfg, Err: err}
+	case op.DeleteCluster:
+		info, err := s.deleteCluster(op.Cluster)
+		return &OpResult{Revision: s.Revision(op.Cluster), Deleted: info, Err: err}
 	default:
 		out, err := s.commitPlan(op.Cluster, op.Commit)
 		res := &OpResult{Commit: out, Err: err}
@@ -175,7 +184,8 @@ func (s *Store) replicateCommit(cluster string, pc *PlanCommit) (*CommitOutcome,
 	return res.Commit, nil
 }
 
-// replicate hands an op whose checks run when it applies (a commit, a plan op, a config) to
+// replicate hands an op whose checks run when it applies (a commit, a plan op, a config, a
+// cluster delete) to
 // the Replicator, under the cluster's lock.
 func (s *Store) replicate(cluster string, op *Op) (*OpResult, error) {
 	if err := checkCluster(cluster); err != nil {
@@ -207,7 +217,7 @@ const opFormat byte = 1
 
 // opHeader opens an encoded op. A batch's changes follow it, one gob value each (the object,
 // or the Ref of a delete), in order; Kinds says what each is. A commit's PlanCommit follows
-// it instead. Encoding the objects one by one, rather than the Op whole, sends gob type
+// it instead; a plan op or a config op likewise, and a cluster delete nothing. Encoding the objects one by one, rather than the Op whole, sends gob type
 // descriptions only for the kinds of objects the op holds (they cost more than small
 // objects).
 type opHeader struct {
@@ -215,6 +225,7 @@ type opHeader struct {
 	Commit     bool
 	Plan       bool
 	Config     bool
+	Delete     bool
 	ReplaceAll bool
 	Kinds      []Kind
 }
@@ -226,7 +237,7 @@ func MarshalOp(op *Op) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(opFormat)
 	enc := gob.NewEncoder(&buf)
-	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil}
+	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil, Delete: op.DeleteCluster}
 	if op.Batch != nil {
 		h.ReplaceAll = op.Batch.ReplaceAll
 		h.Kinds = make([]Kind, len(op.Batch.Changes))
@@ -270,6 +281,9 @@ func UnmarshalOp(data []byte) (*Op, error) {
 	}
 	op := &Op{Cluster: h.Cluster}
 	switch {
+	case h.Delete:
+		op.DeleteCluster = true
+		return op, nil
 	case h.Plan:
 		op.Plan = &PlanOp{}
 		if err := dec.Decode(op.Plan); err != nil {

@@ -258,3 +258,63 @@ func (c *Client) Discard(ctx context.Context, cluster, planID string) error {
 func (c *Client) Explain(ctx context.Context, cluster, namespace, job string) (*sluicev1.ExplainJobResponse, error) {
 	return c.Scheduler.ExplainJob(ctx, &sluicev1.ExplainJobRequest{Cluster: cluster, Namespace: namespace, Name: job})
 }
+
+// Clusters returns every cluster the client's credentials cover (ListClusters, page after
+// page), ordered by name.
+func (c *Client) Clusters(ctx context.Context) ([]*sluicev1.Cluster, error) {
+	var out []*sluicev1.Cluster
+	req := &sluicev1.ListClustersRequest{PageSize: 1000}
+	for {
+		resp, err := c.State.ListClusters(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.GetClusters()...)
+		if resp.GetNextPageToken() == "" {
+			return out, nil
+		}
+		req = &sluicev1.ListClustersRequest{PageSize: req.GetPageSize(), PageToken: resp.GetNextPageToken()}
+	}
+}
+
+// Cluster returns a cluster's revision, object counts and configuration etag. A cluster that
+// does not exist fails with NOT_FOUND (reason CLUSTER_NOT_FOUND).
+func (c *Client) Cluster(ctx context.Context, cluster string) (*sluicev1.Cluster, error) {
+	resp, err := c.State.GetCluster(ctx, &sluicev1.GetClusterRequest{Cluster: cluster})
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetCluster(), nil
+}
+
+// DeleteCluster deletes a cluster and everything of it (objects, plans, configuration,
+// revision, metrics) and returns it as it was. It needs an admin token.
+func (c *Client) DeleteCluster(ctx context.Context, cluster string) (*sluicev1.Cluster, error) {
+	resp, err := c.State.DeleteCluster(ctx, &sluicev1.DeleteClusterRequest{Cluster: cluster})
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetCluster(), nil
+}
+
+// Config returns a cluster's scheduler configuration (Volcano YAML) and its etag. It needs an
+// admin token.
+func (c *Client) Config(ctx context.Context, cluster string) (config, etag string, err error) {
+	resp, err := c.Scheduler.GetSchedulerConfig(ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: cluster})
+	if err != nil {
+		return "", "", err
+	}
+	return resp.GetConfig(), resp.GetEtag(), nil
+}
+
+// SetConfig replaces a cluster's scheduler configuration and returns the new etag. With an
+// etag (from Config, Cluster or a previous SetConfig) it applies only if the configuration did
+// not change since; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH). An empty
+// etag replaces it unconditionally. It needs an admin token.
+func (c *Client) SetConfig(ctx context.Context, cluster, config, etag string) (string, error) {
+	resp, err := c.Scheduler.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: cluster, Config: config, Etag: etag})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetEtag(), nil
+}

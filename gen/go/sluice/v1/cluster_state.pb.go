@@ -805,7 +805,9 @@ type ListNodesRequest struct {
 	// Maximum number of nodes to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page.
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for (INVALID_ARGUMENT on page_token otherwise).
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// How consistent the read must be; unset means linearizable.
 	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
@@ -1062,7 +1064,9 @@ type ListQueuesRequest struct {
 	// Maximum number of queues to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page.
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for (INVALID_ARGUMENT on page_token otherwise).
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// How consistent the read must be; unset means linearizable.
 	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
@@ -1328,13 +1332,18 @@ type ListJobsRequest struct {
 	// Maximum number of jobs to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page. The other
-	// filters must not change between pages.
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for: the other fields but page_size must not change between pages
+	// (INVALID_ARGUMENT on page_token otherwise).
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only jobs in this queue. Empty means every queue.
 	Queue string `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Only jobs in this namespace. Empty means every namespace.
 	Namespace string `protobuf:"bytes,5,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Only jobs in one of these phases. Empty means every phase;
+	// JOB_PHASE_UNSPECIFIED is refused.
+	Phases []JobPhase `protobuf:"varint,6,rep,packed,name=phases,proto3,enum=sluice.v1.JobPhase" json:"phases,omitempty"`
 	// How consistent the read must be; unset means linearizable.
 	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1404,6 +1413,13 @@ func (x *ListJobsRequest) GetNamespace() string {
 		return x.Namespace
 	}
 	return ""
+}
+
+func (x *ListJobsRequest) GetPhases() []JobPhase {
+	if x != nil {
+		return x.Phases
+	}
+	return nil
 }
 
 func (x *ListJobsRequest) GetRead() *ReadOptions {
@@ -1613,8 +1629,10 @@ type ListTasksRequest struct {
 	// Maximum number of tasks to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page. The other
-	// filters must not change between pages.
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for: the other fields but page_size must not change between pages
+	// (INVALID_ARGUMENT on page_token otherwise).
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only tasks in this namespace. Empty means every namespace, unless job is
 	// set, in which case it means "default".
@@ -1623,6 +1641,9 @@ type ListTasksRequest struct {
 	Job string `protobuf:"bytes,5,opt,name=job,proto3" json:"job,omitempty"`
 	// Only tasks on this node. Empty means any node, including none.
 	Node string `protobuf:"bytes,6,opt,name=node,proto3" json:"node,omitempty"`
+	// Only tasks in one of these statuses. Empty means every status;
+	// TASK_STATUS_UNSPECIFIED is refused.
+	Statuses []TaskStatus `protobuf:"varint,7,rep,packed,name=statuses,proto3,enum=sluice.v1.TaskStatus" json:"statuses,omitempty"`
 	// How consistent the read must be; unset means linearizable.
 	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1701,6 +1722,13 @@ func (x *ListTasksRequest) GetNode() string {
 	return ""
 }
 
+func (x *ListTasksRequest) GetStatuses() []TaskStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
 func (x *ListTasksRequest) GetRead() *ReadOptions {
 	if x != nil {
 		return x.Read
@@ -1768,6 +1796,524 @@ func (x *ListTasksResponse) GetNextPageToken() string {
 func (x *ListTasksResponse) GetRevision() uint64 {
 	if x != nil {
 		return x.Revision
+	}
+	return 0
+}
+
+// ListClustersRequest is the request of ListClusters.
+type ListClustersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Maximum number of clusters to return. 0 means 100; values above 1000 are
+	// treated as 1000.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for ListClusters.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersRequest) Reset() {
+	*x = ListClustersRequest{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersRequest) ProtoMessage() {}
+
+func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListClustersRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListClustersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListClustersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListClustersRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+// ListClustersResponse is the response of ListClusters.
+type ListClustersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page of clusters.
+	Clusters []*Cluster `protobuf:"bytes,1,rep,name=clusters,proto3" json:"clusters,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersResponse) Reset() {
+	*x = ListClustersResponse{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersResponse) ProtoMessage() {}
+
+func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListClustersResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListClustersResponse) GetClusters() []*Cluster {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+func (x *ListClustersResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetClusterRequest is the request of GetCluster.
+type GetClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cluster to read. Required.
+	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterRequest) Reset() {
+	*x = GetClusterRequest{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterRequest) ProtoMessage() {}
+
+func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *GetClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *GetClusterRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+// GetClusterResponse is the response of GetCluster.
+type GetClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterResponse) Reset() {
+	*x = GetClusterResponse{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterResponse) ProtoMessage() {}
+
+func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
+func (*GetClusterResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetClusterResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// DeleteClusterRequest is the request of DeleteCluster.
+type DeleteClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cluster to delete. Required.
+	Cluster       string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterRequest) Reset() {
+	*x = DeleteClusterRequest{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterRequest) ProtoMessage() {}
+
+func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterRequest.ProtoReflect.Descriptor instead.
+func (*DeleteClusterRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *DeleteClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+// DeleteClusterResponse is the response of DeleteCluster.
+type DeleteClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster as it was when it was deleted.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterResponse) Reset() {
+	*x = DeleteClusterResponse{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterResponse) ProtoMessage() {}
+
+func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterResponse.ProtoReflect.Descriptor instead.
+func (*DeleteClusterResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *DeleteClusterResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// Cluster sums up what Sluice holds for one cluster.
+type Cluster struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The cluster's revision (0 when only a configuration or plans were stored
+	// for it).
+	Revision uint64 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	// How many objects of each kind the cluster holds.
+	Objects *ObjectCounts `protobuf:"bytes,3,opt,name=objects,proto3" json:"objects,omitempty"`
+	// Whether the cluster has a scheduler configuration of its own (set with
+	// UpdateSchedulerConfig); without one it uses the server's default.
+	HasConfig bool `protobuf:"varint,4,opt,name=has_config,json=hasConfig,proto3" json:"has_config,omitempty"`
+	// The etag of the scheduler configuration in effect (the cluster's own, or
+	// the server's default), as GetSchedulerConfig returns it.
+	ConfigEtag string `protobuf:"bytes,5,opt,name=config_etag,json=configEtag,proto3" json:"config_etag,omitempty"`
+	// How many plans the cluster holds: proposed ones, and finished ones until
+	// the retention rule drops them.
+	Plans         int64 `protobuf:"varint,6,opt,name=plans,proto3" json:"plans,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cluster) Reset() {
+	*x = Cluster{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cluster) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cluster) ProtoMessage() {}
+
+func (x *Cluster) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cluster.ProtoReflect.Descriptor instead.
+func (*Cluster) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *Cluster) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Cluster) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *Cluster) GetObjects() *ObjectCounts {
+	if x != nil {
+		return x.Objects
+	}
+	return nil
+}
+
+func (x *Cluster) GetHasConfig() bool {
+	if x != nil {
+		return x.HasConfig
+	}
+	return false
+}
+
+func (x *Cluster) GetConfigEtag() string {
+	if x != nil {
+		return x.ConfigEtag
+	}
+	return ""
+}
+
+func (x *Cluster) GetPlans() int64 {
+	if x != nil {
+		return x.Plans
+	}
+	return 0
+}
+
+// ObjectCounts counts a cluster's objects by kind.
+type ObjectCounts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Nodes.
+	Nodes int64 `protobuf:"varint,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// Queues, the implicit "default" queue included once it exists.
+	Queues int64 `protobuf:"varint,2,opt,name=queues,proto3" json:"queues,omitempty"`
+	// Jobs.
+	Jobs int64 `protobuf:"varint,3,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	// Tasks.
+	Tasks int64 `protobuf:"varint,4,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	// Priority classes.
+	PriorityClasses int64 `protobuf:"varint,5,opt,name=priority_classes,json=priorityClasses,proto3" json:"priority_classes,omitempty"`
+	// Namespace quotas.
+	NamespaceQuotas int64 `protobuf:"varint,6,opt,name=namespace_quotas,json=namespaceQuotas,proto3" json:"namespace_quotas,omitempty"`
+	// Disruption budgets.
+	DisruptionBudgets int64 `protobuf:"varint,7,opt,name=disruption_budgets,json=disruptionBudgets,proto3" json:"disruption_budgets,omitempty"`
+	// Hypernodes.
+	HyperNodes    int64 `protobuf:"varint,8,opt,name=hyper_nodes,json=hyperNodes,proto3" json:"hyper_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ObjectCounts) Reset() {
+	*x = ObjectCounts{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectCounts) ProtoMessage() {}
+
+func (x *ObjectCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectCounts.ProtoReflect.Descriptor instead.
+func (*ObjectCounts) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ObjectCounts) GetNodes() int64 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetQueues() int64 {
+	if x != nil {
+		return x.Queues
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetTasks() int64 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetPriorityClasses() int64 {
+	if x != nil {
+		return x.PriorityClasses
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetNamespaceQuotas() int64 {
+	if x != nil {
+		return x.NamespaceQuotas
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetDisruptionBudgets() int64 {
+	if x != nil {
+		return x.DisruptionBudgets
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetHyperNodes() int64 {
+	if x != nil {
+		return x.HyperNodes
 	}
 	return 0
 }
@@ -1854,14 +2400,15 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"N\n" +
 	"\x0eGetJobResponse\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.sluice.v1.JobR\x03job\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"\xc7\x01\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\xf4\x01\n" +
 	"\x0fListJobsRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x14\n" +
 	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x1c\n" +
-	"\tnamespace\x18\x05 \x01(\tR\tnamespace\x12*\n" +
+	"\tnamespace\x18\x05 \x01(\tR\tnamespace\x12+\n" +
+	"\x06phases\x18\x06 \x03(\x0e2\x13.sluice.v1.JobPhaseR\x06phases\x12*\n" +
 	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"z\n" +
 	"\x10ListJobsResponse\x12\"\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0e.sluice.v1.JobR\x04jobs\x12&\n" +
@@ -1874,7 +2421,7 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"R\n" +
 	"\x0fGetTaskResponse\x12#\n" +
 	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"\xd8\x01\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\x8b\x02\n" +
 	"\x10ListTasksRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -1882,12 +2429,49 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x1c\n" +
 	"\tnamespace\x18\x04 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03job\x18\x05 \x01(\tR\x03job\x12\x12\n" +
-	"\x04node\x18\x06 \x01(\tR\x04node\x12*\n" +
+	"\x04node\x18\x06 \x01(\tR\x04node\x121\n" +
+	"\bstatuses\x18\a \x03(\x0e2\x15.sluice.v1.TaskStatusR\bstatuses\x12*\n" +
 	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"~\n" +
 	"\x11ListTasksResponse\x12%\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x0f.sluice.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision2\xc8\x05\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"}\n" +
+	"\x13ListClustersRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"n\n" +
+	"\x14ListClustersResponse\x12.\n" +
+	"\bclusters\x18\x01 \x03(\v2\x12.sluice.v1.ClusterR\bclusters\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"Y\n" +
+	"\x11GetClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"B\n" +
+	"\x12GetClusterResponse\x12,\n" +
+	"\acluster\x18\x01 \x01(\v2\x12.sluice.v1.ClusterR\acluster\"0\n" +
+	"\x14DeleteClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\"E\n" +
+	"\x15DeleteClusterResponse\x12,\n" +
+	"\acluster\x18\x01 \x01(\v2\x12.sluice.v1.ClusterR\acluster\"\xc2\x01\n" +
+	"\aCluster\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\x121\n" +
+	"\aobjects\x18\x03 \x01(\v2\x17.sluice.v1.ObjectCountsR\aobjects\x12\x1d\n" +
+	"\n" +
+	"has_config\x18\x04 \x01(\bR\thasConfig\x12\x1f\n" +
+	"\vconfig_etag\x18\x05 \x01(\tR\n" +
+	"configEtag\x12\x14\n" +
+	"\x05plans\x18\x06 \x01(\x03R\x05plans\"\x8c\x02\n" +
+	"\fObjectCounts\x12\x14\n" +
+	"\x05nodes\x18\x01 \x01(\x03R\x05nodes\x12\x16\n" +
+	"\x06queues\x18\x02 \x01(\x03R\x06queues\x12\x12\n" +
+	"\x04jobs\x18\x03 \x01(\x03R\x04jobs\x12\x14\n" +
+	"\x05tasks\x18\x04 \x01(\x03R\x05tasks\x12)\n" +
+	"\x10priority_classes\x18\x05 \x01(\x03R\x0fpriorityClasses\x12)\n" +
+	"\x10namespace_quotas\x18\x06 \x01(\x03R\x0fnamespaceQuotas\x12-\n" +
+	"\x12disruption_budgets\x18\a \x01(\x03R\x11disruptionBudgets\x12\x1f\n" +
+	"\vhyper_nodes\x18\b \x01(\x03R\n" +
+	"hyperNodes2\xb8\a\n" +
 	"\x13ClusterStateService\x12;\n" +
 	"\x04Sync\x12\x16.sluice.v1.SyncRequest\x1a\x17.sluice.v1.SyncResponse(\x010\x01\x12L\n" +
 	"\vApplyDeltas\x12\x1d.sluice.v1.ApplyDeltasRequest\x1a\x1e.sluice.v1.ApplyDeltasResponse\x12@\n" +
@@ -1899,7 +2483,11 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\x06GetJob\x12\x18.sluice.v1.GetJobRequest\x1a\x19.sluice.v1.GetJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.sluice.v1.ListJobsRequest\x1a\x1b.sluice.v1.ListJobsResponse\x12@\n" +
 	"\aGetTask\x12\x19.sluice.v1.GetTaskRequest\x1a\x1a.sluice.v1.GetTaskResponse\x12F\n" +
-	"\tListTasks\x12\x1b.sluice.v1.ListTasksRequest\x1a\x1c.sluice.v1.ListTasksResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
+	"\tListTasks\x12\x1b.sluice.v1.ListTasksRequest\x1a\x1c.sluice.v1.ListTasksResponse\x12O\n" +
+	"\fListClusters\x12\x1e.sluice.v1.ListClustersRequest\x1a\x1f.sluice.v1.ListClustersResponse\x12I\n" +
+	"\n" +
+	"GetCluster\x12\x1c.sluice.v1.GetClusterRequest\x1a\x1d.sluice.v1.GetClusterResponse\x12R\n" +
+	"\rDeleteCluster\x12\x1f.sluice.v1.DeleteClusterRequest\x1a .sluice.v1.DeleteClusterResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_cluster_state_proto_rawDescOnce sync.Once
@@ -1913,91 +2501,115 @@ func file_sluice_v1_cluster_state_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_cluster_state_proto_rawDescData
 }
 
-var file_sluice_v1_cluster_state_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_sluice_v1_cluster_state_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_sluice_v1_cluster_state_proto_goTypes = []any{
-	(*SyncRequest)(nil),         // 0: sluice.v1.SyncRequest
-	(*SyncHello)(nil),           // 1: sluice.v1.SyncHello
-	(*SyncResponse)(nil),        // 2: sluice.v1.SyncResponse
-	(*SyncWelcome)(nil),         // 3: sluice.v1.SyncWelcome
-	(*BatchAck)(nil),            // 4: sluice.v1.BatchAck
-	(*FieldViolation)(nil),      // 5: sluice.v1.FieldViolation
-	(*BatchRejected)(nil),       // 6: sluice.v1.BatchRejected
-	(*ResyncRequired)(nil),      // 7: sluice.v1.ResyncRequired
-	(*ApplyDeltasRequest)(nil),  // 8: sluice.v1.ApplyDeltasRequest
-	(*ApplyDeltasResponse)(nil), // 9: sluice.v1.ApplyDeltasResponse
-	(*GetNodeRequest)(nil),      // 10: sluice.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),     // 11: sluice.v1.GetNodeResponse
-	(*ListNodesRequest)(nil),    // 12: sluice.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),   // 13: sluice.v1.ListNodesResponse
-	(*GetQueueRequest)(nil),     // 14: sluice.v1.GetQueueRequest
-	(*GetQueueResponse)(nil),    // 15: sluice.v1.GetQueueResponse
-	(*ListQueuesRequest)(nil),   // 16: sluice.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),  // 17: sluice.v1.ListQueuesResponse
-	(*GetJobRequest)(nil),       // 18: sluice.v1.GetJobRequest
-	(*GetJobResponse)(nil),      // 19: sluice.v1.GetJobResponse
-	(*ListJobsRequest)(nil),     // 20: sluice.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),    // 21: sluice.v1.ListJobsResponse
-	(*GetTaskRequest)(nil),      // 22: sluice.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),     // 23: sluice.v1.GetTaskResponse
-	(*ListTasksRequest)(nil),    // 24: sluice.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),   // 25: sluice.v1.ListTasksResponse
-	(*DeltaBatch)(nil),          // 26: sluice.v1.DeltaBatch
-	(*ReadOptions)(nil),         // 27: sluice.v1.ReadOptions
-	(*Node)(nil),                // 28: sluice.v1.Node
-	(*Queue)(nil),               // 29: sluice.v1.Queue
-	(*Job)(nil),                 // 30: sluice.v1.Job
-	(*Task)(nil),                // 31: sluice.v1.Task
+	(*SyncRequest)(nil),           // 0: sluice.v1.SyncRequest
+	(*SyncHello)(nil),             // 1: sluice.v1.SyncHello
+	(*SyncResponse)(nil),          // 2: sluice.v1.SyncResponse
+	(*SyncWelcome)(nil),           // 3: sluice.v1.SyncWelcome
+	(*BatchAck)(nil),              // 4: sluice.v1.BatchAck
+	(*FieldViolation)(nil),        // 5: sluice.v1.FieldViolation
+	(*BatchRejected)(nil),         // 6: sluice.v1.BatchRejected
+	(*ResyncRequired)(nil),        // 7: sluice.v1.ResyncRequired
+	(*ApplyDeltasRequest)(nil),    // 8: sluice.v1.ApplyDeltasRequest
+	(*ApplyDeltasResponse)(nil),   // 9: sluice.v1.ApplyDeltasResponse
+	(*GetNodeRequest)(nil),        // 10: sluice.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),       // 11: sluice.v1.GetNodeResponse
+	(*ListNodesRequest)(nil),      // 12: sluice.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),     // 13: sluice.v1.ListNodesResponse
+	(*GetQueueRequest)(nil),       // 14: sluice.v1.GetQueueRequest
+	(*GetQueueResponse)(nil),      // 15: sluice.v1.GetQueueResponse
+	(*ListQueuesRequest)(nil),     // 16: sluice.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),    // 17: sluice.v1.ListQueuesResponse
+	(*GetJobRequest)(nil),         // 18: sluice.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 19: sluice.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 20: sluice.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 21: sluice.v1.ListJobsResponse
+	(*GetTaskRequest)(nil),        // 22: sluice.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),       // 23: sluice.v1.GetTaskResponse
+	(*ListTasksRequest)(nil),      // 24: sluice.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 25: sluice.v1.ListTasksResponse
+	(*ListClustersRequest)(nil),   // 26: sluice.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),  // 27: sluice.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),     // 28: sluice.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),    // 29: sluice.v1.GetClusterResponse
+	(*DeleteClusterRequest)(nil),  // 30: sluice.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil), // 31: sluice.v1.DeleteClusterResponse
+	(*Cluster)(nil),               // 32: sluice.v1.Cluster
+	(*ObjectCounts)(nil),          // 33: sluice.v1.ObjectCounts
+	(*DeltaBatch)(nil),            // 34: sluice.v1.DeltaBatch
+	(*ReadOptions)(nil),           // 35: sluice.v1.ReadOptions
+	(*Node)(nil),                  // 36: sluice.v1.Node
+	(*Queue)(nil),                 // 37: sluice.v1.Queue
+	(*Job)(nil),                   // 38: sluice.v1.Job
+	(JobPhase)(0),                 // 39: sluice.v1.JobPhase
+	(*Task)(nil),                  // 40: sluice.v1.Task
+	(TaskStatus)(0),               // 41: sluice.v1.TaskStatus
 }
 var file_sluice_v1_cluster_state_proto_depIdxs = []int32{
 	1,  // 0: sluice.v1.SyncRequest.hello:type_name -> sluice.v1.SyncHello
-	26, // 1: sluice.v1.SyncRequest.batch:type_name -> sluice.v1.DeltaBatch
+	34, // 1: sluice.v1.SyncRequest.batch:type_name -> sluice.v1.DeltaBatch
 	3,  // 2: sluice.v1.SyncResponse.welcome:type_name -> sluice.v1.SyncWelcome
 	4,  // 3: sluice.v1.SyncResponse.ack:type_name -> sluice.v1.BatchAck
 	6,  // 4: sluice.v1.SyncResponse.rejected:type_name -> sluice.v1.BatchRejected
 	7,  // 5: sluice.v1.SyncResponse.resync_required:type_name -> sluice.v1.ResyncRequired
 	5,  // 6: sluice.v1.BatchRejected.violations:type_name -> sluice.v1.FieldViolation
-	26, // 7: sluice.v1.ApplyDeltasRequest.batch:type_name -> sluice.v1.DeltaBatch
-	27, // 8: sluice.v1.GetNodeRequest.read:type_name -> sluice.v1.ReadOptions
-	28, // 9: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
-	27, // 10: sluice.v1.ListNodesRequest.read:type_name -> sluice.v1.ReadOptions
-	28, // 11: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
-	27, // 12: sluice.v1.GetQueueRequest.read:type_name -> sluice.v1.ReadOptions
-	29, // 13: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
-	27, // 14: sluice.v1.ListQueuesRequest.read:type_name -> sluice.v1.ReadOptions
-	29, // 15: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
-	27, // 16: sluice.v1.GetJobRequest.read:type_name -> sluice.v1.ReadOptions
-	30, // 17: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
-	27, // 18: sluice.v1.ListJobsRequest.read:type_name -> sluice.v1.ReadOptions
-	30, // 19: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
-	27, // 20: sluice.v1.GetTaskRequest.read:type_name -> sluice.v1.ReadOptions
-	31, // 21: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	27, // 22: sluice.v1.ListTasksRequest.read:type_name -> sluice.v1.ReadOptions
-	31, // 23: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	0,  // 24: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
-	8,  // 25: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
-	10, // 26: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
-	12, // 27: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
-	14, // 28: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
-	16, // 29: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
-	18, // 30: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
-	20, // 31: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
-	22, // 32: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
-	24, // 33: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	2,  // 34: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
-	9,  // 35: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
-	11, // 36: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
-	13, // 37: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
-	15, // 38: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
-	17, // 39: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
-	19, // 40: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
-	21, // 41: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
-	23, // 42: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
-	25, // 43: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	34, // [34:44] is the sub-list for method output_type
-	24, // [24:34] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	34, // 7: sluice.v1.ApplyDeltasRequest.batch:type_name -> sluice.v1.DeltaBatch
+	35, // 8: sluice.v1.GetNodeRequest.read:type_name -> sluice.v1.ReadOptions
+	36, // 9: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
+	35, // 10: sluice.v1.ListNodesRequest.read:type_name -> sluice.v1.ReadOptions
+	36, // 11: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
+	35, // 12: sluice.v1.GetQueueRequest.read:type_name -> sluice.v1.ReadOptions
+	37, // 13: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
+	35, // 14: sluice.v1.ListQueuesRequest.read:type_name -> sluice.v1.ReadOptions
+	37, // 15: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
+	35, // 16: sluice.v1.GetJobRequest.read:type_name -> sluice.v1.ReadOptions
+	38, // 17: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
+	39, // 18: sluice.v1.ListJobsRequest.phases:type_name -> sluice.v1.JobPhase
+	35, // 19: sluice.v1.ListJobsRequest.read:type_name -> sluice.v1.ReadOptions
+	38, // 20: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
+	35, // 21: sluice.v1.GetTaskRequest.read:type_name -> sluice.v1.ReadOptions
+	40, // 22: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	41, // 23: sluice.v1.ListTasksRequest.statuses:type_name -> sluice.v1.TaskStatus
+	35, // 24: sluice.v1.ListTasksRequest.read:type_name -> sluice.v1.ReadOptions
+	40, // 25: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	35, // 26: sluice.v1.ListClustersRequest.read:type_name -> sluice.v1.ReadOptions
+	32, // 27: sluice.v1.ListClustersResponse.clusters:type_name -> sluice.v1.Cluster
+	35, // 28: sluice.v1.GetClusterRequest.read:type_name -> sluice.v1.ReadOptions
+	32, // 29: sluice.v1.GetClusterResponse.cluster:type_name -> sluice.v1.Cluster
+	32, // 30: sluice.v1.DeleteClusterResponse.cluster:type_name -> sluice.v1.Cluster
+	33, // 31: sluice.v1.Cluster.objects:type_name -> sluice.v1.ObjectCounts
+	0,  // 32: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
+	8,  // 33: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
+	10, // 34: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
+	12, // 35: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
+	14, // 36: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
+	16, // 37: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
+	18, // 38: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
+	20, // 39: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
+	22, // 40: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
+	24, // 41: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	26, // 42: sluice.v1.ClusterStateService.ListClusters:input_type -> sluice.v1.ListClustersRequest
+	28, // 43: sluice.v1.ClusterStateService.GetCluster:input_type -> sluice.v1.GetClusterRequest
+	30, // 44: sluice.v1.ClusterStateService.DeleteCluster:input_type -> sluice.v1.DeleteClusterRequest
+	2,  // 45: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
+	9,  // 46: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
+	11, // 47: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
+	13, // 48: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
+	15, // 49: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
+	17, // 50: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
+	19, // 51: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
+	21, // 52: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
+	23, // 53: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
+	25, // 54: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	27, // 55: sluice.v1.ClusterStateService.ListClusters:output_type -> sluice.v1.ListClustersResponse
+	29, // 56: sluice.v1.ClusterStateService.GetCluster:output_type -> sluice.v1.GetClusterResponse
+	31, // 57: sluice.v1.ClusterStateService.DeleteCluster:output_type -> sluice.v1.DeleteClusterResponse
+	45, // [45:58] is the sub-list for method output_type
+	32, // [32:45] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_cluster_state_proto_init() }
@@ -2023,7 +2635,7 @@ func file_sluice_v1_cluster_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_cluster_state_proto_rawDesc), len(file_sluice_v1_cluster_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

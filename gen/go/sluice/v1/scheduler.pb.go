@@ -2150,7 +2150,11 @@ type GetSchedulerConfigResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The configuration in effect, as Volcano scheduler-conf YAML; the server's
 	// default configuration until one is set.
-	Config        string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	Config string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	// Opaque etag of this configuration. It changes whenever the configuration
+	// in effect changes: every UpdateSchedulerConfig (even with the same text),
+	// and, for a cluster without its own, a change of the server's default.
+	Etag          string `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2192,13 +2196,24 @@ func (x *GetSchedulerConfigResponse) GetConfig() string {
 	return ""
 }
 
+func (x *GetSchedulerConfigResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 // UpdateSchedulerConfigRequest is the request of UpdateSchedulerConfig.
 type UpdateSchedulerConfigRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Cluster to configure. Required.
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// The new configuration, as Volcano scheduler-conf YAML. Required.
-	Config        string `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	Config string `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	// The etag of the configuration this update replaces, from
+	// GetSchedulerConfig, GetCluster or a previous update. Empty updates
+	// unconditionally.
+	Etag          string `protobuf:"bytes,3,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2247,11 +2262,20 @@ func (x *UpdateSchedulerConfigRequest) GetConfig() string {
 	return ""
 }
 
+func (x *UpdateSchedulerConfigRequest) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 // UpdateSchedulerConfigResponse is the response of UpdateSchedulerConfig.
 type UpdateSchedulerConfigResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The configuration now in effect.
-	Config        string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	Config string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	// The etag of the configuration now in effect.
+	Etag          string `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2289,6 +2313,13 @@ func (*UpdateSchedulerConfigResponse) Descriptor() ([]byte, []int) {
 func (x *UpdateSchedulerConfigResponse) GetConfig() string {
 	if x != nil {
 		return x.Config
+	}
+	return ""
+}
+
+func (x *UpdateSchedulerConfigResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
 	}
 	return ""
 }
@@ -2434,14 +2465,17 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"a\n" +
 	"\x19GetSchedulerConfigRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12*\n" +
-	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"4\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"H\n" +
 	"\x1aGetSchedulerConfigResponse\x12\x16\n" +
-	"\x06config\x18\x01 \x01(\tR\x06config\"P\n" +
+	"\x06config\x18\x01 \x01(\tR\x06config\x12\x12\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag\"d\n" +
 	"\x1cUpdateSchedulerConfigRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
-	"\x06config\x18\x02 \x01(\tR\x06config\"7\n" +
+	"\x06config\x18\x02 \x01(\tR\x06config\x12\x12\n" +
+	"\x04etag\x18\x03 \x01(\tR\x04etag\"K\n" +
 	"\x1dUpdateSchedulerConfigResponse\x12\x16\n" +
-	"\x06config\x18\x01 \x01(\tR\x06config*\x82\x01\n" +
+	"\x06config\x18\x01 \x01(\tR\x06config\x12\x12\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag*\x82\x01\n" +
 	"\fScheduleMode\x12\x1d\n" +
 	"\x19SCHEDULE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SCHEDULE_MODE_PROPOSE\x10\x01\x12\x1d\n" +

@@ -71,11 +71,16 @@ type SchedulerServiceClient interface {
 	// WatchPlans runs cycles as the cluster changes (and periodically) and
 	// streams each cycle's plan until the client cancels.
 	WatchPlans(ctx context.Context, in *WatchPlansRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlansResponse], error)
-	// GetSchedulerConfig returns the cluster's scheduler configuration.
+	// GetSchedulerConfig returns the cluster's scheduler configuration and its
+	// etag.
 	GetSchedulerConfig(ctx context.Context, in *GetSchedulerConfigRequest, opts ...grpc.CallOption) (*GetSchedulerConfigResponse, error)
 	// UpdateSchedulerConfig replaces the cluster's scheduler configuration. The
 	// text is validated first (unknown actions or plugins, bad arguments); an
-	// invalid configuration fails with INVALID_ARGUMENT and changes nothing.
+	// invalid configuration fails with INVALID_ARGUMENT and changes nothing. With
+	// an etag, the update applies only if the configuration in effect still has
+	// that etag; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH, and
+	// the ErrorInfo metadata "field" is "etag") and changes nothing: read the
+	// configuration again and retry.
 	UpdateSchedulerConfig(ctx context.Context, in *UpdateSchedulerConfigRequest, opts ...grpc.CallOption) (*UpdateSchedulerConfigResponse, error)
 }
 
@@ -218,11 +223,16 @@ type SchedulerServiceServer interface {
 	// WatchPlans runs cycles as the cluster changes (and periodically) and
 	// streams each cycle's plan until the client cancels.
 	WatchPlans(*WatchPlansRequest, grpc.ServerStreamingServer[WatchPlansResponse]) error
-	// GetSchedulerConfig returns the cluster's scheduler configuration.
+	// GetSchedulerConfig returns the cluster's scheduler configuration and its
+	// etag.
 	GetSchedulerConfig(context.Context, *GetSchedulerConfigRequest) (*GetSchedulerConfigResponse, error)
 	// UpdateSchedulerConfig replaces the cluster's scheduler configuration. The
 	// text is validated first (unknown actions or plugins, bad arguments); an
-	// invalid configuration fails with INVALID_ARGUMENT and changes nothing.
+	// invalid configuration fails with INVALID_ARGUMENT and changes nothing. With
+	// an etag, the update applies only if the configuration in effect still has
+	// that etag; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH, and
+	// the ErrorInfo metadata "field" is "etag") and changes nothing: read the
+	// configuration again and retry.
 	UpdateSchedulerConfig(context.Context, *UpdateSchedulerConfigRequest) (*UpdateSchedulerConfigResponse, error)
 	mustEmbedUnimplementedSchedulerServiceServer()
 }

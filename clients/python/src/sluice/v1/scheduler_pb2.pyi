@@ -355,21 +355,27 @@ class GetSchedulerConfigRequest(_message.Message):
     def __init__(self, cluster: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetSchedulerConfigResponse(_message.Message):
-    __slots__ = ("config",)
+    __slots__ = ("config", "etag")
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     config: str
-    def __init__(self, config: _Optional[str] = ...) -> None: ...
+    etag: str
+    def __init__(self, config: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class UpdateSchedulerConfigRequest(_message.Message):
-    __slots__ = ("cluster", "config")
+    __slots__ = ("cluster", "config", "etag")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     config: str
-    def __init__(self, cluster: _Optional[str] = ..., config: _Optional[str] = ...) -> None: ...
+    etag: str
+    def __init__(self, cluster: _Optional[str] = ..., config: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class UpdateSchedulerConfigResponse(_message.Message):
-    __slots__ = ("config",)
+    __slots__ = ("config", "etag")
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     config: str
-    def __init__(self, config: _Optional[str] = ...) -> None: ...
+    etag: str
+    def __init__(self, config: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...

@@ -156,7 +156,8 @@ class SchedulerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetSchedulerConfig(self, request, context):
-        """GetSchedulerConfig returns the cluster's scheduler configuration.
+        """GetSchedulerConfig returns the cluster's scheduler configuration and its
+        etag.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -165,7 +166,11 @@ class SchedulerServiceServicer:
     def UpdateSchedulerConfig(self, request, context):
         """UpdateSchedulerConfig replaces the cluster's scheduler configuration. The
         text is validated first (unknown actions or plugins, bad arguments); an
-        invalid configuration fails with INVALID_ARGUMENT and changes nothing.
+        invalid configuration fails with INVALID_ARGUMENT and changes nothing. With
+        an etag, the update applies only if the configuration in effect still has
+        that etag; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH, and
+        the ErrorInfo metadata "field" is "etag") and changes nothing: read the
+        configuration again and retry.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
