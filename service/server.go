@@ -97,7 +97,6 @@ type Server struct {
 	watches        *watchRegistry
 
 	mu     sync.Mutex
-	locks  map[string]*sync.Mutex
 	cycles map[string]chan struct{}
 }
 
@@ -113,7 +112,6 @@ func New(opts Options) *Server {
 		clock:  opts.Clock,
 		health: health.NewServer(),
 		done:   make(chan struct{}),
-		locks:  map[string]*sync.Mutex{},
 		cycles: map[string]chan struct{}{},
 
 		auth:           opts.Auth,
@@ -181,21 +179,6 @@ func (s *Server) Shutdown() {
 		s.health.Shutdown()
 		close(s.done)
 	})
-}
-
-// lockCluster serializes the service's writes to one cluster, so that a batch's
-// snapshot-dependent checks (deletes of missing objects, defaults from the stored objects)
-// hold until the batch is applied. It returns the unlock function.
-func (s *Server) lockCluster(cluster string) func() {
-	s.mu.Lock()
-	l, ok := s.locks[cluster]
-	if !ok {
-		l = &sync.Mutex{}
-		s.locks[cluster] = l
-	}
-	s.mu.Unlock()
-	l.Lock()
-	return l.Unlock
 }
 
 // checkCluster validates a request's cluster name into fe and adds it to the call's log

@@ -84,7 +84,8 @@ func (QueueState) EnumDescriptor() ([]byte, []int) {
 type JobPhase int32
 
 const (
-	// Not set; on input means JOB_PHASE_INQUEUE.
+	// Not set. On input: keep the stored phase, or JOB_PHASE_INQUEUE for a new
+	// job.
 	JobPhase_JOB_PHASE_UNSPECIFIED JobPhase = 0
 	// Pending: waiting to be admitted by the enqueue action.
 	JobPhase_JOB_PHASE_PENDING JobPhase = 1
@@ -145,11 +146,14 @@ func (JobPhase) EnumDescriptor() ([]byte, []int) {
 	return file_sluice_v1_types_proto_rawDescGZIP(), []int{1}
 }
 
-// TaskStatus is the status of a task (Volcano's TaskStatus).
+// TaskStatus is the status of a task (Volcano's TaskStatus). A committed bind
+// makes a task BOUND; the resource manager then reports it RUNNING (or PENDING
+// again when it could not start it).
 type TaskStatus int32
 
 const (
-	// Not set; on input means TASK_STATUS_PENDING.
+	// Not set. On input: keep the stored status, or TASK_STATUS_PENDING for a new
+	// task.
 	TaskStatus_TASK_STATUS_UNSPECIFIED TaskStatus = 0
 	// Pending: waiting for a node.
 	TaskStatus_TASK_STATUS_PENDING TaskStatus = 1
@@ -157,9 +161,15 @@ const (
 	TaskStatus_TASK_STATUS_ALLOCATED TaskStatus = 2
 	// Pipelined: reserved a node that is being freed, within a cycle; never stored.
 	TaskStatus_TASK_STATUS_PIPELINED TaskStatus = 3
-	// Binding: being bound to its node.
+	// Binding: a bind is decided but not yet carried out (Volcano's status while
+	// its bind call is in flight). The server never stores it by itself: a
+	// cycle's binds are BINDING only within the cycle, and committing the plan
+	// makes them BOUND. A resource manager may report it for a task whose start
+	// on the node is under way; it counts like BOUND.
 	TaskStatus_TASK_STATUS_BINDING TaskStatus = 4
-	// Bound: bound to its node by a committed plan, not yet reported running.
+	// Bound: bound to its node, not yet running. A committed plan's binds are
+	// BOUND (as a pod whose node is set is in Volcano); so are tasks a resource
+	// manager reports placed but not started.
 	TaskStatus_TASK_STATUS_BOUND TaskStatus = 5
 	// Running: running on its node.
 	TaskStatus_TASK_STATUS_RUNNING TaskStatus = 6
@@ -1011,30 +1021,44 @@ func (x *DeviceRequest) GetModel() string {
 	return ""
 }
 
-// Node is a machine that runs tasks.
+// Node is a machine that runs tasks. Every field is the resource manager's
+// except mod_revision: re-reporting a node replaces all of it, and never moves
+// the tasks placed on it (those are Task fields).
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Node name, unique in the cluster. Required.
+	// Node name, unique in the cluster.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Resources offered to tasks, as quantities. Required. Include "pods" to cap
-	// the number of tasks.
+	// Resources offered to tasks, as quantities. Include "pods" to cap the number
+	// of tasks.
+	// REQUIRED. Owner: resource manager.
 	Allocatable map[string]string `protobuf:"bytes,2,rep,name=allocatable,proto3" json:"allocatable,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Node labels. The server adds "kubernetes.io/hostname" with the node's name
 	// when it is absent. A node's node group is its "volcano.sh/nodegroup-name"
 	// label.
+	// OPTIONAL. Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Taints on the node.
+	// OPTIONAL. Owner: resource manager.
 	Taints []*Taint `protobuf:"bytes,4,rep,name=taints,proto3" json:"taints,omitempty"`
 	// True when the node is cordoned: no new tasks are placed on it. Default false.
+	// OPTIONAL. Owner: resource manager.
 	Unschedulable bool `protobuf:"varint,5,opt,name=unschedulable,proto3" json:"unschedulable,omitempty"`
 	// Recent utilisation in percent (0 to 100) by resource name, for example
 	// {"cpu": 40, "memory": 60}, for load-aware plugins. Empty means unknown.
+	// OPTIONAL. Owner: resource manager.
 	Usage map[string]float64 `protobuf:"bytes,6,rep,name=usage,proto3" json:"usage,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	// Devices on the node.
+	// Devices on the node. Which task holds which device is the tasks'
+	// device_ids.
+	// OPTIONAL. Owner: resource manager.
 	Devices []*Device `protobuf:"bytes,7,rep,name=devices,proto3" json:"devices,omitempty"`
 	// NUMA layout and exclusive-CPU state, for the numa-aware plugin. Unset means
 	// unknown: tasks that ask for a NUMA policy cannot use the node.
-	NumaTopology  *NumaTopology `protobuf:"bytes,8,opt,name=numa_topology,json=numaTopology,proto3" json:"numa_topology,omitempty"`
+	// OPTIONAL. Owner: resource manager.
+	NumaTopology *NumaTopology `protobuf:"bytes,8,opt,name=numa_topology,json=numaTopology,proto3" json:"numa_topology,omitempty"`
+	// Cluster revision of the last write that changed the node.
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,9,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1123,6 +1147,13 @@ func (x *Node) GetNumaTopology() *NumaTopology {
 		return x.NumaTopology
 	}
 	return nil
+}
+
+func (x *Node) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
 }
 
 // NumaCpu is one logical CPU (hardware thread) of a node.
@@ -1396,7 +1427,7 @@ func (x *NodeGroupAffinity) GetPreferred() []string {
 }
 
 // QueueStatus holds derived, read-only figures of a queue. It is filled in by
-// GetQueue and ListQueues and ignored on upsert.
+// GetQueue and ListQueues and ignored on upsert; every field is OUTPUT_ONLY.
 type QueueStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Resources allocated to the queue's tasks as Volcano counts them (binding,
@@ -1483,39 +1514,58 @@ func (x *QueueStatus) GetAsOfRevision() uint64 {
 
 // Queue is a share of the cluster that jobs are submitted to. Queues may form a
 // hierarchy through parent. A queue named "default" with weight 1 exists
-// implicitly when a job names it without it being declared.
+// implicitly when a job names it without it being declared. Every field is the
+// resource manager's except status and mod_revision, which the server computes.
 type Queue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Queue name, unique in the cluster. Required.
+	// Queue name, unique in the cluster.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Parent queue for hierarchical queues. Empty means "root".
+	// OPTIONAL. Owner: resource manager.
 	Parent string `protobuf:"bytes,2,opt,name=parent,proto3" json:"parent,omitempty"`
 	// Fair-share weight used by the proportion plugin. 0 means 1.
+	// OPTIONAL. Owner: resource manager.
 	Weight int32 `protobuf:"varint,3,opt,name=weight,proto3" json:"weight,omitempty"`
 	// Hard upper bound on the queue's allocation, as quantities. Empty means
 	// unlimited; resources not named are unlimited.
+	// OPTIONAL. Owner: resource manager.
 	Capability map[string]string `protobuf:"bytes,4,rep,name=capability,proto3" json:"capability,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Deserved amount used by the capacity plugin, as quantities. Empty means none.
+	// OPTIONAL. Owner: resource manager.
 	Deserved map[string]string `protobuf:"bytes,5,rep,name=deserved,proto3" json:"deserved,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Reserved lower bound, as quantities. Empty means none.
+	// OPTIONAL. Owner: resource manager.
 	Guarantee map[string]string `protobuf:"bytes,6,rep,name=guarantee,proto3" json:"guarantee,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Queue priority; higher is more important. Default 0.
+	// OPTIONAL. Owner: resource manager.
 	Priority int32 `protobuf:"varint,7,opt,name=priority,proto3" json:"priority,omitempty"`
 	// Queue state. Unspecified means open.
+	// OPTIONAL. Owner: resource manager.
 	State QueueState `protobuf:"varint,8,opt,name=state,proto3,enum=sluice.v1.QueueState" json:"state,omitempty"`
 	// Whether other queues may reclaim resources from this queue. Unset means
 	// true.
+	// OPTIONAL. Owner: resource manager.
 	Reclaimable *bool `protobuf:"varint,9,opt,name=reclaimable,proto3,oneof" json:"reclaimable,omitempty"`
 	// Node groups the queue's tasks must or should run in.
+	// OPTIONAL. Owner: resource manager.
 	NodeGroupAffinity *NodeGroupAffinity `protobuf:"bytes,10,opt,name=node_group_affinity,json=nodeGroupAffinity,proto3" json:"node_group_affinity,omitempty"`
 	// Node groups the queue's tasks must not or should not run in.
+	// OPTIONAL. Owner: resource manager.
 	NodeGroupAntiAffinity *NodeGroupAffinity `protobuf:"bytes,11,opt,name=node_group_anti_affinity,json=nodeGroupAntiAffinity,proto3" json:"node_group_anti_affinity,omitempty"`
 	// Queue labels.
+	// OPTIONAL. Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Queue annotations.
+	// OPTIONAL. Owner: resource manager.
 	Annotations map[string]string `protobuf:"bytes,13,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Derived figures; output only, ignored on upsert.
-	Status        *QueueStatus `protobuf:"bytes,14,opt,name=status,proto3" json:"status,omitempty"`
+	// Derived figures, filled in by GetQueue and ListQueues.
+	// OUTPUT_ONLY. Owner: server.
+	Status *QueueStatus `protobuf:"bytes,14,opt,name=status,proto3" json:"status,omitempty"`
+	// Cluster revision of the last write that changed the queue (not its derived
+	// status, which changes with its jobs' tasks).
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,15,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1648,6 +1698,13 @@ func (x *Queue) GetStatus() *QueueStatus {
 	return nil
 }
 
+func (x *Queue) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // NetworkTopology asks for a job's tasks to be placed within one hypernode.
 type NetworkTopology struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1704,42 +1761,61 @@ func (x *NetworkTopology) GetHighestTierAllowed() int32 {
 }
 
 // Job is a group of tasks scheduled together (Volcano's PodGroup). Its tasks
-// are separate Task objects that name it.
+// are separate Task objects that name it. Every field is the resource
+// manager's except phase and created_at (the server's, reported) and
+// mod_revision (the server's).
 type Job struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Job name, unique in its namespace. Required.
+	// Job name, unique in its namespace.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Namespace. Empty means "default".
+	// OPTIONAL, IMMUTABLE. Owner: resource manager.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Queue the job is submitted to. Empty means "default".
+	// OPTIONAL. Owner: resource manager.
 	Queue string `protobuf:"bytes,3,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Name of a PriorityClass giving the job's priority. Empty means none.
+	// OPTIONAL. Owner: resource manager.
 	PriorityClass string `protobuf:"bytes,4,opt,name=priority_class,json=priorityClass,proto3" json:"priority_class,omitempty"`
 	// Job priority; when set it overrides priority_class. Unset means the
 	// priority class's value, or 0 without one.
+	// OPTIONAL. Owner: resource manager.
 	Priority *int32 `protobuf:"varint,5,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
 	// Gang size: tasks that must be placed together. Unset means 1; 0 is a job
 	// without a gang (every task may be placed, and preempted, on its own).
+	// OPTIONAL. Owner: resource manager.
 	MinAvailable *int32 `protobuf:"varint,6,opt,name=min_available,json=minAvailable,proto3,oneof" json:"min_available,omitempty"`
 	// Per-role minimums, for example {"master": 1, "worker": 2}. Empty means none.
+	// OPTIONAL. Owner: resource manager.
 	MinAvailableByRole map[string]int32 `protobuf:"bytes,7,rep,name=min_available_by_role,json=minAvailableByRole,proto3" json:"min_available_by_role,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Minimum resources the job needs, checked at enqueue, as quantities. Empty
 	// means none.
+	// OPTIONAL. Owner: resource manager.
 	MinResources map[string]string `protobuf:"bytes,8,rep,name=min_resources,json=minResources,proto3" json:"min_resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Phase. Unspecified on input means inqueue. The server updates it as the
-	// job is scheduled.
+	// Phase. Plan commits update it as the job is scheduled. Unspecified keeps
+	// the stored phase (a new job is inqueue); a resource manager sets it only
+	// to override the server, for example PENDING to hold a job back.
+	// OPTIONAL. Owner: server, reported.
 	Phase JobPhase `protobuf:"varint,9,opt,name=phase,proto3,enum=sluice.v1.JobPhase" json:"phase,omitempty"`
-	// Creation time, used for ordering (ties break by name). Unset means the time
-	// the server first received the job.
+	// Creation time, used for ordering (ties break by name). Unset keeps the
+	// stored time; a new job gets the time the server first received it.
+	// OPTIONAL. Owner: server, reported.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Job labels.
+	// OPTIONAL. Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,11,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Job annotations, for example "volcano.sh/sla-waiting-time".
+	// OPTIONAL. Owner: resource manager.
 	Annotations map[string]string `protobuf:"bytes,12,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Network topology constraint. Unset means none.
+	// OPTIONAL. Owner: resource manager.
 	NetworkTopology *NetworkTopology `protobuf:"bytes,13,opt,name=network_topology,json=networkTopology,proto3" json:"network_topology,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Cluster revision of the last write that changed the job.
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,14,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1863,59 +1939,97 @@ func (x *Job) GetNetworkTopology() *NetworkTopology {
 	return nil
 }
 
+func (x *Job) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // Task is one schedulable unit of a job (Volcano's task, a pod in Kubernetes).
+// Every field is the resource manager's except status, node, device_ids and
+// started_at (the server's, reported: plan commits set them, the resource
+// manager reports what happened, and a report that leaves them unset keeps them)
+// and mod_revision (the server's).
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Task name, unique in its namespace; its full name is "namespace/name".
-	// Required.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Namespace; must be its job's namespace. Empty means "default".
+	// OPTIONAL, IMMUTABLE. Owner: resource manager.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	// Name of the task's job, in the same namespace. Required.
+	// Name of the task's job, in the same namespace.
+	// REQUIRED. Owner: resource manager.
 	Job string `protobuf:"bytes,3,opt,name=job,proto3" json:"job,omitempty"`
 	// The task's role in its job (Volcano's task spec), for example "worker".
 	// Empty means the task's name.
+	// OPTIONAL. Owner: resource manager.
 	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
 	// Requested resources, as quantities. Empty means best-effort.
+	// OPTIONAL. Owner: resource manager.
 	Resources map[string]string `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Status. Unspecified on input means pending. Clients report PENDING,
-	// BINDING, BOUND, RUNNING, RELEASING, SUCCEEDED, FAILED or UNKNOWN;
-	// ALLOCATED and PIPELINED exist only inside a cycle and are rejected.
+	// Status. A committed bind makes the task BOUND and an eviction RELEASING;
+	// the resource manager reports the rest (PENDING, BINDING, BOUND, RUNNING,
+	// RELEASING, SUCCEEDED, FAILED or UNKNOWN; ALLOCATED and PIPELINED exist only
+	// inside a cycle and are rejected). Unspecified keeps the stored status (a
+	// new task is pending).
+	// OPTIONAL. Owner: server, reported.
 	Status TaskStatus `protobuf:"varint,6,opt,name=status,proto3,enum=sluice.v1.TaskStatus" json:"status,omitempty"`
-	// Node the task is on. Required for BINDING, BOUND, RUNNING and RELEASING;
-	// empty for PENDING.
+	// Node the task is on; a committed bind sets it. The task must have one when
+	// BINDING, BOUND, RUNNING or RELEASING and must not when PENDING. Empty keeps
+	// the stored node while the task stays in one of those four statuses (it is
+	// refused for a task that was not in one); empty for any other status means
+	// none. A node may only be given with a status.
+	// OPTIONAL. Owner: server, reported.
 	Node string `protobuf:"bytes,7,opt,name=node,proto3" json:"node,omitempty"`
 	// Name of a PriorityClass giving the task's priority. Empty means the job's.
+	// OPTIONAL. Owner: resource manager.
 	PriorityClass string `protobuf:"bytes,8,opt,name=priority_class,json=priorityClass,proto3" json:"priority_class,omitempty"`
 	// Task priority; when set it overrides priority_class. Unset means the
 	// priority class's value, or the job's priority without one.
+	// OPTIONAL. Owner: resource manager.
 	Priority *int32 `protobuf:"varint,9,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
-	// When the task started running. Unset for a running task means the time the
-	// server first saw it running.
+	// When the task started running. Unset keeps the stored time, except for a
+	// task reported PENDING again (it has not started); a RUNNING task that has
+	// none gets the time the server first saw it running.
+	// OPTIONAL. Owner: server, reported.
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// Node labels the task requires (exact match on every entry).
+	// OPTIONAL. Owner: resource manager.
 	NodeSelector map[string]string `protobuf:"bytes,11,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Taints the task tolerates.
+	// OPTIONAL. Owner: resource manager.
 	Tolerations []*Toleration `protobuf:"bytes,12,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
 	// Node and task affinity. Unset means none.
+	// OPTIONAL. Owner: resource manager.
 	Affinity *Affinity `protobuf:"bytes,13,opt,name=affinity,proto3" json:"affinity,omitempty"`
 	// Topology spread constraints.
+	// OPTIONAL. Owner: resource manager.
 	TopologySpread []*TopologySpreadConstraint `protobuf:"bytes,14,rep,name=topology_spread,json=topologySpread,proto3" json:"topology_spread,omitempty"`
 	// Host ports the task needs, for example [8080]; two tasks needing the same
 	// port cannot share a node.
+	// OPTIONAL. Owner: resource manager.
 	Ports []int32 `protobuf:"varint,15,rep,packed,name=ports,proto3" json:"ports,omitempty"`
 	// Device requests.
+	// OPTIONAL. Owner: resource manager.
 	Devices []*DeviceRequest `protobuf:"bytes,16,rep,name=devices,proto3" json:"devices,omitempty"`
 	// Task labels, matched by affinity, spread and disruption budget selectors.
+	// OPTIONAL. Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,17,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Task annotations, for example "volcano.sh/cooldown-time".
+	// OPTIONAL. Owner: resource manager.
 	Annotations map[string]string `protobuf:"bytes,18,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Whether the task may be a victim of preemption or reclaim. Unset means
 	// true.
+	// OPTIONAL. Owner: resource manager.
 	Preemptable *bool `protobuf:"varint,19,opt,name=preemptable,proto3,oneof" json:"preemptable,omitempty"`
-	// Devices (Device.id on the task's node) the task holds. Set by the server
-	// when a bind commits; a client reporting a task that already holds devices
-	// sets them itself.
+	// Devices (Device.id on the task's node) the task holds. A committed bind
+	// sets them; a resource manager reporting a task that holds devices the
+	// server did not assign sets them itself. Empty keeps the stored ids while
+	// the task stays BINDING, BOUND, RUNNING or RELEASING on the same node; a task
+	// reported on another node, or in another status, holds none unless given.
+	// OPTIONAL. Owner: server, reported.
 	DeviceIds []string `protobuf:"bytes,20,rep,name=device_ids,json=deviceIds,proto3" json:"device_ids,omitempty"`
 	// True when the task is in Kubernetes' Guaranteed QoS class: its limits
 	// equal its requests, which must then include cpu and memory. A guaranteed
@@ -1923,7 +2037,11 @@ type Task struct {
 	// a static CPU manager (see NumaTopology). Its NUMA policy is the annotation
 	// "volcano.sh/numa-topology-policy" of the task, or else of its job. Default
 	// false.
-	Guaranteed    bool `protobuf:"varint,21,opt,name=guaranteed,proto3" json:"guaranteed,omitempty"`
+	// OPTIONAL. Owner: resource manager.
+	Guaranteed bool `protobuf:"varint,21,opt,name=guaranteed,proto3" json:"guaranteed,omitempty"`
+	// Cluster revision of the last write that changed the task.
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,22,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2105,13 +2223,26 @@ func (x *Task) GetGuaranteed() bool {
 	return false
 }
 
-// PriorityClass names a priority value.
+func (x *Task) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
+// PriorityClass names a priority value. Every field is the resource manager's
+// except mod_revision.
 type PriorityClass struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Class name, unique in the cluster. Required.
+	// Class name, unique in the cluster.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Priority value; higher is more important.
-	Value         int32 `protobuf:"varint,2,opt,name=value,proto3" json:"value,omitempty"`
+	// Priority value; higher is more important. Default 0.
+	// OPTIONAL. Owner: resource manager.
+	Value int32 `protobuf:"varint,2,opt,name=value,proto3" json:"value,omitempty"`
+	// Cluster revision of the last write that changed the class.
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,3,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2160,13 +2291,26 @@ func (x *PriorityClass) GetValue() int32 {
 	return 0
 }
 
+func (x *PriorityClass) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // NamespaceQuota caps what a namespace's running tasks may request in total.
+// Every field is the resource manager's except mod_revision.
 type NamespaceQuota struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The namespace the quota applies to; also the quota's name. Required.
+	// The namespace the quota applies to; also the quota's name.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Hard limits, as quantities. Resources not named are unlimited.
-	Hard          map[string]string `protobuf:"bytes,2,rep,name=hard,proto3" json:"hard,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// OPTIONAL. Owner: resource manager.
+	Hard map[string]string `protobuf:"bytes,2,rep,name=hard,proto3" json:"hard,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Cluster revision of the last write that changed the quota.
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,3,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2215,24 +2359,40 @@ func (x *NamespaceQuota) GetHard() map[string]string {
 	return nil
 }
 
+func (x *NamespaceQuota) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // DisruptionBudget limits how many matching tasks may be evicted.
-// Exactly one of min_available and max_unavailable is set.
+// Exactly one of min_available and max_unavailable is set. Every field is the
+// resource manager's except mod_revision.
 type DisruptionBudget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Budget name, unique in its namespace. Required.
+	// Budget name, unique in its namespace.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Namespace of the budget and of the tasks it covers. Empty means "default".
+	// OPTIONAL, IMMUTABLE. Owner: resource manager.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Labels a task must all carry to be covered (exact match).
+	// OPTIONAL. Owner: resource manager.
 	Selector map[string]string `protobuf:"bytes,3,rep,name=selector,proto3" json:"selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Covered tasks that must stay available: an integer ("3") or a percentage
 	// of covered tasks ("50%").
+	// OPTIONAL (this or max_unavailable). Owner: resource manager.
 	MinAvailable *string `protobuf:"bytes,4,opt,name=min_available,json=minAvailable,proto3,oneof" json:"min_available,omitempty"`
 	// Covered tasks that may be unavailable: an integer ("1") or a percentage
 	// ("50%").
+	// OPTIONAL (this or min_available). Owner: resource manager.
 	MaxUnavailable *string `protobuf:"bytes,5,opt,name=max_unavailable,json=maxUnavailable,proto3,oneof" json:"max_unavailable,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Cluster revision of the last write that changed the budget.
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,6,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DisruptionBudget) Reset() {
@@ -2300,16 +2460,30 @@ func (x *DisruptionBudget) GetMaxUnavailable() string {
 	return ""
 }
 
+func (x *DisruptionBudget) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // HyperNode is a network topology domain: a set of nodes (tier 1) or of
-// lower-tier hypernodes (higher tiers).
+// lower-tier hypernodes (higher tiers). Every field is the resource manager's
+// except mod_revision.
 type HyperNode struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Hypernode name, unique in the cluster. Required.
+	// Hypernode name, unique in the cluster.
+	// REQUIRED, IMMUTABLE. Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Tier, at least 1; lower tiers are closer (faster) network domains.
+	// REQUIRED. Owner: resource manager.
 	Tier int32 `protobuf:"varint,2,opt,name=tier,proto3" json:"tier,omitempty"`
 	// Members: node names for tier 1, hypernode names of lower tiers otherwise.
-	Members       []string `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// OPTIONAL. Owner: resource manager.
+	Members []string `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// Cluster revision of the last write that changed the hypernode.
+	// OUTPUT_ONLY. Owner: server.
+	ModRevision   uint64 `protobuf:"varint,4,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2363,6 +2537,13 @@ func (x *HyperNode) GetMembers() []string {
 		return x.Members
 	}
 	return nil
+}
+
+func (x *HyperNode) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
 }
 
 // ObjectRef identifies one cluster object.
@@ -2430,8 +2611,9 @@ func (x *ObjectRef) GetName() string {
 	return ""
 }
 
-// Delta is one change to a cluster: an upsert (create or replace entirely) of
-// one object, or a deletion.
+// Delta is one change to a cluster: an upsert of one object (create it, or
+// replace what the resource manager owns of it and keep the server-owned
+// fields it leaves unset), or a deletion.
 type Delta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The change. Required.
@@ -2575,42 +2757,42 @@ type isDelta_Change interface {
 }
 
 type Delta_UpsertNode struct {
-	// Create or replace a node.
+	// Create or update a node.
 	UpsertNode *Node `protobuf:"bytes,1,opt,name=upsert_node,json=upsertNode,proto3,oneof"`
 }
 
 type Delta_UpsertQueue struct {
-	// Create or replace a queue.
+	// Create or update a queue.
 	UpsertQueue *Queue `protobuf:"bytes,2,opt,name=upsert_queue,json=upsertQueue,proto3,oneof"`
 }
 
 type Delta_UpsertJob struct {
-	// Create or replace a job.
+	// Create or update a job.
 	UpsertJob *Job `protobuf:"bytes,3,opt,name=upsert_job,json=upsertJob,proto3,oneof"`
 }
 
 type Delta_UpsertTask struct {
-	// Create or replace a task.
+	// Create or update a task.
 	UpsertTask *Task `protobuf:"bytes,4,opt,name=upsert_task,json=upsertTask,proto3,oneof"`
 }
 
 type Delta_UpsertPriorityClass struct {
-	// Create or replace a priority class.
+	// Create or update a priority class.
 	UpsertPriorityClass *PriorityClass `protobuf:"bytes,5,opt,name=upsert_priority_class,json=upsertPriorityClass,proto3,oneof"`
 }
 
 type Delta_UpsertNamespaceQuota struct {
-	// Create or replace a namespace quota.
+	// Create or update a namespace quota.
 	UpsertNamespaceQuota *NamespaceQuota `protobuf:"bytes,6,opt,name=upsert_namespace_quota,json=upsertNamespaceQuota,proto3,oneof"`
 }
 
 type Delta_UpsertDisruptionBudget struct {
-	// Create or replace a disruption budget.
+	// Create or update a disruption budget.
 	UpsertDisruptionBudget *DisruptionBudget `protobuf:"bytes,7,opt,name=upsert_disruption_budget,json=upsertDisruptionBudget,proto3,oneof"`
 }
 
 type Delta_UpsertHyperNode struct {
-	// Create or replace a hypernode.
+	// Create or update a hypernode.
 	UpsertHyperNode *HyperNode `protobuf:"bytes,8,opt,name=upsert_hyper_node,json=upsertHyperNode,proto3,oneof"`
 }
 
@@ -2650,7 +2832,8 @@ type DeltaBatch struct {
 	// The changes, applied in order.
 	Deltas []*Delta `protobuf:"bytes,2,rep,name=deltas,proto3" json:"deltas,omitempty"`
 	// When true the cluster becomes exactly the objects upserted by this batch:
-	// every object not upserted is deleted first. Delete deltas are not allowed
+	// every object not upserted is deleted. Upserted objects that existed keep
+	// their server-owned fields as any upsert does. Delete deltas are not allowed
 	// in such a batch.
 	ReplaceAll    bool `protobuf:"varint,3,opt,name=replace_all,json=replaceAll,proto3" json:"replace_all,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2770,7 +2953,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
 	"\x06memory\x18\x03 \x01(\tR\x06memory\x12\x14\n" +
 	"\x05cores\x18\x04 \x01(\x05R\x05cores\x12\x14\n" +
-	"\x05model\x18\x05 \x01(\tR\x05model\"\xb5\x04\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"\xd8\x04\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12B\n" +
 	"\vallocatable\x18\x02 \x03(\v2 .sluice.v1.Node.AllocatableEntryR\vallocatable\x123\n" +
@@ -2779,7 +2962,8 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\runschedulable\x18\x05 \x01(\bR\runschedulable\x120\n" +
 	"\x05usage\x18\x06 \x03(\v2\x1a.sluice.v1.Node.UsageEntryR\x05usage\x12+\n" +
 	"\adevices\x18\a \x03(\v2\x11.sluice.v1.DeviceR\adevices\x12<\n" +
-	"\rnuma_topology\x18\b \x01(\v2\x17.sluice.v1.NumaTopologyR\fnumaTopology\x1a>\n" +
+	"\rnuma_topology\x18\b \x01(\v2\x17.sluice.v1.NumaTopologyR\fnumaTopology\x12!\n" +
+	"\fmod_revision\x18\t \x01(\x04R\vmodRevision\x1a>\n" +
 	"\x10AllocatableEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
@@ -2817,7 +3001,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rDeservedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8d\b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb0\b\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06parent\x18\x02 \x01(\tR\x06parent\x12\x16\n" +
@@ -2835,7 +3019,8 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x18node_group_anti_affinity\x18\v \x01(\v2\x1c.sluice.v1.NodeGroupAffinityR\x15nodeGroupAntiAffinity\x124\n" +
 	"\x06labels\x18\f \x03(\v2\x1c.sluice.v1.Queue.LabelsEntryR\x06labels\x12C\n" +
 	"\vannotations\x18\r \x03(\v2!.sluice.v1.Queue.AnnotationsEntryR\vannotations\x12.\n" +
-	"\x06status\x18\x0e \x01(\v2\x16.sluice.v1.QueueStatusR\x06status\x1a=\n" +
+	"\x06status\x18\x0e \x01(\v2\x16.sluice.v1.QueueStatusR\x06status\x12!\n" +
+	"\fmod_revision\x18\x0f \x01(\x04R\vmodRevision\x1a=\n" +
 	"\x0fCapabilityEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -2854,7 +3039,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\f_reclaimable\"W\n" +
 	"\x0fNetworkTopology\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x120\n" +
-	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowed\"\xa7\a\n" +
+	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowed\"\xca\a\n" +
 	"\x03Job\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x14\n" +
@@ -2870,7 +3055,8 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x122\n" +
 	"\x06labels\x18\v \x03(\v2\x1a.sluice.v1.Job.LabelsEntryR\x06labels\x12A\n" +
 	"\vannotations\x18\f \x03(\v2\x1f.sluice.v1.Job.AnnotationsEntryR\vannotations\x12E\n" +
-	"\x10network_topology\x18\r \x01(\v2\x1a.sluice.v1.NetworkTopologyR\x0fnetworkTopology\x1aE\n" +
+	"\x10network_topology\x18\r \x01(\v2\x1a.sluice.v1.NetworkTopologyR\x0fnetworkTopology\x12!\n" +
+	"\fmod_revision\x18\x0e \x01(\x04R\vmodRevision\x1aE\n" +
 	"\x17MinAvailableByRoleEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a?\n" +
@@ -2884,7 +3070,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
 	"\t_priorityB\x10\n" +
-	"\x0e_min_available\"\xa2\t\n" +
+	"\x0e_min_available\"\xc5\t\n" +
 	"\x04Task\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x10\n" +
@@ -2911,7 +3097,8 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"device_ids\x18\x14 \x03(\tR\tdeviceIds\x12\x1e\n" +
 	"\n" +
 	"guaranteed\x18\x15 \x01(\bR\n" +
-	"guaranteed\x1a<\n" +
+	"guaranteed\x12!\n" +
+	"\fmod_revision\x18\x16 \x01(\x04R\vmodRevision\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
@@ -2925,31 +3112,35 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
 	"\t_priorityB\x0e\n" +
-	"\f_preemptable\"9\n" +
+	"\f_preemptable\"\\\n" +
 	"\rPriorityClass\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value\"\xa0\x01\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value\x12!\n" +
+	"\fmod_revision\x18\x03 \x01(\x04R\vmodRevision\"\xc3\x01\n" +
 	"\x0eNamespaceQuota\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x127\n" +
-	"\x04hard\x18\x02 \x03(\v2#.sluice.v1.NamespaceQuota.HardEntryR\x04hard\x1a7\n" +
+	"\x04hard\x18\x02 \x03(\v2#.sluice.v1.NamespaceQuota.HardEntryR\x04hard\x12!\n" +
+	"\fmod_revision\x18\x03 \x01(\x04R\vmodRevision\x1a7\n" +
 	"\tHardEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe9\x02\n" +
 	"\x10DisruptionBudget\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12E\n" +
 	"\bselector\x18\x03 \x03(\v2).sluice.v1.DisruptionBudget.SelectorEntryR\bselector\x12(\n" +
 	"\rmin_available\x18\x04 \x01(\tH\x00R\fminAvailable\x88\x01\x01\x12,\n" +
-	"\x0fmax_unavailable\x18\x05 \x01(\tH\x01R\x0emaxUnavailable\x88\x01\x01\x1a;\n" +
+	"\x0fmax_unavailable\x18\x05 \x01(\tH\x01R\x0emaxUnavailable\x88\x01\x01\x12!\n" +
+	"\fmod_revision\x18\x06 \x01(\x04R\vmodRevision\x1a;\n" +
 	"\rSelectorEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
 	"\x0e_min_availableB\x12\n" +
-	"\x10_max_unavailable\"M\n" +
+	"\x10_max_unavailable\"p\n" +
 	"\tHyperNode\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04tier\x18\x02 \x01(\x05R\x04tier\x12\x18\n" +
-	"\amembers\x18\x03 \x03(\tR\amembers\"h\n" +
+	"\amembers\x18\x03 \x03(\tR\amembers\x12!\n" +
+	"\fmod_revision\x18\x04 \x01(\x04R\vmodRevision\"h\n" +
 	"\tObjectRef\x12)\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x15.sluice.v1.ObjectKindR\x04kind\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
