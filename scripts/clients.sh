@@ -31,6 +31,8 @@ PYCLIENT=$ROOT/clients/python
 GRPCIO_TOOLS=grpcio-tools==1.85.1
 GRPCIO=grpcio==1.85.1
 PROTOBUF=protobuf==7.36.2
+# The code of google.api.field_behavior (proto/google), which the generated types import.
+COMMON_PROTOS=googleapis-common-protos==1.76.0
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'clients.sh: %s\n' "$*" >&2; exit 1; }
@@ -50,12 +52,12 @@ setup() {
 	[ -f "$ROOT/.cache/.gitignore" ] || { mkdir -p "$ROOT/.cache" && echo '*' >"$ROOT/.cache/.gitignore"; }
 
 	local stamp=$CACHE/venv.stamp want
-	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $(cksum <"$PYCLIENT/pyproject.toml")"
+	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $COMMON_PROTOS $(cksum <"$PYCLIENT/pyproject.toml")"
 	if [ ! -x "$PY" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 		log "python: creating $VENV"
 		rm -rf "$VENV"
 		python3 -m venv "$VENV"
-		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF"
+		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF" "$COMMON_PROTOS"
 		echo "$want" >"$stamp"
 	fi
 	# The client itself is installed (not editable) on every run, as a user would, so

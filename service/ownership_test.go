@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-sched/sluice/engine/state"
@@ -187,4 +188,30 @@ func (h *harness) getTask(cluster, name string) *sluicev1.Task {
 		h.t.Fatal(err)
 	}
 	return resp.GetTask()
+}
+
+// Every field of the object messages carries its behaviour, and mod_revision is output only:
+// the annotations are the API's contract, so a field added without one fails here.
+func TestObjectFieldsDeclareTheirBehaviour(t *testing.T) {
+	objects := []proto.Message{
+		&sluicev1.Node{}, &sluicev1.Queue{}, &sluicev1.Job{}, &sluicev1.Task{}, &sluicev1.PriorityClass{},
+		&sluicev1.NamespaceQuota{}, &sluicev1.DisruptionBudget{}, &sluicev1.HyperNode{},
+	}
+	for _, m := range objects {
+		fields := m.ProtoReflect().Descriptor().Fields()
+		for i := 0; i < fields.Len(); i++ {
+			f := fields.Get(i)
+			bs := proto.GetExtension(f.Options(), annotations.E_FieldBehavior).([]annotations.FieldBehavior)
+			if len(bs) == 0 {
+				t.Errorf("%s has no google.api.field_behavior", f.FullName())
+			}
+			outputOnly := slices.Contains(bs, annotations.FieldBehavior_OUTPUT_ONLY)
+			if want := f.Name() == "mod_revision" || f.Name() == "status" && f.Message() != nil; outputOnly != want {
+				t.Errorf("%s: OUTPUT_ONLY is %v, want %v", f.FullName(), outputOnly, want)
+			}
+		}
+		if fields.ByName("mod_revision") == nil {
+			t.Errorf("%s has no mod_revision", m.ProtoReflect().Descriptor().FullName())
+		}
+	}
 }

@@ -4,6 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_google_api_field_behavior } from "../../google/api/field_behavior_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/types.proto.
  */
 export const file_sluice_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIzCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSDgoGZWZmZWN0GAMgASgJIkoKClRvbGVyYXRpb24SCwoDa2V5GAEgASgJEhAKCG9wZXJhdG9yGAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBmVmZmVjdBgEIAEoCSJIChdOb2RlU2VsZWN0b3JSZXF1aXJlbWVudBILCgNrZXkYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSDgoGdmFsdWVzGAMgAygJIlEKEE5vZGVTZWxlY3RvclRlcm0SPQoRbWF0Y2hfZXhwcmVzc2lvbnMYASADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiaAoXUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SDgoGd2VpZ2h0GAEgASgFEj0KEW1hdGNoX2V4cHJlc3Npb25zGAIgAygLMiIuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclJlcXVpcmVtZW50IrgBChBUYXNrQWZmaW5pdHlUZXJtEjsKCHNlbGVjdG9yGAEgAygLMikuc2x1aWNlLnYxLlRhc2tBZmZpbml0eVRlcm0uU2VsZWN0b3JFbnRyeRIUCgx0b3BvbG9neV9rZXkYAiABKAkSEAoIcmVxdWlyZWQYAyABKAgSDgoGd2VpZ2h0GAQgASgFGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLnAQoIQWZmaW5pdHkSMgoNbm9kZV9yZXF1aXJlZBgBIAMoCzIbLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JUZXJtEjoKDm5vZGVfcHJlZmVycmVkGAIgAygLMiIuc2x1aWNlLnYxLlByZWZlcnJlZFNjaGVkdWxpbmdUZXJtEjIKDXRhc2tfYWZmaW5pdHkYAyADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybRI3ChJ0YXNrX2FudGlfYWZmaW5pdHkYBCADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybSLUAQoYVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50EhAKCG1heF9za2V3GAEgASgFEhQKDHRvcG9sb2d5X2tleRgCIAEoCRIaChJ3aGVuX3Vuc2F0aXNmaWFibGUYAyABKAkSQwoIc2VsZWN0b3IYBCADKAsyMS5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50LlNlbGVjdG9yRW50cnkaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIroBCgZEZXZpY2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIOCgZtZW1vcnkYBCABKAkSDQoFY29yZXMYBSABKAUSNQoKYXR0cmlidXRlcxgGIAMoCzIhLnNsdWljZS52MS5EZXZpY2UuQXR0cmlidXRlc0VudHJ5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKDURldmljZVJlcXVlc3QSDAoEdHlwZRgBIAEoCRINCgVjb3VudBgCIAEoBRIOCgZtZW1vcnkYAyABKAkSDQoFY29yZXMYBCABKAUSDQoFbW9kZWwYBSABKAki1wMKBE5vZGUSDAoEbmFtZRgBIAEoCRI1CgthbGxvY2F0YWJsZRgCIAMoCzIgLnNsdWljZS52MS5Ob2RlLkFsbG9jYXRhYmxlRW50cnkSKwoGbGFiZWxzGAMgAygLMhsuc2x1aWNlLnYxLk5vZGUuTGFiZWxzRW50cnkSIAoGdGFpbnRzGAQgAygLMhAuc2x1aWNlLnYxLlRhaW50EhUKDXVuc2NoZWR1bGFibGUYBSABKAgSKQoFdXNhZ2UYBiADKAsyGi5zbHVpY2UudjEuTm9kZS5Vc2FnZUVudHJ5EiIKB2RldmljZXMYByADKAsyES5zbHVpY2UudjEuRGV2aWNlEi4KDW51bWFfdG9wb2xvZ3kYCCABKAsyFy5zbHVpY2UudjEuTnVtYVRvcG9sb2d5EhQKDG1vZF9yZXZpc2lvbhgJIAEoBBoyChBBbGxvY2F0YWJsZUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARosCgpVc2FnZUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEiQwoHTnVtYUNwdRIKCgJpZBgBIAEoBRIOCgZzb2NrZXQYAiABKAUSDAoEY29yZRgDIAEoBRIOCgZob2xkZXIYBCABKAkiOAoITnVtYUNlbGwSCgoCaWQYASABKAUSIAoEY3B1cxgCIAMoCzISLnNsdWljZS52MS5OdW1hQ3B1IoUBCgxOdW1hVG9wb2xvZ3kSHwoXdG9wb2xvZ3lfbWFuYWdlcl9wb2xpY3kYASABKAkSGgoSY3B1X21hbmFnZXJfcG9saWN5GAIgASgJEiIKBWNlbGxzGAMgAygLMhMuc2x1aWNlLnYxLk51bWFDZWxsEhQKDHJlc2VydmVkX2NwdRgEIAEoCSI4ChFOb2RlR3JvdXBBZmZpbml0eRIQCghyZXF1aXJlZBgBIAMoCRIRCglwcmVmZXJyZWQYAiADKAkimwIKC1F1ZXVlU3RhdHVzEjgKCWFsbG9jYXRlZBgBIAMoCzIlLnNsdWljZS52MS5RdWV1ZVN0YXR1cy5BbGxvY2F0ZWRFbnRyeRI2CghkZXNlcnZlZBgCIAMoCzIkLnNsdWljZS52MS5RdWV1ZVN0YXR1cy5EZXNlcnZlZEVudHJ5Eg0KBXNoYXJlGAMgASgJEhAKCG92ZXJ1c2VkGAQgASgIEhYKDmFzX29mX3JldmlzaW9uGAUgASgEGjAKDkFsbG9jYXRlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLwoNRGVzZXJ2ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIssGCgVRdWV1ZRIMCgRuYW1lGAEgASgJEg4KBnBhcmVudBgCIAEoCRIOCgZ3ZWlnaHQYAyABKAUSNAoKY2FwYWJpbGl0eRgEIAMoCzIgLnNsdWljZS52MS5RdWV1ZS5DYXBhYmlsaXR5RW50cnkSMAoIZGVzZXJ2ZWQYBSADKAsyHi5zbHVpY2UudjEuUXVldWUuRGVzZXJ2ZWRFbnRyeRIyCglndWFyYW50ZWUYBiADKAsyHy5zbHVpY2UudjEuUXVldWUuR3VhcmFudGVlRW50cnkSEAoIcHJpb3JpdHkYByABKAUSJAoFc3RhdGUYCCABKA4yFS5zbHVpY2UudjEuUXVldWVTdGF0ZRIYCgtyZWNsYWltYWJsZRgJIAEoCEgAiAEBEjkKE25vZGVfZ3JvdXBfYWZmaW5pdHkYCiABKAsyHC5zbHVpY2UudjEuTm9kZUdyb3VwQWZmaW5pdHkSPgoYbm9kZV9ncm91cF9hbnRpX2FmZmluaXR5GAsgASgLMhwuc2x1aWNlLnYxLk5vZGVHcm91cEFmZmluaXR5EiwKBmxhYmVscxgMIAMoCzIcLnNsdWljZS52MS5RdWV1ZS5MYWJlbHNFbnRyeRI2Cgthbm5vdGF0aW9ucxgNIAMoCzIhLnNsdWljZS52MS5RdWV1ZS5Bbm5vdGF0aW9uc0VudHJ5EiYKBnN0YXR1cxgOIAEoCzIWLnNsdWljZS52MS5RdWV1ZVN0YXR1cxIUCgxtb2RfcmV2aXNpb24YDyABKAQaMQoPQ2FwYWJpbGl0eUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLwoNRGVzZXJ2ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkd1YXJhbnRlZUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDgoMX3JlY2xhaW1hYmxlIj0KD05ldHdvcmtUb3BvbG9neRIMCgRtb2RlGAEgASgJEhwKFGhpZ2hlc3RfdGllcl9hbGxvd2VkGAIgASgFIvQFCgNKb2ISDAoEbmFtZRgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDQoFcXVldWUYAyABKAkSFgoOcHJpb3JpdHlfY2xhc3MYBCABKAkSFQoIcHJpb3JpdHkYBSABKAVIAIgBARIaCg1taW5fYXZhaWxhYmxlGAYgASgFSAGIAQESRQoVbWluX2F2YWlsYWJsZV9ieV9yb2xlGAcgAygLMiYuc2x1aWNlLnYxLkpvYi5NaW5BdmFpbGFibGVCeVJvbGVFbnRyeRI3Cg1taW5fcmVzb3VyY2VzGAggAygLMiAuc2x1aWNlLnYxLkpvYi5NaW5SZXNvdXJjZXNFbnRyeRIiCgVwaGFzZRgJIAEoDjITLnNsdWljZS52MS5Kb2JQaGFzZRIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgZsYWJlbHMYCyADKAsyGi5zbHVpY2UudjEuSm9iLkxhYmVsc0VudHJ5EjQKC2Fubm90YXRpb25zGAwgAygLMh8uc2x1aWNlLnYxLkpvYi5Bbm5vdGF0aW9uc0VudHJ5EjQKEG5ldHdvcmtfdG9wb2xvZ3kYDSABKAsyGi5zbHVpY2UudjEuTmV0d29ya1RvcG9sb2d5EhQKDG1vZF9yZXZpc2lvbhgOIAEoBBo5ChdNaW5BdmFpbGFibGVCeVJvbGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBGjMKEU1pblJlc291cmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCwoJX3ByaW9yaXR5QhAKDl9taW5fYXZhaWxhYmxlIrEHCgRUYXNrEgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgsKA2pvYhgDIAEoCRIMCgRyb2xlGAQgASgJEjEKCXJlc291cmNlcxgFIAMoCzIeLnNsdWljZS52MS5UYXNrLlJlc291cmNlc0VudHJ5EiUKBnN0YXR1cxgGIAEoDjIVLnNsdWljZS52MS5UYXNrU3RhdHVzEgwKBG5vZGUYByABKAkSFgoOcHJpb3JpdHlfY2xhc3MYCCABKAkSFQoIcHJpb3JpdHkYCSABKAVIAIgBARIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4Cg1ub2RlX3NlbGVjdG9yGAsgAygLMiEuc2x1aWNlLnYxLlRhc2suTm9kZVNlbGVjdG9yRW50cnkSKgoLdG9sZXJhdGlvbnMYDCADKAsyFS5zbHVpY2UudjEuVG9sZXJhdGlvbhIlCghhZmZpbml0eRgNIAEoCzITLnNsdWljZS52MS5BZmZpbml0eRI8Cg90b3BvbG9neV9zcHJlYWQYDiADKAsyIy5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50Eg0KBXBvcnRzGA8gAygFEikKB2RldmljZXMYECADKAsyGC5zbHVpY2UudjEuRGV2aWNlUmVxdWVzdBIrCgZsYWJlbHMYESADKAsyGy5zbHVpY2UudjEuVGFzay5MYWJlbHNFbnRyeRI1Cgthbm5vdGF0aW9ucxgSIAMoCzIgLnNsdWljZS52MS5UYXNrLkFubm90YXRpb25zRW50cnkSGAoLcHJlZW1wdGFibGUYEyABKAhIAYgBARISCgpkZXZpY2VfaWRzGBQgAygJEhIKCmd1YXJhbnRlZWQYFSABKAgSFAoMbW9kX3JldmlzaW9uGBYgASgEGjAKDlJlc291cmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMwoRTm9kZVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfcHJpb3JpdHlCDgoMX3ByZWVtcHRhYmxlIkIKDVByaW9yaXR5Q2xhc3MSDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoBRIUCgxtb2RfcmV2aXNpb24YAyABKAQimQEKDk5hbWVzcGFjZVF1b3RhEhEKCW5hbWVzcGFjZRgBIAEoCRIxCgRoYXJkGAIgAygLMiMuc2x1aWNlLnYxLk5hbWVzcGFjZVF1b3RhLkhhcmRFbnRyeRIUCgxtb2RfcmV2aXNpb24YAyABKAQaKwoJSGFyZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEilwIKEERpc3J1cHRpb25CdWRnZXQSDAoEbmFtZRgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSOwoIc2VsZWN0b3IYAyADKAsyKS5zbHVpY2UudjEuRGlzcnVwdGlvbkJ1ZGdldC5TZWxlY3RvckVudHJ5EhoKDW1pbl9hdmFpbGFibGUYBCABKAlIAIgBARIcCg9tYXhfdW5hdmFpbGFibGUYBSABKAlIAYgBARIUCgxtb2RfcmV2aXNpb24YBiABKAQaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhAKDl9taW5fYXZhaWxhYmxlQhIKEF9tYXhfdW5hdmFpbGFibGUiTgoJSHlwZXJOb2RlEgwKBG5hbWUYASABKAkSDAoEdGllchgCIAEoBRIPCgdtZW1iZXJzGAMgAygJEhQKDG1vZF9yZXZpc2lvbhgEIAEoBCJRCglPYmplY3RSZWYSIwoEa2luZBgBIAEoDjIVLnNsdWljZS52MS5PYmplY3RLaW5kEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIsUDCgVEZWx0YRImCgt1cHNlcnRfbm9kZRgBIAEoCzIPLnNsdWljZS52MS5Ob2RlSAASKAoMdXBzZXJ0X3F1ZXVlGAIgASgLMhAuc2x1aWNlLnYxLlF1ZXVlSAASJAoKdXBzZXJ0X2pvYhgDIAEoCzIOLnNsdWljZS52MS5Kb2JIABImCgt1cHNlcnRfdGFzaxgEIAEoCzIPLnNsdWljZS52MS5UYXNrSAASOQoVdXBzZXJ0X3ByaW9yaXR5X2NsYXNzGAUgASgLMhguc2x1aWNlLnYxLlByaW9yaXR5Q2xhc3NIABI7ChZ1cHNlcnRfbmFtZXNwYWNlX3F1b3RhGAYgASgLMhkuc2x1aWNlLnYxLk5hbWVzcGFjZVF1b3RhSAASPwoYdXBzZXJ0X2Rpc3J1cHRpb25fYnVkZ2V0GAcgASgLMhsuc2x1aWNlLnYxLkRpc3J1cHRpb25CdWRnZXRIABIxChF1cHNlcnRfaHlwZXJfbm9kZRgIIAEoCzIULnNsdWljZS52MS5IeXBlck5vZGVIABImCgZkZWxldGUYCSABKAsyFC5zbHVpY2UudjEuT2JqZWN0UmVmSABCCAoGY2hhbmdlIlUKCkRlbHRhQmF0Y2gSEAoIc2VxdWVuY2UYASABKAQSIAoGZGVsdGFzGAIgAygLMhAuc2x1aWNlLnYxLkRlbHRhEhMKC3JlcGxhY2VfYWxsGAMgASgIKnAKClF1ZXVlU3RhdGUSGwoXUVVFVUVfU1RBVEVfVU5TUEVDSUZJRUQQABIUChBRVUVVRV9TVEFURV9PUEVOEAESFgoSUVVFVUVfU1RBVEVfQ0xPU0VEEAISFwoTUVVFVUVfU1RBVEVfQ0xPU0lORxADKpoBCghKb2JQaGFzZRIZChVKT0JfUEhBU0VfVU5TUEVDSUZJRUQQABIVChFKT0JfUEhBU0VfUEVORElORxABEhUKEUpPQl9QSEFTRV9JTlFVRVVFEAISFQoRSk9CX1BIQVNFX1JVTk5JTkcQAxIXChNKT0JfUEhBU0VfQ09NUExFVEVEEAQSFQoRSk9CX1BIQVNFX1VOS05PV04QBSqoAgoKVGFza1N0YXR1cxIbChdUQVNLX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RBU0tfU1RBVFVTX1BFTkRJTkcQARIZChVUQVNLX1NUQVRVU19BTExPQ0FURUQQAhIZChVUQVNLX1NUQVRVU19QSVBFTElORUQQAxIXChNUQVNLX1NUQVRVU19CSU5ESU5HEAQSFQoRVEFTS19TVEFUVVNfQk9VTkQQBRIXChNUQVNLX1NUQVRVU19SVU5OSU5HEAYSGQoVVEFTS19TVEFUVVNfUkVMRUFTSU5HEAcSGQoVVEFTS19TVEFUVVNfU1VDQ0VFREVEEAgSFgoSVEFTS19TVEFUVVNfRkFJTEVEEAkSFwoTVEFTS19TVEFUVVNfVU5LTk9XThAKKoECCgpPYmplY3RLaW5kEhsKF09CSkVDVF9LSU5EX1VOU1BFQ0lGSUVEEAASFAoQT0JKRUNUX0tJTkRfTk9ERRABEhUKEU9CSkVDVF9LSU5EX1FVRVVFEAISEwoPT0JKRUNUX0tJTkRfSk9CEAMSFAoQT0JKRUNUX0tJTkRfVEFTSxAEEh4KGk9CSkVDVF9LSU5EX1BSSU9SSVRZX0NMQVNTEAUSHwobT0JKRUNUX0tJTkRfTkFNRVNQQUNFX1FVT1RBEAYSIQodT0JKRUNUX0tJTkRfRElTUlVQVElPTl9CVURHRVQQBxIaChZPQkpFQ1RfS0lORF9IWVBFUl9OT0RFEAhCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIzCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSDgoGZWZmZWN0GAMgASgJIkoKClRvbGVyYXRpb24SCwoDa2V5GAEgASgJEhAKCG9wZXJhdG9yGAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBmVmZmVjdBgEIAEoCSJIChdOb2RlU2VsZWN0b3JSZXF1aXJlbWVudBILCgNrZXkYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSDgoGdmFsdWVzGAMgAygJIlEKEE5vZGVTZWxlY3RvclRlcm0SPQoRbWF0Y2hfZXhwcmVzc2lvbnMYASADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiaAoXUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SDgoGd2VpZ2h0GAEgASgFEj0KEW1hdGNoX2V4cHJlc3Npb25zGAIgAygLMiIuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclJlcXVpcmVtZW50IrgBChBUYXNrQWZmaW5pdHlUZXJtEjsKCHNlbGVjdG9yGAEgAygLMikuc2x1aWNlLnYxLlRhc2tBZmZpbml0eVRlcm0uU2VsZWN0b3JFbnRyeRIUCgx0b3BvbG9neV9rZXkYAiABKAkSEAoIcmVxdWlyZWQYAyABKAgSDgoGd2VpZ2h0GAQgASgFGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLnAQoIQWZmaW5pdHkSMgoNbm9kZV9yZXF1aXJlZBgBIAMoCzIbLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JUZXJtEjoKDm5vZGVfcHJlZmVycmVkGAIgAygLMiIuc2x1aWNlLnYxLlByZWZlcnJlZFNjaGVkdWxpbmdUZXJtEjIKDXRhc2tfYWZmaW5pdHkYAyADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybRI3ChJ0YXNrX2FudGlfYWZmaW5pdHkYBCADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybSLUAQoYVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50EhAKCG1heF9za2V3GAEgASgFEhQKDHRvcG9sb2d5X2tleRgCIAEoCRIaChJ3aGVuX3Vuc2F0aXNmaWFibGUYAyABKAkSQwoIc2VsZWN0b3IYBCADKAsyMS5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50LlNlbGVjdG9yRW50cnkaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIroBCgZEZXZpY2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIOCgZtZW1vcnkYBCABKAkSDQoFY29yZXMYBSABKAUSNQoKYXR0cmlidXRlcxgGIAMoCzIhLnNsdWljZS52MS5EZXZpY2UuQXR0cmlidXRlc0VudHJ5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKDURldmljZVJlcXVlc3QSDAoEdHlwZRgBIAEoCRINCgVjb3VudBgCIAEoBRIOCgZtZW1vcnkYAyABKAkSDQoFY29yZXMYBCABKAUSDQoFbW9kZWwYBSABKAkijgQKBE5vZGUSEwoEbmFtZRgBIAEoCUIF4kECAgUSOwoLYWxsb2NhdGFibGUYAiADKAsyIC5zbHVpY2UudjEuTm9kZS5BbGxvY2F0YWJsZUVudHJ5QgTiQQECEjEKBmxhYmVscxgDIAMoCzIbLnNsdWljZS52MS5Ob2RlLkxhYmVsc0VudHJ5QgTiQQEBEiYKBnRhaW50cxgEIAMoCzIQLnNsdWljZS52MS5UYWludEIE4kEBARIbCg11bnNjaGVkdWxhYmxlGAUgASgIQgTiQQEBEi8KBXVzYWdlGAYgAygLMhouc2x1aWNlLnYxLk5vZGUuVXNhZ2VFbnRyeUIE4kEBARIoCgdkZXZpY2VzGAcgAygLMhEuc2x1aWNlLnYxLkRldmljZUIE4kEBARI0Cg1udW1hX3RvcG9sb2d5GAggASgLMhcuc2x1aWNlLnYxLk51bWFUb3BvbG9neUIE4kEBARIaCgxtb2RfcmV2aXNpb24YCSABKARCBOJBAQMaMgoQQWxsb2NhdGFibGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKVXNhZ2VFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIkMKB051bWFDcHUSCgoCaWQYASABKAUSDgoGc29ja2V0GAIgASgFEgwKBGNvcmUYAyABKAUSDgoGaG9sZGVyGAQgASgJIjgKCE51bWFDZWxsEgoKAmlkGAEgASgFEiAKBGNwdXMYAiADKAsyEi5zbHVpY2UudjEuTnVtYUNwdSKFAQoMTnVtYVRvcG9sb2d5Eh8KF3RvcG9sb2d5X21hbmFnZXJfcG9saWN5GAEgASgJEhoKEmNwdV9tYW5hZ2VyX3BvbGljeRgCIAEoCRIiCgVjZWxscxgDIAMoCzITLnNsdWljZS52MS5OdW1hQ2VsbBIUCgxyZXNlcnZlZF9jcHUYBCABKAkiOAoRTm9kZUdyb3VwQWZmaW5pdHkSEAoIcmVxdWlyZWQYASADKAkSEQoJcHJlZmVycmVkGAIgAygJIpsCCgtRdWV1ZVN0YXR1cxI4CglhbGxvY2F0ZWQYASADKAsyJS5zbHVpY2UudjEuUXVldWVTdGF0dXMuQWxsb2NhdGVkRW50cnkSNgoIZGVzZXJ2ZWQYAiADKAsyJC5zbHVpY2UudjEuUXVldWVTdGF0dXMuRGVzZXJ2ZWRFbnRyeRINCgVzaGFyZRgDIAEoCRIQCghvdmVydXNlZBgEIAEoCBIWCg5hc19vZl9yZXZpc2lvbhgFIAEoBBowCg5BbGxvY2F0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi8KDURlc2VydmVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKmBwoFUXVldWUSEwoEbmFtZRgBIAEoCUIF4kECAgUSFAoGcGFyZW50GAIgASgJQgTiQQEBEhQKBndlaWdodBgDIAEoBUIE4kEBARI6CgpjYXBhYmlsaXR5GAQgAygLMiAuc2x1aWNlLnYxLlF1ZXVlLkNhcGFiaWxpdHlFbnRyeUIE4kEBARI2CghkZXNlcnZlZBgFIAMoCzIeLnNsdWljZS52MS5RdWV1ZS5EZXNlcnZlZEVudHJ5QgTiQQEBEjgKCWd1YXJhbnRlZRgGIAMoCzIfLnNsdWljZS52MS5RdWV1ZS5HdWFyYW50ZWVFbnRyeUIE4kEBARIWCghwcmlvcml0eRgHIAEoBUIE4kEBARIqCgVzdGF0ZRgIIAEoDjIVLnNsdWljZS52MS5RdWV1ZVN0YXRlQgTiQQEBEh4KC3JlY2xhaW1hYmxlGAkgASgIQgTiQQEBSACIAQESPwoTbm9kZV9ncm91cF9hZmZpbml0eRgKIAEoCzIcLnNsdWljZS52MS5Ob2RlR3JvdXBBZmZpbml0eUIE4kEBARJEChhub2RlX2dyb3VwX2FudGlfYWZmaW5pdHkYCyABKAsyHC5zbHVpY2UudjEuTm9kZUdyb3VwQWZmaW5pdHlCBOJBAQESMgoGbGFiZWxzGAwgAygLMhwuc2x1aWNlLnYxLlF1ZXVlLkxhYmVsc0VudHJ5QgTiQQEBEjwKC2Fubm90YXRpb25zGA0gAygLMiEuc2x1aWNlLnYxLlF1ZXVlLkFubm90YXRpb25zRW50cnlCBOJBAQESLAoGc3RhdHVzGA4gASgLMhYuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzQgTiQQEDEhoKDG1vZF9yZXZpc2lvbhgPIAEoBEIE4kEBAxoxCg9DYXBhYmlsaXR5RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1EZXNlcnZlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOR3VhcmFudGVlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfcmVjbGFpbWFibGUiPQoPTmV0d29ya1RvcG9sb2d5EgwKBG1vZGUYASABKAkSHAoUaGlnaGVzdF90aWVyX2FsbG93ZWQYAiABKAUiygYKA0pvYhITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEhMKBXF1ZXVlGAMgASgJQgTiQQEBEhwKDnByaW9yaXR5X2NsYXNzGAQgASgJQgTiQQEBEhsKCHByaW9yaXR5GAUgASgFQgTiQQEBSACIAQESIAoNbWluX2F2YWlsYWJsZRgGIAEoBUIE4kEBAUgBiAEBEksKFW1pbl9hdmFpbGFibGVfYnlfcm9sZRgHIAMoCzImLnNsdWljZS52MS5Kb2IuTWluQXZhaWxhYmxlQnlSb2xlRW50cnlCBOJBAQESPQoNbWluX3Jlc291cmNlcxgIIAMoCzIgLnNsdWljZS52MS5Kb2IuTWluUmVzb3VyY2VzRW50cnlCBOJBAQESKAoFcGhhc2UYCSABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2VCBOJBAQESNAoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESMAoGbGFiZWxzGAsgAygLMhouc2x1aWNlLnYxLkpvYi5MYWJlbHNFbnRyeUIE4kEBARI6Cgthbm5vdGF0aW9ucxgMIAMoCzIfLnNsdWljZS52MS5Kb2IuQW5ub3RhdGlvbnNFbnRyeUIE4kEBARI6ChBuZXR3b3JrX3RvcG9sb2d5GA0gASgLMhouc2x1aWNlLnYxLk5ldHdvcmtUb3BvbG9neUIE4kEBARIaCgxtb2RfcmV2aXNpb24YDiABKARCBOJBAQMaOQoXTWluQXZhaWxhYmxlQnlSb2xlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ARozChFNaW5SZXNvdXJjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9wcmlvcml0eUIQCg5fbWluX2F2YWlsYWJsZSK3CAoEVGFzaxITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEhEKA2pvYhgDIAEoCUIE4kEBAhISCgRyb2xlGAQgASgJQgTiQQEBEjcKCXJlc291cmNlcxgFIAMoCzIeLnNsdWljZS52MS5UYXNrLlJlc291cmNlc0VudHJ5QgTiQQEBEisKBnN0YXR1cxgGIAEoDjIVLnNsdWljZS52MS5UYXNrU3RhdHVzQgTiQQEBEhIKBG5vZGUYByABKAlCBOJBAQESHAoOcHJpb3JpdHlfY2xhc3MYCCABKAlCBOJBAQESGwoIcHJpb3JpdHkYCSABKAVCBOJBAQFIAIgBARI0CgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBARI+Cg1ub2RlX3NlbGVjdG9yGAsgAygLMiEuc2x1aWNlLnYxLlRhc2suTm9kZVNlbGVjdG9yRW50cnlCBOJBAQESMAoLdG9sZXJhdGlvbnMYDCADKAsyFS5zbHVpY2UudjEuVG9sZXJhdGlvbkIE4kEBARIrCghhZmZpbml0eRgNIAEoCzITLnNsdWljZS52MS5BZmZpbml0eUIE4kEBARJCCg90b3BvbG9neV9zcHJlYWQYDiADKAsyIy5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50QgTiQQEBEhMKBXBvcnRzGA8gAygFQgTiQQEBEi8KB2RldmljZXMYECADKAsyGC5zbHVpY2UudjEuRGV2aWNlUmVxdWVzdEIE4kEBARIxCgZsYWJlbHMYESADKAsyGy5zbHVpY2UudjEuVGFzay5MYWJlbHNFbnRyeUIE4kEBARI7Cgthbm5vdGF0aW9ucxgSIAMoCzIgLnNsdWljZS52MS5UYXNrLkFubm90YXRpb25zRW50cnlCBOJBAQESHgoLcHJlZW1wdGFibGUYEyABKAhCBOJBAQFIAYgBARIYCgpkZXZpY2VfaWRzGBQgAygJQgTiQQEBEhgKCmd1YXJhbnRlZWQYFSABKAhCBOJBAQESGgoMbW9kX3JldmlzaW9uGBYgASgEQgTiQQEDGjAKDlJlc291cmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMwoRTm9kZVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfcHJpb3JpdHlCDgoMX3ByZWVtcHRhYmxlIlUKDVByaW9yaXR5Q2xhc3MSEwoEbmFtZRgBIAEoCUIF4kECAgUSEwoFdmFsdWUYAiABKAVCBOJBAQESGgoMbW9kX3JldmlzaW9uGAMgASgEQgTiQQEDIqwBCg5OYW1lc3BhY2VRdW90YRIYCgluYW1lc3BhY2UYASABKAlCBeJBAgIFEjcKBGhhcmQYAiADKAsyIy5zbHVpY2UudjEuTmFtZXNwYWNlUXVvdGEuSGFyZEVudHJ5QgTiQQEBEhoKDG1vZF9yZXZpc2lvbhgDIAEoBEIE4kEBAxorCglIYXJkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK9AgoQRGlzcnVwdGlvbkJ1ZGdldBITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEkEKCHNlbGVjdG9yGAMgAygLMikuc2x1aWNlLnYxLkRpc3J1cHRpb25CdWRnZXQuU2VsZWN0b3JFbnRyeUIE4kEBARIgCg1taW5fYXZhaWxhYmxlGAQgASgJQgTiQQEBSACIAQESIgoPbWF4X3VuYXZhaWxhYmxlGAUgASgJQgTiQQEBSAGIAQESGgoMbW9kX3JldmlzaW9uGAYgASgEQgTiQQEDGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIQCg5fbWluX2F2YWlsYWJsZUISChBfbWF4X3VuYXZhaWxhYmxlImcKCUh5cGVyTm9kZRITCgRuYW1lGAEgASgJQgXiQQICBRISCgR0aWVyGAIgASgFQgTiQQECEhUKB21lbWJlcnMYAyADKAlCBOJBAQESGgoMbW9kX3JldmlzaW9uGAQgASgEQgTiQQEDIlEKCU9iamVjdFJlZhIjCgRraW5kGAEgASgOMhUuc2x1aWNlLnYxLk9iamVjdEtpbmQSEQoJbmFtZXNwYWNlGAIgASgJEgwKBG5hbWUYAyABKAkixQMKBURlbHRhEiYKC3Vwc2VydF9ub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGVIABIoCgx1cHNlcnRfcXVldWUYAiABKAsyEC5zbHVpY2UudjEuUXVldWVIABIkCgp1cHNlcnRfam9iGAMgASgLMg4uc2x1aWNlLnYxLkpvYkgAEiYKC3Vwc2VydF90YXNrGAQgASgLMg8uc2x1aWNlLnYxLlRhc2tIABI5ChV1cHNlcnRfcHJpb3JpdHlfY2xhc3MYBSABKAsyGC5zbHVpY2UudjEuUHJpb3JpdHlDbGFzc0gAEjsKFnVwc2VydF9uYW1lc3BhY2VfcXVvdGEYBiABKAsyGS5zbHVpY2UudjEuTmFtZXNwYWNlUXVvdGFIABI/Chh1cHNlcnRfZGlzcnVwdGlvbl9idWRnZXQYByABKAsyGy5zbHVpY2UudjEuRGlzcnVwdGlvbkJ1ZGdldEgAEjEKEXVwc2VydF9oeXBlcl9ub2RlGAggASgLMhQuc2x1aWNlLnYxLkh5cGVyTm9kZUgAEiYKBmRlbGV0ZRgJIAEoCzIULnNsdWljZS52MS5PYmplY3RSZWZIAEIICgZjaGFuZ2UiVQoKRGVsdGFCYXRjaBIQCghzZXF1ZW5jZRgBIAEoBBIgCgZkZWx0YXMYAiADKAsyEC5zbHVpY2UudjEuRGVsdGESEwoLcmVwbGFjZV9hbGwYAyABKAgqcAoKUXVldWVTdGF0ZRIbChdRVUVVRV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEFFVRVVFX1NUQVRFX09QRU4QARIWChJRVUVVRV9TVEFURV9DTE9TRUQQAhIXChNRVUVVRV9TVEFURV9DTE9TSU5HEAMqmgEKCEpvYlBoYXNlEhkKFUpPQl9QSEFTRV9VTlNQRUNJRklFRBAAEhUKEUpPQl9QSEFTRV9QRU5ESU5HEAESFQoRSk9CX1BIQVNFX0lOUVVFVUUQAhIVChFKT0JfUEhBU0VfUlVOTklORxADEhcKE0pPQl9QSEFTRV9DT01QTEVURUQQBBIVChFKT0JfUEhBU0VfVU5LTk9XThAFKqgCCgpUYXNrU3RhdHVzEhsKF1RBU0tfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTVEFTS19TVEFUVVNfUEVORElORxABEhkKFVRBU0tfU1RBVFVTX0FMTE9DQVRFRBACEhkKFVRBU0tfU1RBVFVTX1BJUEVMSU5FRBADEhcKE1RBU0tfU1RBVFVTX0JJTkRJTkcQBBIVChFUQVNLX1NUQVRVU19CT1VORBAFEhcKE1RBU0tfU1RBVFVTX1JVTk5JTkcQBhIZChVUQVNLX1NUQVRVU19SRUxFQVNJTkcQBxIZChVUQVNLX1NUQVRVU19TVUNDRUVERUQQCBIWChJUQVNLX1NUQVRVU19GQUlMRUQQCRIXChNUQVNLX1NUQVRVU19VTktOT1dOEAoqgQIKCk9iamVjdEtpbmQSGwoXT0JKRUNUX0tJTkRfVU5TUEVDSUZJRUQQABIUChBPQkpFQ1RfS0lORF9OT0RFEAESFQoRT0JKRUNUX0tJTkRfUVVFVUUQAhITCg9PQkpFQ1RfS0lORF9KT0IQAxIUChBPQkpFQ1RfS0lORF9UQVNLEAQSHgoaT0JKRUNUX0tJTkRfUFJJT1JJVFlfQ0xBU1MQBRIfChtPQkpFQ1RfS0lORF9OQU1FU1BBQ0VfUVVPVEEQBhIhCh1PQkpFQ1RfS0lORF9ESVNSVVBUSU9OX0JVREdFVBAHEhoKFk9CSkVDVF9LSU5EX0hZUEVSX05PREUQCEI6WjhnaXRodWIuY29tL3NsdWljZS1zY2hlZC9zbHVpY2UvZ2VuL2dvL3NsdWljZS92MTtzbHVpY2V2MWIGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * Taint repels tasks from a node unless they tolerate it.
@@ -426,7 +427,7 @@ export const DeviceRequestSchema: GenMessage<DeviceRequest> = /*@__PURE__*/
 export type Node = Message<"sluice.v1.Node"> & {
   /**
    * Node name, unique in the cluster.
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -435,7 +436,7 @@ export type Node = Message<"sluice.v1.Node"> & {
   /**
    * Resources offered to tasks, as quantities. Include "pods" to cap the number
    * of tasks.
-   * REQUIRED. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> allocatable = 2;
    */
@@ -445,7 +446,7 @@ export type Node = Message<"sluice.v1.Node"> & {
    * Node labels. The server adds "kubernetes.io/hostname" with the node's name
    * when it is absent. A node's node group is its "volcano.sh/nodegroup-name"
    * label.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 3;
    */
@@ -453,7 +454,7 @@ export type Node = Message<"sluice.v1.Node"> & {
 
   /**
    * Taints on the node.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.Taint taints = 4;
    */
@@ -461,7 +462,7 @@ export type Node = Message<"sluice.v1.Node"> & {
 
   /**
    * True when the node is cordoned: no new tasks are placed on it. Default false.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: bool unschedulable = 5;
    */
@@ -470,7 +471,7 @@ export type Node = Message<"sluice.v1.Node"> & {
   /**
    * Recent utilisation in percent (0 to 100) by resource name, for example
    * {"cpu": 40, "memory": 60}, for load-aware plugins. Empty means unknown.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, double> usage = 6;
    */
@@ -479,7 +480,7 @@ export type Node = Message<"sluice.v1.Node"> & {
   /**
    * Devices on the node. Which task holds which device is the tasks'
    * device_ids.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.Device devices = 7;
    */
@@ -488,7 +489,7 @@ export type Node = Message<"sluice.v1.Node"> & {
   /**
    * NUMA layout and exclusive-CPU state, for the numa-aware plugin. Unset means
    * unknown: tasks that ask for a NUMA policy cannot use the node.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NumaTopology numa_topology = 8;
    */
@@ -496,7 +497,7 @@ export type Node = Message<"sluice.v1.Node"> & {
 
   /**
    * Cluster revision of the last write that changed the node.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 9;
    */
@@ -728,7 +729,7 @@ export const QueueStatusSchema: GenMessage<QueueStatus> = /*@__PURE__*/
 export type Queue = Message<"sluice.v1.Queue"> & {
   /**
    * Queue name, unique in the cluster.
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -736,7 +737,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Parent queue for hierarchical queues. Empty means "root".
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string parent = 2;
    */
@@ -744,7 +745,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Fair-share weight used by the proportion plugin. 0 means 1.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: int32 weight = 3;
    */
@@ -753,7 +754,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
   /**
    * Hard upper bound on the queue's allocation, as quantities. Empty means
    * unlimited; resources not named are unlimited.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> capability = 4;
    */
@@ -761,7 +762,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Deserved amount used by the capacity plugin, as quantities. Empty means none.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> deserved = 5;
    */
@@ -769,7 +770,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Reserved lower bound, as quantities. Empty means none.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> guarantee = 6;
    */
@@ -777,7 +778,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue priority; higher is more important. Default 0.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: int32 priority = 7;
    */
@@ -785,7 +786,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue state. Unspecified means open.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.QueueState state = 8;
    */
@@ -794,7 +795,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
   /**
    * Whether other queues may reclaim resources from this queue. Unset means
    * true.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: optional bool reclaimable = 9;
    */
@@ -802,7 +803,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Node groups the queue's tasks must or should run in.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NodeGroupAffinity node_group_affinity = 10;
    */
@@ -810,7 +811,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Node groups the queue's tasks must not or should not run in.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NodeGroupAffinity node_group_anti_affinity = 11;
    */
@@ -818,7 +819,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue labels.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 12;
    */
@@ -826,7 +827,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue annotations.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> annotations = 13;
    */
@@ -834,7 +835,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Derived figures, filled in by GetQueue and ListQueues.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: sluice.v1.QueueStatus status = 14;
    */
@@ -843,7 +844,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
   /**
    * Cluster revision of the last write that changed the queue (not its derived
    * status, which changes with its jobs' tasks).
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 15;
    */
@@ -896,7 +897,7 @@ export const NetworkTopologySchema: GenMessage<NetworkTopology> = /*@__PURE__*/
 export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Job name, unique in its namespace.
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -904,7 +905,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Namespace. Empty means "default".
-   * OPTIONAL, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 2;
    */
@@ -912,7 +913,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Queue the job is submitted to. Empty means "default".
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string queue = 3;
    */
@@ -920,7 +921,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Name of a PriorityClass giving the job's priority. Empty means none.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string priority_class = 4;
    */
@@ -929,7 +930,7 @@ export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Job priority; when set it overrides priority_class. Unset means the
    * priority class's value, or 0 without one.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: optional int32 priority = 5;
    */
@@ -938,7 +939,7 @@ export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Gang size: tasks that must be placed together. Unset means 1; 0 is a job
    * without a gang (every task may be placed, and preempted, on its own).
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: optional int32 min_available = 6;
    */
@@ -946,7 +947,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Per-role minimums, for example {"master": 1, "worker": 2}. Empty means none.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, int32> min_available_by_role = 7;
    */
@@ -955,7 +956,7 @@ export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Minimum resources the job needs, checked at enqueue, as quantities. Empty
    * means none.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> min_resources = 8;
    */
@@ -965,7 +966,7 @@ export type Job = Message<"sluice.v1.Job"> & {
    * Phase. Plan commits update it as the job is scheduled. Unspecified keeps
    * the stored phase (a new job is inqueue); a resource manager sets it only
    * to override the server, for example PENDING to hold a job back.
-   * OPTIONAL. Owner: server, reported.
+   * Owner: server, reported.
    *
    * @generated from field: sluice.v1.JobPhase phase = 9;
    */
@@ -974,7 +975,7 @@ export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Creation time, used for ordering (ties break by name). Unset keeps the
    * stored time; a new job gets the time the server first received it.
-   * OPTIONAL. Owner: server, reported.
+   * Owner: server, reported.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 10;
    */
@@ -982,7 +983,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Job labels.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 11;
    */
@@ -990,7 +991,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Job annotations, for example "volcano.sh/sla-waiting-time".
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> annotations = 12;
    */
@@ -998,7 +999,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Network topology constraint. Unset means none.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NetworkTopology network_topology = 13;
    */
@@ -1006,7 +1007,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Cluster revision of the last write that changed the job.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 14;
    */
@@ -1032,7 +1033,7 @@ export const JobSchema: GenMessage<Job> = /*@__PURE__*/
 export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Task name, unique in its namespace; its full name is "namespace/name".
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -1040,7 +1041,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Namespace; must be its job's namespace. Empty means "default".
-   * OPTIONAL, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 2;
    */
@@ -1048,7 +1049,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Name of the task's job, in the same namespace.
-   * REQUIRED. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string job = 3;
    */
@@ -1057,7 +1058,7 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * The task's role in its job (Volcano's task spec), for example "worker".
    * Empty means the task's name.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string role = 4;
    */
@@ -1065,7 +1066,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Requested resources, as quantities. Empty means best-effort.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> resources = 5;
    */
@@ -1077,7 +1078,7 @@ export type Task = Message<"sluice.v1.Task"> & {
    * RELEASING, SUCCEEDED, FAILED or UNKNOWN; ALLOCATED and PIPELINED exist only
    * inside a cycle and are rejected). Unspecified keeps the stored status (a
    * new task is pending).
-   * OPTIONAL. Owner: server, reported.
+   * Owner: server, reported.
    *
    * @generated from field: sluice.v1.TaskStatus status = 6;
    */
@@ -1089,7 +1090,7 @@ export type Task = Message<"sluice.v1.Task"> & {
    * the stored node while the task stays in one of those four statuses (it is
    * refused for a task that was not in one); empty for any other status means
    * none. A node may only be given with a status.
-   * OPTIONAL. Owner: server, reported.
+   * Owner: server, reported.
    *
    * @generated from field: string node = 7;
    */
@@ -1097,7 +1098,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Name of a PriorityClass giving the task's priority. Empty means the job's.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string priority_class = 8;
    */
@@ -1106,7 +1107,7 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Task priority; when set it overrides priority_class. Unset means the
    * priority class's value, or the job's priority without one.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: optional int32 priority = 9;
    */
@@ -1116,7 +1117,7 @@ export type Task = Message<"sluice.v1.Task"> & {
    * When the task started running. Unset keeps the stored time, except for a
    * task reported PENDING again (it has not started); a RUNNING task that has
    * none gets the time the server first saw it running.
-   * OPTIONAL. Owner: server, reported.
+   * Owner: server, reported.
    *
    * @generated from field: google.protobuf.Timestamp started_at = 10;
    */
@@ -1124,7 +1125,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Node labels the task requires (exact match on every entry).
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> node_selector = 11;
    */
@@ -1132,7 +1133,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Taints the task tolerates.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.Toleration tolerations = 12;
    */
@@ -1140,7 +1141,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Node and task affinity. Unset means none.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.Affinity affinity = 13;
    */
@@ -1148,7 +1149,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Topology spread constraints.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.TopologySpreadConstraint topology_spread = 14;
    */
@@ -1157,7 +1158,7 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Host ports the task needs, for example [8080]; two tasks needing the same
    * port cannot share a node.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: repeated int32 ports = 15;
    */
@@ -1165,7 +1166,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Device requests.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.DeviceRequest devices = 16;
    */
@@ -1173,7 +1174,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Task labels, matched by affinity, spread and disruption budget selectors.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 17;
    */
@@ -1181,7 +1182,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Task annotations, for example "volcano.sh/cooldown-time".
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> annotations = 18;
    */
@@ -1190,7 +1191,7 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Whether the task may be a victim of preemption or reclaim. Unset means
    * true.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: optional bool preemptable = 19;
    */
@@ -1202,7 +1203,7 @@ export type Task = Message<"sluice.v1.Task"> & {
    * server did not assign sets them itself. Empty keeps the stored ids while
    * the task stays BINDING, BOUND, RUNNING or RELEASING on the same node; a task
    * reported on another node, or in another status, holds none unless given.
-   * OPTIONAL. Owner: server, reported.
+   * Owner: server, reported.
    *
    * @generated from field: repeated string device_ids = 20;
    */
@@ -1215,7 +1216,7 @@ export type Task = Message<"sluice.v1.Task"> & {
    * a static CPU manager (see NumaTopology). Its NUMA policy is the annotation
    * "volcano.sh/numa-topology-policy" of the task, or else of its job. Default
    * false.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: bool guaranteed = 21;
    */
@@ -1223,7 +1224,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Cluster revision of the last write that changed the task.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 22;
    */
@@ -1246,7 +1247,7 @@ export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
 export type PriorityClass = Message<"sluice.v1.PriorityClass"> & {
   /**
    * Class name, unique in the cluster.
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -1254,7 +1255,7 @@ export type PriorityClass = Message<"sluice.v1.PriorityClass"> & {
 
   /**
    * Priority value; higher is more important. Default 0.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: int32 value = 2;
    */
@@ -1262,7 +1263,7 @@ export type PriorityClass = Message<"sluice.v1.PriorityClass"> & {
 
   /**
    * Cluster revision of the last write that changed the class.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 3;
    */
@@ -1285,7 +1286,7 @@ export const PriorityClassSchema: GenMessage<PriorityClass> = /*@__PURE__*/
 export type NamespaceQuota = Message<"sluice.v1.NamespaceQuota"> & {
   /**
    * The namespace the quota applies to; also the quota's name.
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 1;
    */
@@ -1293,7 +1294,7 @@ export type NamespaceQuota = Message<"sluice.v1.NamespaceQuota"> & {
 
   /**
    * Hard limits, as quantities. Resources not named are unlimited.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> hard = 2;
    */
@@ -1301,7 +1302,7 @@ export type NamespaceQuota = Message<"sluice.v1.NamespaceQuota"> & {
 
   /**
    * Cluster revision of the last write that changed the quota.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 3;
    */
@@ -1325,7 +1326,7 @@ export const NamespaceQuotaSchema: GenMessage<NamespaceQuota> = /*@__PURE__*/
 export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
   /**
    * Budget name, unique in its namespace.
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -1333,7 +1334,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
 
   /**
    * Namespace of the budget and of the tasks it covers. Empty means "default".
-   * OPTIONAL, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 2;
    */
@@ -1341,7 +1342,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
 
   /**
    * Labels a task must all carry to be covered (exact match).
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> selector = 3;
    */
@@ -1350,7 +1351,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
   /**
    * Covered tasks that must stay available: an integer ("3") or a percentage
    * of covered tasks ("50%").
-   * OPTIONAL (this or max_unavailable). Owner: resource manager.
+   * Set this or max_unavailable, not both. Owner: resource manager.
    *
    * @generated from field: optional string min_available = 4;
    */
@@ -1359,7 +1360,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
   /**
    * Covered tasks that may be unavailable: an integer ("1") or a percentage
    * ("50%").
-   * OPTIONAL (this or min_available). Owner: resource manager.
+   * Set this or min_available, not both. Owner: resource manager.
    *
    * @generated from field: optional string max_unavailable = 5;
    */
@@ -1367,7 +1368,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
 
   /**
    * Cluster revision of the last write that changed the budget.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 6;
    */
@@ -1391,7 +1392,7 @@ export const DisruptionBudgetSchema: GenMessage<DisruptionBudget> = /*@__PURE__*
 export type HyperNode = Message<"sluice.v1.HyperNode"> & {
   /**
    * Hypernode name, unique in the cluster.
-   * REQUIRED, IMMUTABLE. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -1399,7 +1400,7 @@ export type HyperNode = Message<"sluice.v1.HyperNode"> & {
 
   /**
    * Tier, at least 1; lower tiers are closer (faster) network domains.
-   * REQUIRED. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: int32 tier = 2;
    */
@@ -1407,7 +1408,7 @@ export type HyperNode = Message<"sluice.v1.HyperNode"> & {
 
   /**
    * Members: node names for tier 1, hypernode names of lower tiers otherwise.
-   * OPTIONAL. Owner: resource manager.
+   * Owner: resource manager.
    *
    * @generated from field: repeated string members = 3;
    */
@@ -1415,7 +1416,7 @@ export type HyperNode = Message<"sluice.v1.HyperNode"> & {
 
   /**
    * Cluster revision of the last write that changed the hypernode.
-   * OUTPUT_ONLY. Owner: server.
+   * Owner: server.
    *
    * @generated from field: uint64 mod_revision = 4;
    */
