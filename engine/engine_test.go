@@ -87,8 +87,8 @@ func TestScheduleCommitWritesBinds(t *testing.T) {
 	snap := st.Snapshot("c")
 	for _, k := range []string{"ns/j-0", "ns/j-1"} {
 		task, _ := snap.Task(k)
-		if task.Status != api.Binding || task.Node != "n1" {
-			t.Errorf("%s is %s on %q, want Binding on n1", k, task.Status, task.Node)
+		if task.Status != api.Bound || task.Node != "n1" {
+			t.Errorf("%s is %s on %q, want Bound on n1", k, task.Status, task.Node)
 		}
 	}
 	if j, _ := snap.Job("ns/j"); j.Phase != api.JobRunning {

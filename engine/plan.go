@@ -159,7 +159,7 @@ func (e *Engine) DiscardPlan(cluster, id string) error {
 
 // CommitPlan commits a proposed plan: in one store transaction (with a replicated store, one
 // log entry, applied alike on every member) it checks that the plan is still proposed, writes
-// its decisions (a bind makes its task Binding on the node with its devices, an eviction makes
+// its decisions (a bind makes its task Bound to the node with its devices, an eviction makes
 // its task Releasing, job phase changes are recorded) and marks it committed. A decision that
 // conflicts with a change made since the plan's revision (task or node changed or gone, room
 // taken) is rejected by name; the rest apply.

@@ -32,7 +32,8 @@ GRPCIO_TOOLS=grpcio-tools==1.85.1
 GRPCIO=grpcio==1.85.1
 PROTOBUF=protobuf==7.36.2
 # What the client needs besides (see clients/python/pyproject.toml): its error helpers
-# read the google.rpc.Status of errors.
+# read the google.rpc.Status of errors, and the generated types import the code of
+# google.api.field_behavior (proto/google), both from googleapis-common-protos.
 GRPCIO_STATUS=grpcio-status==1.85.1
 GOOGLEAPIS_PROTOS=googleapis-common-protos==1.76.0
 

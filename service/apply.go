@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
@@ -19,12 +20,12 @@ type decodedBatch struct {
 
 // decodeBatch checks every delta of b and converts it. Field paths start with prefix
 // ("batch" for ApplyDeltas, "" for Sync, whose paths are relative to the DeltaBatch). Deleting
-// a missing object is a no-op in the store. Defaults taken from stored objects (a job's
-// creation time) read in.snap, so the caller holds the cluster's write lock until the batch
-// is applied.
-func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decodedBatch, error) {
+// a missing object is a no-op in the store. Server-owned fields the deltas leave unset are
+// left unset for the store, which keeps their stored values; now fills in the times of new
+// objects (a job's creation, a task first seen running).
+func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time) (*decodedBatch, error) {
 	var fe fieldErrors
-	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll()}}
+	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now}}
 	seen := map[objectID]int{} // -> delta index
 	dup := func(p, field string, kind state.Kind, k string, i int) {
 		id := objectID{kind, k}
@@ -52,12 +53,12 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decod
 		case *sluicev1.Delta_UpsertJob:
 			p = sub(p, "upsert_job")
 			checkJob(&fe, p, ch.UpsertJob)
-			c.Job = jobFromProto(&fe, p, ch.UpsertJob, in)
+			c.Job = jobFromProto(&fe, p, ch.UpsertJob)
 			dup(p, "name", state.KindJob, c.Job.Key(), i)
 		case *sluicev1.Delta_UpsertTask:
 			p = sub(p, "upsert_task")
 			checkTask(&fe, p, ch.UpsertTask)
-			c.Task = taskFromProto(&fe, p, ch.UpsertTask, in)
+			c.Task = taskFromProto(&fe, p, ch.UpsertTask)
 			dup(p, "name", state.KindTask, c.Task.Key(), i)
 		case *sluicev1.Delta_UpsertPriorityClass:
 			p = sub(p, "upsert_priority_class")
@@ -153,8 +154,7 @@ func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch
 		return 0, errDeletedSinceHello
 	}
 	// Times are stored as the API carries them: UTC, without a monotonic reading.
-	in := inputContext{now: s.clock().Round(0).UTC(), snap: s.store.Snapshot(cluster)}
-	d, err := decodeBatch(prefix, b, in)
+	d, err := decodeBatch(prefix, b, s.clock().Round(0).UTC())
 	if err != nil {
 		return 0, err
 	}

@@ -214,6 +214,13 @@ func notFound(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", engine.ErrNotFound, fmt.Sprintf(format, args...))
 }
 
+// modRevision returns the modify revision of an object the snapshot holds (the API's
+// mod_revision).
+func modRevision(snap *state.Snapshot, k state.Kind, key string) uint64 {
+	rev, _ := snap.ModRevision(k, key)
+	return rev
+}
+
 // GetNode returns one node.
 func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest) (*sluicev1.GetNodeResponse, error) {
 	var fe fieldErrors
@@ -227,7 +234,7 @@ func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest
 	if !ok {
 		return nil, toStatus(notFound("node %q in cluster %q", req.GetName(), req.GetCluster()))
 	}
-	return &sluicev1.GetNodeResponse{Node: nodeToProto(n), Revision: snap.Revision()}, nil
+	return &sluicev1.GetNodeResponse{Node: nodeToProto(n, modRevision(snap, state.KindNode, n.Name)), Revision: snap.Revision()}, nil
 }
 
 // ListNodes returns a page of nodes.
@@ -242,7 +249,7 @@ func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesReq
 	items, next := pageOf(snap.ListNodes, func(n *api.Node) string { return n.Name }, "", pg)
 	resp := &sluicev1.ListNodesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, n := range items {
-		resp.Nodes = append(resp.Nodes, nodeToProto(n))
+		resp.Nodes = append(resp.Nodes, nodeToProto(n, modRevision(snap, state.KindNode, n.Name)))
 	}
 	return resp, nil
 }
@@ -283,7 +290,7 @@ func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesR
 // queueWithStatus converts a queue and fills in its status: the engine's figures from the
 // last cycle that was not a dry run or, before any, the allocation the snapshot shows.
 func (s *Server) queueWithStatus(snap *state.Snapshot, q *api.Queue) *sluicev1.Queue {
-	out := queueToProto(q)
+	out := queueToProto(q, modRevision(snap, state.KindQueue, q.Name))
 	f, rev, ok := s.engine.QueueFigures(snap.Cluster(), q.Name)
 	if !ok {
 		alloc := api.EmptyResource()
@@ -322,7 +329,7 @@ func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) 
 	if !ok {
 		return nil, toStatus(notFound("job %q in cluster %q", k, req.GetCluster()))
 	}
-	return &sluicev1.GetJobResponse{Job: jobToProto(j), Revision: snap.Revision()}, nil
+	return &sluicev1.GetJobResponse{Job: jobToProto(j, modRevision(snap, state.KindJob, k)), Revision: snap.Revision()}, nil
 }
 
 // ListJobs returns a page of jobs, optionally of one queue and one namespace, in some phases.
@@ -348,7 +355,7 @@ func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsReque
 	items, next := pageOf(list, (*api.Job).Key, namespacePrefix(req.GetNamespace()), pg)
 	resp := &sluicev1.ListJobsResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, j := range items {
-		resp.Jobs = append(resp.Jobs, jobToProto(j))
+		resp.Jobs = append(resp.Jobs, jobToProto(j, modRevision(snap, state.KindJob, j.Key())))
 	}
 	return resp, nil
 }
@@ -368,7 +375,7 @@ func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest
 	if !ok {
 		return nil, toStatus(notFound("task %q in cluster %q", k, req.GetCluster()))
 	}
-	return &sluicev1.GetTaskResponse{Task: taskToProto(t), Revision: snap.Revision()}, nil
+	return &sluicev1.GetTaskResponse{Task: taskToProto(t, modRevision(snap, state.KindTask, k)), Revision: snap.Revision()}, nil
 }
 
 // ListTasks returns a page of tasks, optionally of one namespace, job and node, in some
@@ -401,7 +408,7 @@ func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksReq
 	items, next := pageOf(list, (*api.Task).Key, prefix, pg)
 	resp := &sluicev1.ListTasksResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, t := range items {
-		resp.Tasks = append(resp.Tasks, taskToProto(t))
+		resp.Tasks = append(resp.Tasks, taskToProto(t, modRevision(snap, state.KindTask, t.Key())))
 	}
 	return resp, nil
 }

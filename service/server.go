@@ -200,9 +200,9 @@ func (s *Server) generation(cluster string) uint64 {
 	return s.gens[cluster]
 }
 
-// lockCluster serializes the service's writes to one cluster, so that a batch's
-// snapshot-dependent checks (deletes of missing objects, defaults from the stored objects)
-// hold until the batch is applied. It returns the unlock function.
+// lockCluster serializes the service's writes to one cluster, so that a batch is applied
+// to the generation of the cluster it was checked against (a DeleteCluster in between makes
+// a Sync stream resync). It returns the unlock function.
 func (s *Server) lockCluster(cluster string) func() {
 	s.mu.Lock()
 	l, ok := s.locks[cluster]

@@ -431,12 +431,16 @@ func checkTask(fe *fieldErrors, p string, t *sluicev1.Task) {
 			"RUNNING, RELEASING, SUCCEEDED, FAILED or UNKNOWN", st)
 	case sluicev1.TaskStatus_TASK_STATUS_BINDING, sluicev1.TaskStatus_TASK_STATUS_BOUND,
 		sluicev1.TaskStatus_TASK_STATUS_RUNNING, sluicev1.TaskStatus_TASK_STATUS_RELEASING:
-		if t.GetNode() == "" {
-			fe.add(sub(p, "node"), "must not be empty for a task in status %s", st)
-		}
-	case sluicev1.TaskStatus_TASK_STATUS_UNSPECIFIED, sluicev1.TaskStatus_TASK_STATUS_PENDING:
+		// An empty node keeps the stored one of a task already placed; the store refuses it
+		// for any other task.
+	case sluicev1.TaskStatus_TASK_STATUS_PENDING:
 		if t.GetNode() != "" {
 			fe.add(sub(p, "node"), "must be empty for a pending task, got %s", quoteShort(t.GetNode()))
+		}
+	case sluicev1.TaskStatus_TASK_STATUS_UNSPECIFIED:
+		if t.GetNode() != "" {
+			fe.add(sub(p, "node"), "must be empty when status is unset (the stored status stays); "+
+				"report a node with its status, got %s", quoteShort(t.GetNode()))
 		}
 	default:
 		checkEnum(fe, sp, int32(st), sluicev1.TaskStatus_name)

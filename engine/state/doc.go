@@ -27,7 +27,15 @@
 // writer at a time, so writes, even to different clusters, are serialized.
 //
 // Every row records the revision of the write that stored it (its modify revision), so that
-// CommitPlan can tell what changed since a plan's base revision from the store alone.
+// CommitPlan can tell what changed since a plan's base revision from the store alone;
+// View.ModRevision reads it, for the API's mod_revision.
+//
+// # Server-owned fields
+//
+// An upsert replaces the stored object, except for the fields the server maintains (a job's
+// phase and creation time, a task's status, node, devices and start time) when it leaves them
+// unset: those keep their stored values, or get their defaults in a new object. merge.go is
+// the one place that does it, for every writer and every replica.
 //
 // # Clusters
 //

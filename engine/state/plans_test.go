@@ -88,8 +88,8 @@ func TestPlanLifeCycle(t *testing.T) {
 				t.Fatalf("the commit result lost the plan's decisions: %+v", res.Decisions)
 			}
 			v := s.Snapshot("c")
-			if a, _ := v.Task("ns/a"); a.Status != api.Binding {
-				t.Fatalf("task a is %s, want Binding", a.Status)
+			if a, _ := v.Task("ns/a"); a.Status != api.Bound {
+				t.Fatalf("task a is %s, want Bound", a.Status)
 			}
 			if r, _ := v.Task("ns/r"); r.Status != api.Releasing {
 				t.Fatalf("task r is %s, want Releasing", r.Status)

@@ -115,6 +115,24 @@ func (v *View) HyperNode(name string) (*api.HyperNode, bool) {
 	return one[api.HyperNode](v, tableHyperNodes, name)
 }
 
+// ModRevision returns the modify revision of the object of kind k with key (as Ref.Key
+// names it: the name, namespace/name, or a quota's namespace): the revision of the last write
+// that stored it, an upsert or a plan commit. It is false when there is no such object (or k
+// is invalid).
+func (v *View) ModRevision(k Kind, key string) (uint64, bool) {
+	if !k.valid() {
+		return 0, false
+	}
+	o, err := v.txn.First(kindTables[k], indexID, v.cluster, key)
+	if err != nil {
+		panic(fmt.Sprintf("state: reading %s %q: %v", kindTables[k], key, err))
+	}
+	if o == nil {
+		return 0, false
+	}
+	return o.(keyed).modRevision(), true
+}
+
 // ListNodes returns up to limit nodes (all when limit <= 0) whose names sort after the cursor
 // after ("" starts at the beginning), and the cursor of the next page: the last name
 // returned when more follow, "" at the end.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
@@ -228,6 +229,12 @@ type opHeader struct {
 	Delete     bool
 	ReplaceAll bool
 	Kinds      []Kind
+	// Now is the batch's Now. Merges is true in every batch encoded since upserts keep
+	// server-owned fields (merge.go); a batch logged before decodes with false and replaces
+	// objects whole, as it did when first applied, so that a log replays to the state it
+	// gave then on every replica, whatever snapshot a replica starts from.
+	Now    time.Time
+	Merges bool
 }
 
 // MarshalOp encodes an op for the log: a format byte, then encoding/gob. Objects travel
@@ -239,7 +246,7 @@ func MarshalOp(op *Op) ([]byte, error) {
 	enc := gob.NewEncoder(&buf)
 	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil, Delete: op.DeleteCluster}
 	if op.Batch != nil {
-		h.ReplaceAll = op.Batch.ReplaceAll
+		h.ReplaceAll, h.Now, h.Merges = op.Batch.ReplaceAll, op.Batch.Now, !op.Batch.whole
 		h.Kinds = make([]Kind, len(op.Batch.Changes))
 		for i := range op.Batch.Changes {
 			h.Kinds[i] = op.Batch.Changes[i].kind()
@@ -304,7 +311,7 @@ func UnmarshalOp(data []byte) (*Op, error) {
 		}
 		return op, nil
 	}
-	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Changes: make([]Change, len(h.Kinds))}
+	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Now: h.Now, whole: !h.Merges, Changes: make([]Change, len(h.Kinds))}
 	for i, k := range h.Kinds {
 		c := &op.Batch.Changes[i]
 		if err := c.decode(k, dec); err != nil {
