@@ -80,8 +80,11 @@ type Node struct {
 	clientAddrs map[string]string
 
 	caughtUp atomic.Bool
-	// followerReady is set while this node follows a leader and caught up with it.
+	// followerReady is set while this node follows a leader and caught up with it;
+	// everCaughtUp once it caught up (as leader or follower) since it started.
 	followerReady atomic.Bool
+	everCaughtUp  atomic.Bool
+	started       time.Time
 	verifier      *verifier
 	closing       chan struct{}
 	closeOnce     sync.Once
@@ -212,6 +215,7 @@ func Open(store *state.Store, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("durable: starting raft: %w", err)
 	}
 	n.raft = r
+	n.started = start
 	n.verifier = &verifier{r: r}
 	ok = true
 	store.SetReplicator(n)
@@ -338,6 +342,7 @@ func (n *Node) watchLeadership() {
 			}
 			if n.raft.State() == raft.Leader {
 				n.caughtUp.Store(true)
+				n.everCaughtUp.Store(true)
 				n.log.Info("raft: leader", "node_id", n.opts.NodeID, "term", n.raft.CurrentTerm(),
 					"applied_index", n.raft.AppliedIndex(), "catch_up", time.Since(start).String())
 			}

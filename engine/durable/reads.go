@@ -112,35 +112,27 @@ func (n *Node) LinearizableRead(ctx context.Context) error {
 
 // Staleness bounds how far this node's state may be behind the cluster's: 0 for a leader
 // whose leadership a quorum confirmed within the last heartbeat timeout, else the time since
-// its last confirmation; for a follower the time since its last contact with a leader. ok is
-// false when the node never caught up since it started, or knows no leader: it must then
-// serve no read.
+// it last knew itself current (its last confirmation as leader, or its last contact with a
+// leader as a follower). ok is false until the node caught up with the cluster once since it
+// started (a leader that applied the log of earlier terms, a follower that applied what its
+// leader had committed): before that its state may be partly restored, and it must serve no
+// read at all. A node that lost its leader keeps its state, growing staler.
 func (n *Node) Staleness() (d time.Duration, ok bool) {
-	now := time.Now()
-	switch n.raft.State() {
-	case raft.Leader:
-		if !n.caughtUp.Load() {
-			return 0, false
-		}
-		last := n.verifier.lastConfirmed()
-		if last.IsZero() {
-			return 0, false
-		}
-		if d := now.Sub(last); d > n.opts.ElectionTimeout {
-			return d, true
-		}
-		return 0, true
-	case raft.Follower:
-		if !n.followerReady.Load() {
-			return 0, false
-		}
-		last := n.raft.LastContact()
-		if last.IsZero() {
-			return 0, false
-		}
-		return now.Sub(last), true
+	if !n.everCaughtUp.Load() {
+		return 0, false
 	}
-	return 0, false
+	now := time.Now()
+	last := n.verifier.lastConfirmed()
+	if n.raft.State() == raft.Leader && n.caughtUp.Load() && !last.IsZero() && now.Sub(last) <= n.opts.ElectionTimeout {
+		return 0, true
+	}
+	if c := n.raft.LastContact(); c.After(last) {
+		last = c
+	}
+	if last.IsZero() {
+		return now.Sub(n.started), true
+	}
+	return now.Sub(last), true
 }
 
 // ConfirmLeadership runs a VerifyLeader round (shared with concurrent reads) so that
@@ -183,6 +175,7 @@ func (n *Node) watchCatchUp(started time.Time) {
 		}
 		if n.applied(target) {
 			n.followerReady.Store(true)
+			n.everCaughtUp.Store(true)
 		}
 	}
 }
