@@ -358,6 +358,9 @@ type ScheduleRequest struct {
 	Config *conf.Config
 	// Observer, if set, is told this cycle's timings (besides Options.Observer).
 	Observer framework.Observer
+	// Pacer, if set, may pause the cycle at its checkpoints (framework.Pacer), so that the
+	// caller can give the machine to other work meanwhile.
+	Pacer *framework.Pacer
 }
 
 // Schedule runs one cycle on the cluster's current snapshot and returns its plan. A proposed
@@ -403,7 +406,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 
 	start := time.Now()
 	ssn, err := framework.OpenSession(fsnap, cfg, e.reg, framework.Options{Now: now, Logger: e.log, UID: id,
-		Observer: joinObservers(e.observer, req.Observer), Memory: memory, Context: ctx})
+		Observer: joinObservers(e.observer, req.Observer), Memory: memory, Context: ctx, Pacer: req.Pacer})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr

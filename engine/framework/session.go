@@ -41,6 +41,35 @@ type Options struct {
 	Memory *Memory
 	// Context, when it ends, interrupts the cycle: see Session.Interrupted.
 	Context context.Context
+	// Pacer, if set, may pause the cycle at its checkpoints: see Pacer.
+	Pacer *Pacer
+}
+
+// Pacer lets the caller of a cycle share the machine with other work without cancelling
+// the cycle: after Request, the session calls the pacer's pause function at its next
+// checkpoint, from the goroutine that reaches it, and the cycle goes on when the function
+// returns. Checkpoints are where actions check Session.Interrupted (each job and task of
+// their loops, each node check) and a few places of the session's own open (between
+// plugins, every few hundred objects). A pause leaves the session as it was: the plan is
+// the same as without pauses.
+type Pacer struct {
+	requested atomic.Bool
+	pause     func()
+}
+
+// NewPacer returns a pacer that calls pause at the checkpoint after each Request. pause
+// should return once the cycle may go on, and at once when the cycle's context ended.
+func NewPacer(pause func()) *Pacer { return &Pacer{pause: pause} }
+
+// Request asks the cycle to call the pause function at its next checkpoint; requests made
+// before that checkpoint make one pause. It is safe for concurrent use.
+func (p *Pacer) Request() { p.requested.Store(true) }
+
+// checkpoint pauses if a pause was requested. Only one of concurrent callers pauses.
+func (p *Pacer) checkpoint() {
+	if p != nil && p.requested.Load() && p.requested.CompareAndSwap(true, false) {
+		p.pause()
+	}
 }
 
 // Observer is the session's observability hook: it is told, from the goroutine running the
@@ -111,10 +140,16 @@ type Session struct {
 	ctx         context.Context
 	interrupted atomic.Bool
 	stopWatch   func() bool
+	// pacer may pause the cycle at checkpoints (nil: never).
+	pacer *Pacer
 
 	// undispatched holds the tasks a statement left allocated without a decision.
 	undispatched map[string]bool
 }
+
+// openCheckpointEvery is how many nodes, jobs or tasks OpenSession converts between two
+// checkpoints of its pacer.
+const openCheckpointEvery = 256
 
 // OpenSession builds a session on a snapshot: session views of every object, the configured
 // plugins (built from reg, opened in tier order), and their callbacks grouped by tier.
@@ -148,6 +183,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		queueReasons:    map[string]string{},
 		queueFigures:    map[string]QueueFigures{},
 		observer:        opts.Observer,
+		pacer:           opts.Pacer,
 	}
 	s.watchContext(opts.Context)
 	defer func() {
@@ -162,7 +198,10 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 	for _, pc := range snap.PriorityClasses {
 		s.PriorityClasses[pc.Name] = pc.Value
 	}
-	for _, n := range snap.Nodes {
+	for i, n := range snap.Nodes {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
 		ni := api.NewNodeInfo(n)
 		s.Nodes[n.Name] = ni
 		s.NodeList = append(s.NodeList, ni)
@@ -177,12 +216,18 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		s.Queues[q.Name] = api.NewQueueInfo(q)
 	}
 	s.Topology = buildHyperNodeTree(snap.HyperNodes, s.Nodes)
-	for _, j := range snap.Jobs {
+	for i, j := range snap.Jobs {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
 		ji := api.NewJobInfo(j, s.resolvePriority(j.PriorityClass, j.Priority, j.HasPriority, 0))
 		s.Jobs[ji.UID] = ji
 		s.initialPhase[ji.UID] = ji.Phase
 	}
-	for _, t := range snap.Tasks {
+	for i, t := range snap.Tasks {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
 		ji, ok := s.Jobs[t.JobKey()]
 		if !ok {
 			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
@@ -221,6 +266,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 				return nil, err
 			}
 			s.plugins = append(s.plugins, p)
+			s.pacer.checkpoint()
 			start := time.Now()
 			p.OnSessionOpen(s)
 			if s.observer != nil {
@@ -252,6 +298,7 @@ func (s *Session) RunActions(reg *Registry) error {
 		return err
 	}
 	for _, a := range actions {
+		s.pacer.checkpoint()
 		if err := s.Err(); err != nil {
 			return err
 		}
@@ -288,8 +335,12 @@ func (s *Session) release() {
 
 // Interrupted reports whether the cycle's context ended: actions stop their loops over jobs
 // and tasks when it is set, and predicates fail every node, so that a cancelled cycle ends
-// within moments. It is safe for concurrent use.
-func (s *Session) Interrupted() bool { return s.interrupted.Load() }
+// within moments. It is also the cycle's checkpoint: a pause its Pacer asked for happens
+// here. It is safe for concurrent use.
+func (s *Session) Interrupted() bool {
+	s.pacer.checkpoint()
+	return s.interrupted.Load()
+}
 
 // Err returns the context's error once the cycle was interrupted, else nil.
 func (s *Session) Err() error {
