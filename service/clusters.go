@@ -97,6 +97,7 @@ func (s *Server) deleteCluster(ctx context.Context, cluster string) (*state.Clus
 	s.gens[cluster]++
 	s.mu.Unlock()
 	s.metrics.forget(cluster)
+	s.admission.forget(cluster)
 	return info, nil
 }
 

@@ -81,7 +81,8 @@ func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) 
 }
 
 // schedule runs one cycle and converts its plan. Cycles of one cluster never overlap: they
-// take the cluster's cycle lock (waiting for it ends with ctx). The cycle is traced as a
+// take the cluster's cycle lock, then a cycle slot (admitCycle: waiting ends with ctx, or
+// with RESOURCE_EXHAUSTED when the deadline would not fit the cycle). The cycle is traced as a
 // "Schedule" span with a child span per plugin session open and per action: a child of the
 // call's span, or for a WatchPlans cycle (watched: its subscriber) the root of a trace of its
 // own, linked to the stream's span. A watched cycle does not run once its subscriber was
@@ -113,11 +114,11 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		}
 		req.Config = cfg
 	}
-	unlock, err := s.lockCycle(ctx, cluster)
+	ticket, err := s.admitCycle(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer ticket.done()
 	if watched != nil {
 		if err := watched.ended(); err != nil {
 			return nil, err
@@ -132,6 +133,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	ctx, span := s.tracer.Start(ctx, "Schedule", opts...)
 	defer span.End()
 	req.Observer = &cycleObserver{ctx: ctx, tracer: s.tracer, m: s.metrics, cluster: attribute.String("cluster", cluster)}
+	req.Pacer = ticket.pacer
 	p, err := s.engine.Schedule(ctx, cluster, req)
 	if err != nil {
 		span.RecordError(err)

@@ -70,6 +70,17 @@ type Options struct {
 	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
 	// with a store in memory.
 	Reads ReadGate
+
+	// MaxConcurrentCycles is how many cycles run at once, across clusters (see admission.go:
+	// slots go to the cluster with the least recent usage, and long cycles give way to
+	// lighter clusters' calls); 0 means GOMAXPROCS, a negative value no admission at all.
+	MaxConcurrentCycles int
+	// CycleQuantum is how long a cycle runs between two checkpoints; 0 means
+	// DefaultCycleQuantum.
+	CycleQuantum time.Duration
+	// MaxQueuedCycles is how many cycle calls one cluster may have waiting or running; 0
+	// means DefaultMaxQueuedCycles.
+	MaxQueuedCycles int
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -100,6 +111,7 @@ type Server struct {
 	watchDebounce  time.Duration
 	changes        *changeHub
 	watches        *watchRegistry
+	admission      *admission
 
 	mu     sync.Mutex
 	locks  map[string]*sync.Mutex
@@ -162,6 +174,13 @@ func New(opts Options) *Server {
 		m, _ = newMetrics(nil, s.engine)
 	}
 	s.metrics = m
+	s.admission = newAdmission(opts.MaxConcurrentCycles, opts.CycleQuantum, opts.MaxQueuedCycles, nil)
+	if s.admission != nil {
+		if err := s.admission.instrument(s.mp); err != nil {
+			s.log.Error("admission metrics disabled", "error", err.Error())
+			_ = s.admission.instrument(nil)
+		}
+	}
 	if opts.RateLimit > 0 {
 		s.limiter = newClientLimiter(opts.RateLimit, opts.RateBurst, time.Now)
 	}
@@ -273,6 +292,10 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		stream = append(stream, s.limiter.streamLimit)
 	}
 	unary = append(unary, s.gateReads)
+	if s.admission != nil {
+		unary = append(unary, s.admission.admitUnary)
+		stream = append(stream, s.admission.admitStream)
+	}
 	all := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.maxRecv),
 		grpc.ChainUnaryInterceptor(unary...),

@@ -117,6 +117,10 @@ type options struct {
 	rateBurst    int
 	maxRecvBytes int
 
+	maxCycles    int
+	cycleQuantum time.Duration
+	maxQueued    int
+
 	otlpEndpoint string
 	otlpInsecure bool
 
@@ -154,6 +158,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.rateLimit, "rate-limit", 1000, "calls per second each client may make (a stream counts once); 0 disables")
 	fs.IntVar(&o.rateBurst, "rate-burst", 2000, "calls a client may make at once above its rate")
 	fs.IntVar(&o.maxRecvBytes, "max-recv-bytes", service.DefaultMaxRecvBytes, "largest message the server accepts, in bytes")
+	fs.IntVar(&o.maxCycles, "max-concurrent-cycles", 0, "cycles run at once across clusters, granted to the least busy cluster first; 0 means one per core (GOMAXPROCS), -1 turns fair admission off")
+	fs.DurationVar(&o.cycleQuantum, "cycle-quantum", service.DefaultCycleQuantum, "how long a cycle runs between checkpoints where it gives way to lighter clusters' calls")
+	fs.IntVar(&o.maxQueued, "max-queued-cycles", service.DefaultMaxQueuedCycles, "cycle calls one cluster may have waiting or running; more fail with RESOURCE_EXHAUSTED")
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces over OTLP/gRPC to HOST:PORT or a URL (http:// for plaintext); empty exports none")
 	fs.BoolVar(&o.otlpInsecure, "otlp-insecure", false, "export OTLP traces to HOST:PORT without TLS")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the state in this directory (a raft log and snapshots): durable across restarts; empty keeps it in memory")
@@ -205,6 +212,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--rate-burst must not be negative, got %d", o.rateBurst)
 	case o.maxRecvBytes <= 0:
 		return o, fmt.Errorf("--max-recv-bytes must be positive, got %d", o.maxRecvBytes)
+	case o.maxCycles < -1:
+		return o, fmt.Errorf("--max-concurrent-cycles must be -1 (off), 0 (one per core) or positive, got %d", o.maxCycles)
+	case o.cycleQuantum < 100*time.Microsecond:
+		return o, fmt.Errorf("--cycle-quantum must be at least 100µs, got %s", o.cycleQuantum)
+	case o.maxQueued < 1:
+		return o, fmt.Errorf("--max-queued-cycles must be at least 1, got %d", o.maxQueued)
 	case o.dataDir == "" && (o.raftListen != "" || o.raftPeers != nil || o.bootstrap || o.nodeID != ""):
 		return o, errors.New("--node-id, --raft-listen, --raft-peers and --bootstrap need --data-dir")
 	case o.raftListen == "" && (o.raftPeers != nil || o.bootstrap || o.raftAdvertise != ""):
@@ -269,6 +282,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		RateBurst:      o.rateBurst,
 		MaxRecvBytes:   o.maxRecvBytes,
 		SchedulePeriod: o.schedulePeriod,
+
+		MaxConcurrentCycles: o.maxCycles,
+		CycleQuantum:        o.cycleQuantum,
+		MaxQueuedCycles:     o.maxQueued,
 	}
 	var grpcOpts []grpc.ServerOption
 	if o.tlsCert != "" {

@@ -182,6 +182,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--rate-limit", "-1"}, "--rate-limit"},
 		{[]string{"--max-recv-bytes", "0"}, "--max-recv-bytes"},
 		{[]string{"--schedule-period", "1ms"}, "--schedule-period"},
+		{[]string{"--max-concurrent-cycles", "-2"}, "--max-concurrent-cycles"},
+		{[]string{"--cycle-quantum", "1us"}, "--cycle-quantum"},
+		{[]string{"--max-queued-cycles", "0"}, "--max-queued-cycles"},
 	}
 	for _, tc := range tests {
 		var stderr lockedBuffer
