@@ -484,7 +484,8 @@ func TestDashboardMetricsExist(t *testing.T) {
 	if dash.Title == "" || dash.UID == "" || len(dash.Panels) == 0 {
 		t.Fatalf("dashboard without title, uid or panels")
 	}
-	metricName := regexp.MustCompile(`\bsluice_[a-z_]+`)
+	// Sluice's own metrics, and the Go runtime's and the process's that sluiced serves beside them.
+	metricName := regexp.MustCompile(`\b(?:sluice|go|process)_[a-z_]+`)
 	used := map[string]bool{}
 	for _, p := range dash.Panels {
 		if p.Type != "row" && len(p.Targets) == 0 {
@@ -502,7 +503,9 @@ func TestDashboardMetricsExist(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"sluice_cycle_duration_seconds_bucket", "sluice_action_duration_seconds_bucket",
-		"sluice_decisions_total", "sluice_unschedulable_jobs", "sluice_queue_share"} {
+		"sluice_decisions_total", "sluice_unschedulable_jobs", "sluice_queue_share",
+		"sluice_cycle_admission_wait_seconds_bucket", "go_goroutines", "go_memstats_heap_inuse_bytes",
+		"process_resident_memory_bytes", "sluice_build_info"} {
 		if !used[want] {
 			t.Errorf("the dashboard does not show %s", want)
 		}

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -31,10 +34,30 @@ const MetricsNamespace = "sluice"
 const instrumentationName = "github.com/sluice-sched/sluice/service"
 
 // NewPrometheusMetrics returns a meter provider whose metrics are served, in the Prometheus
-// text format, by the returned handler (mount it on /metrics). Every metric name starts with
-// "sluice_"; neither target_info nor scope labels are added. Shut the provider down on exit.
+// text format, by the returned handler (mount it on /metrics). Sluice's own metric names
+// start with "sluice_"; neither target_info nor scope labels are added. Beside them the
+// handler serves the Go runtime's (go_*: goroutines, threads, heap and GC, go_info) and the
+// process's (process_*: resident memory, CPU seconds, open and maximum file descriptors,
+// start time), and sluice_build_info (1, with the version, commit and Go version of the
+// binary as labels). Shut the provider down on exit.
 func NewPrometheusMetrics() (*sdkmetric.MeterProvider, http.Handler, error) {
 	reg := prometheus.NewRegistry()
+	version, commit := BuildInfo()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: MetricsNamespace, Name: "build_info",
+		Help:        "Always 1; the labels say which build of sluiced this is.",
+		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "go_version": runtime.Version()},
+	})
+	build.Set(1)
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		build,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, nil, fmt.Errorf("prometheus collectors: %w", err)
+		}
+	}
 	exp, err := otelprom.New(
 		otelprom.WithRegisterer(reg),
 		otelprom.WithNamespace(MetricsNamespace),
@@ -46,6 +69,33 @@ func NewPrometheusMetrics() (*sdkmetric.MeterProvider, http.Handler, error) {
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
 	return mp, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
+}
+
+// BuildInfo returns the version and the VCS commit the running binary was built from, as
+// the Go toolchain recorded them ("(devel)" for a build of a working tree, "unknown" where
+// nothing was recorded); the commit ends in "+dirty" when the tree had changes.
+func BuildInfo() (version, commit string) {
+	version, commit = "unknown", "unknown"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version, commit
+	}
+	if bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty && commit != "unknown" {
+		commit += "+dirty"
+	}
+	return version, commit
 }
 
 // latencyBuckets are the bucket bounds, in seconds, of the latency histograms.

@@ -3,6 +3,7 @@ package service
 import (
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -137,8 +138,8 @@ func TestMetricsOnPrometheusEndpoint(t *testing.T) {
 
 	fams := scrape(t, handler)
 	for name := range fams {
-		if !strings.HasPrefix(name, "sluice_") {
-			t.Errorf("metric %s is not prefixed sluice_", name)
+		if !strings.HasPrefix(name, "sluice_") && !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") {
+			t.Errorf("metric %s is neither Sluice's (sluice_) nor the runtime's (go_, process_)", name)
 		}
 	}
 	c1 := map[string]string{"cluster": "c1"}
@@ -167,6 +168,20 @@ func TestMetricsOnPrometheusEndpoint(t *testing.T) {
 		{"sluice_queue_share", map[string]string{"cluster": "c1", "queue": "q1"}, -1},
 		{"sluice_queue_overused", map[string]string{"cluster": "c1", "queue": "q1"}, 0},
 		{"sluice_rpc_server_call_duration_seconds", map[string]string{"rpc_method": "sluice.v1.SchedulerService/Schedule"}, -1},
+		// Admission: the slots, and the time the cycles waited for them.
+		{"sluice_cycle_slots", nil, float64(runtime.GOMAXPROCS(0))},
+		{"sluice_cycles_running", nil, 0},
+		{"sluice_cycle_admission_wait_seconds", c1, 5},
+		{"sluice_cycle_admission_wait_seconds", map[string]string{"cluster": "c2"}, 1},
+		{"sluice_cluster_usage_seconds", c1, -1},
+		// The runtime's and the process's, and the build.
+		{"go_goroutines", nil, -1},
+		{"go_memstats_heap_inuse_bytes", nil, -1},
+		{"go_threads", nil, -1},
+		{"process_resident_memory_bytes", nil, -1},
+		{"process_open_fds", nil, -1},
+		{"process_cpu_seconds_total", nil, -1},
+		{"sluice_build_info", nil, 1},
 	}
 	for _, c := range checks {
 		got, ok := value(fams, c.name, c.labels)
