@@ -1,6 +1,6 @@
 // Command sluiced is the Sluice scheduling-decision server: it serves the sluice.v1 gRPC API
 // (cluster state and scheduler services, health and reflection) and an admin HTTP port with
-// /healthz, /readyz and /metrics (Prometheus).
+// /healthz, /readyz, /metrics (Prometheus) and /debug/pprof/ (Go profiles, for admin tokens).
 //
 // Usage:
 //
@@ -46,6 +46,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -123,6 +124,7 @@ type options struct {
 
 	otlpEndpoint string
 	otlpInsecure bool
+	pprof        bool
 
 	dataDir           string
 	nodeID            string
@@ -161,6 +163,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxCycles, "max-concurrent-cycles", 0, "cycles run at once across clusters, granted to the least busy cluster first; 0 means one per core (GOMAXPROCS), -1 turns fair admission off")
 	fs.DurationVar(&o.cycleQuantum, "cycle-quantum", service.DefaultCycleQuantum, "how long a cycle runs between checkpoints where it gives way to lighter clusters' calls")
 	fs.IntVar(&o.maxQueued, "max-queued-cycles", service.DefaultMaxQueuedCycles, "cycle calls one cluster may have waiting or running; more fail with RESOURCE_EXHAUSTED")
+	fs.BoolVar(&o.pprof, "pprof", true, "serve Go profiles on the admin listener at /debug/pprof/ (admin tokens only when sluiced authenticates; without credentials only on a loopback admin address or with --insecure)")
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces over OTLP/gRPC to HOST:PORT or a URL (http:// for plaintext); empty exports none")
 	fs.BoolVar(&o.otlpInsecure, "otlp-insecure", false, "export OTLP traces to HOST:PORT without TLS")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the state in this directory (a raft log and snapshots): durable across restarts; empty keeps it in memory")
@@ -365,7 +368,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	gs := service.NewGRPCServer(srv, grpcOpts...)
 
 	var draining atomic.Bool
-	admin := &http.Server{Handler: adminMux(metricsHandler, &draining, node), ReadHeaderTimeout: 5 * time.Second}
+	mux := adminMux(metricsHandler, &draining, node)
+	if o.pprof {
+		// Sample 1 in 100 contention events, so that the mutex profile has something to show.
+		runtime.SetMutexProfileFraction(100)
+		mux.Handle(service.ProfilesPath, service.Profiles(srvOpts.Auth, o.insecure || isLoopback(o.adminListen)))
+	}
+	admin := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 
 	errc := make(chan error, 2)
 	go func() { errc <- gs.Serve(lis) }()

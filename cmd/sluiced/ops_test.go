@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -129,18 +130,99 @@ func TestTLSTokensAndMetrics(t *testing.T) {
 	}
 	for _, want := range []string{"sluice_cycle_duration_seconds", "sluice_action_duration_seconds", "sluice_decisions_total",
 		"sluice_deltas_total", "sluice_streams", "sluice_queue_allocated_milli_cpu", "sluice_plan_expiries_total",
-		"sluice_rpc_server_call_duration_seconds"} {
+		"sluice_rpc_server_call_duration_seconds", "sluice_build_info",
+		"go_goroutines", "go_memstats_heap_inuse_bytes", "process_resident_memory_bytes", "process_open_fds"} {
 		if _, ok := fams[want]; !ok {
 			t.Errorf("/metrics has no %s", want)
 		}
 	}
 	for name := range fams {
-		if !strings.HasPrefix(name, "sluice_") {
-			t.Errorf("/metrics: %s is not prefixed sluice_", name)
+		if !strings.HasPrefix(name, "sluice_") && !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") {
+			t.Errorf("/metrics: %s is neither Sluice's (sluice_) nor the runtime's (go_, process_)", name)
 		}
 	}
 	cancel()
 	waitExit(t, exit, logs)
+}
+
+// TestProfilesNeedAnAdminToken: with --tokens, /debug/pprof/ answers an admin token (heap,
+// goroutine, mutex and CPU profiles), refuses a writer or read-only token with 403 and a
+// missing or wrong token with 401; --pprof=false removes it; without credentials on a
+// loopback admin address it is open.
+func TestProfilesNeedAnAdminToken(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(tokens, []byte("- {name: rm, token: rm-token, clusters: [c1]}\n"+
+		"- {name: viewer, token: viewer-token, clusters: ['*'], read_only: true}\n"+
+		"- {name: ops, token: ops-token, clusters: ['*'], admin: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	get := func(adminAddr, path, token string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, "http://"+adminAddr+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body strings.Builder
+		_, _ = io.Copy(&body, resp.Body)
+		if resp.StatusCode == http.StatusOK && body.Len() == 0 {
+			t.Errorf("%s: an empty profile", path)
+		}
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		calls []struct {
+			path, token string
+			want        int
+		}
+	}{
+		{"tokens", []string{"--tokens", tokens}, []struct {
+			path, token string
+			want        int
+		}{
+			{"/debug/pprof/heap", "ops-token", 200},
+			{"/debug/pprof/goroutine?debug=1", "ops-token", 200},
+			{"/debug/pprof/mutex", "ops-token", 200},
+			{"/debug/pprof/profile?seconds=1", "ops-token", 200},
+			{"/debug/pprof/", "ops-token", 200},
+			{"/debug/pprof/heap", "rm-token", 403},
+			{"/debug/pprof/heap", "viewer-token", 403},
+			{"/debug/pprof/heap", "", 401},
+			{"/debug/pprof/heap", "wrong-token", 401},
+			{"/metrics", "", 200},
+		}},
+		{"off", []string{"--tokens", tokens, "--pprof=false"}, []struct {
+			path, token string
+			want        int
+		}{{"/debug/pprof/heap", "ops-token", 404}}},
+		{"loopback without credentials", nil, []struct {
+			path, token string
+			want        int
+		}{{"/debug/pprof/heap", "", 200}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			logs := &lockedBuffer{}
+			_, adminAddr, exit := startedWith(t, ctx, logs, append([]string{"--config", writeConfig(t, testConfig)}, tc.args...), wiring{})
+			for _, c := range tc.calls {
+				if got := get(adminAddr, c.path, c.token); got != c.want {
+					t.Errorf("%s with token %q: %d, want %d", c.path, c.token, got, c.want)
+				}
+			}
+			cancel()
+			waitExit(t, exit, logs)
+		})
+	}
 }
 
 func TestRefusesToServeExposedWithoutCredentials(t *testing.T) {
