@@ -504,6 +504,21 @@ func (ct *cycleTicket) done() {
 	a.mu.Unlock()
 }
 
+// activity returns every cluster's refused cycle calls and cycle pauses since it was first
+// seen, for the log summary.
+func (a *admission) activity() map[string]clusterActivity {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]clusterActivity, len(a.tenants))
+	for name, t := range a.tenants {
+		out[name] = clusterActivity{CycleRefusals: t.rejected[limitCycleQueue] + t.rejected[limitCycleWait], CyclePauses: t.pauses}
+	}
+	return out
+}
+
 // admitUnary records every call that names a cluster as that cluster's work in progress
 // (Schedule's cycles charge their own run time). It runs after authentication and rate
 // limits, so that refused calls count for nothing.

@@ -140,6 +140,9 @@ var errDeletedSinceHello = errors.New("the cluster was deleted after the stream'
 func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
 	rev, err := s.applyBatchLocked(cluster, prefix, b, gen)
 	s.metrics.batchDone(cluster, b, err)
+	if err != nil && !isStoreUnavailable(err) && !errors.Is(err, errDeletedSinceHello) {
+		s.batchRejected(cluster, b, err)
+	}
 	if err == nil {
 		s.changes.notify(cluster)
 	}

@@ -148,6 +148,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	s.metrics.cycleDone(ctx, cluster, mode, p)
 	if p.Commit != nil {
 		s.metrics.committed(cluster, p.Commit, nil)
+		s.commitConflicts(ctx, cluster, p.Commit)
 		s.changes.notify(cluster)
 	}
 	return p, nil
@@ -210,10 +211,14 @@ func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanReq
 		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) {
 			sc.s.metrics.committed(req.GetCluster(), nil, err)
 		}
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			sc.s.commitRefused(ctx, req.GetCluster(), req.GetPlanId(), err)
+		}
 		return nil, toStatus(err)
 	}
 	if !res.Repeated {
 		sc.s.metrics.committed(req.GetCluster(), res, nil)
+		sc.s.commitConflicts(ctx, req.GetCluster(), res)
 		sc.s.changes.notify(req.GetCluster())
 	}
 	return commitToProto(res, pg), nil

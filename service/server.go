@@ -33,8 +33,15 @@ type Options struct {
 	Store *state.Store
 	// Engine runs cycles on Store and keeps plans. Required.
 	Engine *engine.Engine
-	// Logger receives the service's logs; nil discards them.
+	// Logger receives the service's logs; nil discards them. What is logged at which level
+	// is in oplog.go.
 	Logger *slog.Logger
+	// SlowCall is the duration from which a unary call is logged at warn ("slow call"); 0
+	// means DefaultSlowCall, a negative value never.
+	SlowCall time.Duration
+	// AccessLog logs every call at info; otherwise calls that went as the client expects
+	// (OK, NOT_FOUND, a plan conflict, ...) are logged at debug.
+	AccessLog bool
 	// Clock is the wall clock used for the defaults that depend on time (a job's creation
 	// time, a task's start time); nil means time.Now.
 	Clock func() time.Time
@@ -112,6 +119,10 @@ type Server struct {
 	changes        *changeHub
 	watches        *watchRegistry
 	admission      *admission
+	sampler        *logSampler
+	slowCall       time.Duration
+	accessLog      bool
+	summary        summary
 
 	mu     sync.Mutex
 	locks  map[string]*sync.Mutex
@@ -146,12 +157,18 @@ func New(opts Options) *Server {
 		watchDebounce:  opts.WatchDebounce,
 		changes:        newChangeHub(),
 		watches:        newWatchRegistry(),
+		sampler:        newLogSampler(time.Now),
+		slowCall:       opts.SlowCall,
+		accessLog:      opts.AccessLog,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.clock == nil {
 		s.clock = time.Now
+	}
+	if s.slowCall == 0 {
+		s.slowCall = DefaultSlowCall
 	}
 	if s.maxRecv <= 0 {
 		s.maxRecv = DefaultMaxRecvBytes
@@ -253,11 +270,13 @@ func (s *Server) checkCluster(ctx context.Context, fe *fieldErrors, field, clust
 // The otelgrpc stats handler (when Options give a tracer or meter provider) traces and
 // measures every call. The interceptor chain, outermost first:
 //
-//   - logging: one slog line per call, with method, code, duration, and the cluster, plan
-//     and client the handlers and the authentication add;
+//   - logging: one slog line per call ("finished call"), with method, code, duration, and the
+//     cluster, plan and client the handlers and the authentication add, at the level of
+//     callLevel (debug for calls that went as the client expects), sampled at info and above;
 //   - panic recovery: a panic becomes INTERNAL and is logged with its stack, and the server
 //     keeps serving (inside logging, so that the log line shows the INTERNAL code);
-//   - the open-streams gauge, for streaming calls;
+//   - the slow-call line (Options.SlowCall), for unary calls; the open-streams gauge, for
+//     streaming calls;
 //   - authentication and authorization (Options.Auth): a bearer token or a client
 //     certificate, the method's needs (write, admin) and the cluster of every request (and
 //     of every message a stream receives); health and reflection are open;
@@ -269,14 +288,15 @@ func (s *Server) checkCluster(ctx context.Context, fe *fieldErrors, field, clust
 func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 	logOpts := []logging.Option{
 		logging.WithLogOnEvents(logging.FinishCall),
-		logging.WithLevels(codeToLevel),
+		logging.WithLevels(s.callLevel),
 		logging.WithFieldsFromContext(traceFields),
 	}
-	logger := slogAdapter(s.log)
+	logger := s.callLogger()
 	rec := recovery.WithRecoveryHandlerContext(s.recovered)
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(logger, logOpts...),
 		recovery.UnaryServerInterceptor(rec),
+		s.slowUnary,
 	}
 	stream := []grpc.StreamServerInterceptor{
 		logging.StreamServerInterceptor(logger, logOpts...),
@@ -346,19 +366,17 @@ func (s *Server) recovered(ctx context.Context, p any) error {
 	return withInfo(codes.Internal, ReasonInternal, "internal error")
 }
 
-// slogAdapter makes a slog.Logger a go-grpc-middleware logger.
-func slogAdapter(l *slog.Logger) logging.Logger {
-	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		l.Log(ctx, slog.Level(lvl), msg, fields...)
-	})
-}
-
-// codeToLevel logs client mistakes at info and server failures at error.
+// codeToLevel logs calls that went as a client expects at debug (a missing object, a plan
+// conflict, a resync: outcomes of the protocol), calls an operator may have to act on at info
+// (a malformed request or batch, refused credentials, limits, a follower asked to write),
+// deadlines at warn and server failures at error.
 func codeToLevel(c codes.Code) logging.Level {
 	switch c {
-	case codes.OK, codes.Canceled, codes.InvalidArgument, codes.NotFound, codes.AlreadyExists,
-		codes.FailedPrecondition, codes.Aborted, codes.OutOfRange, codes.Unauthenticated,
-		codes.PermissionDenied, codes.ResourceExhausted, codes.Unavailable:
+	case codes.OK, codes.Canceled, codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition,
+		codes.Aborted, codes.OutOfRange:
+		return logging.LevelDebug
+	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.ResourceExhausted,
+		codes.Unavailable:
 		return logging.LevelInfo
 	case codes.DeadlineExceeded:
 		return logging.LevelWarn

@@ -124,6 +124,7 @@ type metrics struct {
 // clusterCounts are one cluster's observed counters and gauge. A map entry, or a has* flag,
 // makes its series exist, even at zero.
 type clusterCounts struct {
+	cycles           map[string]int64 // by mode; not a metric (the cycle histogram counts them), for the log summary
 	decisions        map[string]int64 // by kind; every kind after the first cycle that is not a dry run
 	commits          map[string]int64 // by result
 	conflicts        int64
@@ -140,7 +141,7 @@ func (m *metrics) count(cluster string, fn func(c *clusterCounts)) {
 	defer m.mu.Unlock()
 	c, ok := m.perCluster[cluster]
 	if !ok {
-		c = &clusterCounts{decisions: map[string]int64{}, commits: map[string]int64{},
+		c = &clusterCounts{cycles: map[string]int64{}, decisions: map[string]int64{}, commits: map[string]int64{},
 			deltas: map[string]int64{}, batches: map[string]int64{}}
 		m.perCluster[cluster] = c
 	}
@@ -153,6 +154,29 @@ func (m *metrics) forget(cluster string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.perCluster, cluster)
+}
+
+// activity returns every cluster's counts since it was first seen (or since it was deleted),
+// for the log summary.
+func (m *metrics) activity() map[string]clusterActivity {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]clusterActivity, len(m.perCluster))
+	for cluster, c := range m.perCluster {
+		out[cluster] = clusterActivity{
+			Cycles:          c.cycles["propose"] + c.cycles["auto_commit"],
+			DryRuns:         c.cycles["dry_run"],
+			Binds:           c.decisions["bind"],
+			Pipelines:       c.decisions["pipeline"],
+			Evicts:          c.decisions["evict"],
+			Commits:         c.commits["committed"],
+			CommitFailures:  c.commits["failed"],
+			Conflicts:       c.conflicts,
+			Batches:         c.batches["applied"],
+			BatchRejections: c.batches["rejected"],
+		}
+	}
+	return out
 }
 
 // newMetrics creates the instruments on mp (a no-op provider when nil). The observed gauges
@@ -309,6 +333,7 @@ var modeNames = map[sluicev1.ScheduleMode]string{
 func (m *metrics) cycleDone(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, p *engine.Plan) {
 	c := attribute.String("cluster", cluster)
 	m.cycleDuration.Record(ctx, p.Duration.Seconds(), metric.WithAttributes(c, attribute.String("mode", modeNames[mode])))
+	m.count(cluster, func(cc *clusterCounts) { cc.cycles[modeNames[mode]]++ })
 	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN || p.Result == nil {
 		return
 	}

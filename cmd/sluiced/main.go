@@ -9,7 +9,9 @@
 //	        [--tls-cert FILE --tls-key FILE [--client-ca FILE]] [--tokens FILE] [--insecure]
 //	        [--rate-limit 1000] [--rate-burst 2000] [--max-recv-bytes 16777216]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
-//	        [--log-level info] [--shutdown-timeout 10s]
+//	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--max-queued-cycles 16] [--pprof]
+//	        [--log-level info] [--access-log] [--slow-call 1s] [--log-summary-period 1m]
+//	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
 //	         [--node-id ID --raft-listen HOST:PORT [--raft-advertise HOST:PORT]
 //	          --raft-peers id=raftaddr@grpcaddr,... [--bootstrap] [--raft-timeout 1s]]]
@@ -20,7 +22,8 @@
 // is refused, with the reason in the log, and the previous one stays in force.
 //
 // Without credentials (--tokens or --client-ca) the server refuses to listen on an address
-// that is not loopback, unless --insecure. Logs are JSON lines on stderr. On SIGTERM or SIGINT
+// that is not loopback, unless --insecure. Logs are JSON lines on stderr, each bounded in
+// size; at the default level they hold what an operator acts on (see the README). On SIGTERM or SIGINT
 // the server drains: health turns NOT_SERVING, it stops accepting calls, cycles in progress
 // finish, Sync and WatchPlans streams end with UNAVAILABLE "server shutting down", calls in
 // progress get --shutdown-timeout to finish, and the process exits 0.
@@ -109,6 +112,9 @@ type options struct {
 	schedulePeriod      time.Duration
 	shutdownTimeout     time.Duration
 	logLevel            slog.Level
+	accessLog           bool
+	slowCall            time.Duration
+	logSummary          time.Duration
 
 	tlsCert, tlsKey, clientCA string
 	tokensPath                string
@@ -152,6 +158,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.schedulePeriod, "schedule-period", service.DefaultSchedulePeriod, "longest time between WatchPlans cycles when the request gives no period (Volcano's schedule-period)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", service.GracefulStopTimeout, "how long a shutdown waits for calls in progress")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&o.accessLog, "access-log", false, "log every call at info (by default calls that went as the client expects are logged at debug)")
+	fs.DurationVar(&o.slowCall, "slow-call", service.DefaultSlowCall, "log unary calls that take this long or longer at warn; 0 never")
+	fs.DurationVar(&o.logSummary, "log-summary-period", service.DefaultLogSummaryPeriod, "log a summary of each active cluster's cycles, binds, commits and rejections this often; 0 never")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); serve TLS with --tls-key")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&o.clientCA, "client-ca", "", "CA certificates (PEM) that sign client certificates: require mTLS")
@@ -201,6 +210,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--finished-plans-kept must be at least 1, got %d", o.plansKept)
 	case o.planAge <= 0:
 		return o, fmt.Errorf("--finished-plan-age must be positive, got %s", o.planAge)
+	case o.slowCall < 0:
+		return o, fmt.Errorf("--slow-call must not be negative, got %s", o.slowCall)
+	case o.logSummary < 0:
+		return o, fmt.Errorf("--log-summary-period must not be negative, got %s", o.logSummary)
 	case o.shutdownTimeout <= 0:
 		return o, fmt.Errorf("--shutdown-timeout must be positive, got %s", o.shutdownTimeout)
 	case o.schedulePeriod < service.MinWatchPeriod:
@@ -247,7 +260,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, w wiring) int {
 		fmt.Fprintf(stderr, "sluiced: %v\n", err)
 		return exitUsage
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	log := slog.New(service.BoundedHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}), service.DefaultMaxLogValue))
 	if err := serve(ctx, o, log, w, stderr); err != nil {
 		log.Error("sluiced failed", "error", err.Error())
 		return exitError
@@ -281,6 +294,8 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 
 	srvOpts := service.Options{
 		Logger:         log,
+		AccessLog:      o.accessLog,
+		SlowCall:       slowCallOption(o.slowCall),
 		RateLimit:      o.rateLimit,
 		RateBurst:      o.rateBurst,
 		MaxRecvBytes:   o.maxRecvBytes,
@@ -395,7 +410,14 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		defer close(reloadDone)
 		watchConfig(reloadCtx, o.configPath, cfgInfo, cfgText, srv, log, hup, w.configPoll)
 	}()
-	log.Info("sluiced serving", "listen", lis.Addr().String(), "admin_listen", adminLis.Addr().String(),
+	sumCtx, stopSummaries := context.WithCancel(context.Background())
+	sumDone := make(chan struct{})
+	go func() {
+		defer close(sumDone)
+		srv.LogSummaries(sumCtx, o.logSummary)
+	}()
+	version, commit := service.BuildInfo()
+	log.Info("sluiced serving", "version", version, "commit", commit, "listen", lis.Addr().String(), "admin_listen", adminLis.Addr().String(),
 		"config", configName(o.configPath), "plan_ttl", o.planTTL.String(), "schedule_period", o.schedulePeriod.String(),
 		"tls", o.tlsCert != "", "mtls", o.clientCA != "", "tokens", o.tokensPath != "",
 		"rate_limit", o.rateLimit, "rate_burst", o.rateBurst, "otlp", o.otlpEndpoint != "",
@@ -427,8 +449,18 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	if err := admin.Shutdown(sctx); err != nil {
 		admin.Close()
 	}
+	stopSummaries()
+	<-sumDone
 	log.Info("stopped")
 	return serveErr
+}
+
+// slowCallOption maps --slow-call to Options.SlowCall: 0 (never) is a negative option.
+func slowCallOption(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // checkExposure refuses to serve without credentials on an address that is not loopback,

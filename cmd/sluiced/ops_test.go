@@ -267,6 +267,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--max-concurrent-cycles", "-2"}, "--max-concurrent-cycles"},
 		{[]string{"--cycle-quantum", "1us"}, "--cycle-quantum"},
 		{[]string{"--max-queued-cycles", "0"}, "--max-queued-cycles"},
+		{[]string{"--slow-call", "-1s"}, "--slow-call"},
+		{[]string{"--log-summary-period", "-1s"}, "--log-summary-period"},
 	}
 	for _, tc := range tests {
 		var stderr lockedBuffer
@@ -520,4 +522,54 @@ func TestRateAndSizeLimitFlags(t *testing.T) {
 	}
 	cancel()
 	waitExit(t, exit, logs)
+}
+
+// TestDefaultLogsStayQuiet: at the default level, hundreds of committed cycles and reads add
+// nothing to the log while they run; stopping writes the period's summary of the cluster.
+func TestDefaultLogsStayQuiet(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &lockedBuffer{}
+	grpcAddr, _, exit := startedWith(t, ctx, logs, []string{"--config", writeConfig(t, testConfig), "--log-level", "info"}, wiring{})
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cs, sc := sluicev1.NewClusterStateServiceClient(conn), sluicev1.NewSchedulerServiceClient(conn)
+	rc := tctx(t)
+	if _, err := cs.ApplyDeltas(rc, &sluicev1.ApplyDeltasRequest{Cluster: "c1", Batch: &sluicev1.DeltaBatch{Deltas: []*sluicev1.Delta{
+		{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{Name: "n1", Allocatable: map[string]string{"cpu": "4"}}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Count(logs.String(), "\n")
+	for i := 0; i < 300; i++ {
+		p, err := sc.Schedule(rc, &sluicev1.ScheduleRequest{Cluster: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sc.CommitPlan(rc, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p.GetPlan().GetId()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListNodes(rc, &sluicev1.ListNodesRequest{Cluster: "c1"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.GetNode(rc, &sluicev1.GetNodeRequest{Cluster: "c1", Name: "n1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if added := strings.Count(logs.String(), "\n") - before; added != 0 {
+		t.Fatalf("300 committed cycles and 600 reads added %d lines at info:\n%s", added, logs)
+	}
+	cancel()
+	waitExit(t, exit, logs)
+	text := logs.String()
+	if !strings.Contains(text, `"msg":"cluster activity","cluster":"c1"`) || !strings.Contains(text, `"cycles":300`) ||
+		!strings.Contains(text, `"commits":300`) {
+		t.Fatalf("no summary of the cluster's activity at shutdown:\n%s", text)
+	}
+	if n := strings.Count(text, "\n"); n > 6 {
+		t.Fatalf("%d lines in all:\n%s", n, text)
+	}
 }
