@@ -81,6 +81,9 @@ func (a *app) benchFlags(o *benchOptions) *flag.FlagSet {
 // cycle). A cycle minus its session is the snapshot and, through gRPC, the plan's conversion,
 // encoding, transfer and decoding.
 func (a *app) bench(args []string) error {
+	if len(args) > 0 && args[0] == "neighbours" {
+		return a.benchNeighbours(args[1:])
+	}
 	var o benchOptions
 	fs := a.benchFlags(&o)
 	pos, err := a.parse(fs, args)

@@ -106,6 +106,10 @@ Commands:
                                          generate a cluster and time scheduling cycles in this
                                          process (and with --grpc through Sync and Schedule on
                                          a loopback server); the last line sums up (key=value)
+  bench neighbours [--nodes N] [--jobs N] [--callers N] [--rate R] [--phase D] [--rounds N]
+                                         a small cluster's Sync ack, Schedule and CommitPlan
+                                         latency (p50, p99) with a large cluster idle and
+                                         hammered by dry runs, on --server or in this process
   completion bash|zsh                    print a shell completion script
 
 Every command that prints takes -o table|json|yaml (table by default), bench aside.
