@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"sync"
 	"time"
@@ -37,7 +38,8 @@ import (
 //  3. Giving way. A running cycle reaches a checkpoint every quantum (Options.CycleQuantum).
 //     There it pauses, giving up its slot and the CPU, while a cluster whose usage is less
 //     than half its own has calls in progress or cycles waiting; otherwise it only yields
-//     the processor (runtime.Gosched), so that calls that just arrived get to run. A pause
+//     the processor when goroutines wait for one (yieldIfBusy), so that calls that just
+//     arrived get to run. A pause
 //     lasts at most maxPause at a time, so a busy neighbour slows a heavy cycle down but
 //     never stops it. Cycles shorter than a quantum never pause.
 //
@@ -60,6 +62,9 @@ const (
 	// minCycleMargin is the least time a waiting cycle call keeps of its deadline for its
 	// cycle and its answer.
 	minCycleMargin = 20 * time.Millisecond
+	// yieldSleep is how long a cycle steps aside at a checkpoint when goroutines wait for a
+	// processor.
+	yieldSleep = 50 * time.Microsecond
 	// maxPause bounds one pause of a cycle.
 	maxPause = 100 * time.Millisecond
 	// tenantIdle is how long a cluster without calls keeps its admission record once its
@@ -332,6 +337,8 @@ type cycleTicket struct {
 	// sums its runs before that.
 	since time.Time
 	ran   time.Duration
+	// runnable reads the number of runnable goroutines (yieldIfBusy).
+	runnable [1]rtmetrics.Sample
 	// slot is whether the cycle holds a slot (not while paused, nor after its context ended
 	// during a pause).
 	slot bool
@@ -401,6 +408,7 @@ func (s *Server) admitCycle(ctx context.Context, cluster string) (*cycleTicket, 
 	now := a.now()
 	a.wait.Record(ctx, now.Sub(start).Seconds(), metric.WithAttributes(attribute.String("cluster", cluster)))
 	ct := &cycleTicket{a: a, t: t, ctx: ctx, unlock: unlock, since: now, slot: true}
+	ct.runnable[0].Name = "/sched/goroutines/runnable:goroutines"
 	ct.pacer = framework.NewPacer(ct.checkpoint)
 	ct.timer = time.AfterFunc(a.quantum, ct.pacer.Request)
 	return ct, nil
@@ -431,7 +439,7 @@ func (ct *cycleTicket) checkpoint() {
 	now := a.now()
 	if !a.mustGiveWay(ct.t, now, ct.since) {
 		a.mu.Unlock()
-		runtime.Gosched()
+		ct.yieldIfBusy()
 		ct.timer.Reset(a.quantum)
 		return
 	}
@@ -451,6 +459,18 @@ func (ct *cycleTicket) checkpoint() {
 	ct.t.paused += ct.since.Sub(now).Seconds()
 	a.mu.Unlock()
 	ct.timer.Reset(a.quantum)
+}
+
+// yieldIfBusy lets goroutines that wait for a processor run: when the scheduler has any
+// runnable, the cycle sleeps for yieldSleep, so that its processor takes them. (Gosched
+// would put the cycle on the global run queue, which a processor serves before it steals
+// from another processor's queue: a call's goroutine queued behind the GC or another long
+// goroutine would still wait for the 10 ms preemption.)
+func (ct *cycleTicket) yieldIfBusy() {
+	rtmetrics.Read(ct.runnable[:])
+	if v := ct.runnable[0].Value; v.Kind() == rtmetrics.KindUint64 && v.Uint64() > 0 {
+		time.Sleep(yieldSleep)
+	}
 }
 
 // pause waits, without a slot, until no lighter cluster's work is in progress, for at most
