@@ -37,11 +37,19 @@ import (
 //     little is served first.
 //  3. Giving way. A running cycle reaches a checkpoint every quantum (Options.CycleQuantum).
 //     There it pauses, giving up its slot and the CPU, while a cluster whose usage is less
-//     than half its own has calls in progress or cycles waiting; otherwise it only yields
-//     the processor when goroutines wait for one (yieldIfBusy), so that calls that just
-//     arrived get to run. A pause
-//     lasts at most maxPause at a time, so a busy neighbour slows a heavy cycle down but
-//     never stops it. Cycles shorter than a quantum never pause.
+//     than half its own ("lighter") has calls in progress or cycles waiting. A pause lasts
+//     at most maxPause at a time, so a busy neighbour slows a heavy cycle down but never
+//     stops it. "Lighter" is a strict order, so no two cycles wait for each other.
+//  4. Sharing. While a lighter cluster has had calls in the last recentWindow, the cycle
+//     runs at most Options.CycleShare of the time (by default half): at each checkpoint it
+//     sleeps in proportion to what it ran since the last one. A busy process is served
+//     later by the operating system (on a shared machine, or under a CPU limit) and the
+//     Go scheduler preempts only every 10 ms, so a lighter cluster's calls wait less when
+//     the heavy cycle leaves the process some idle time while they come in. Otherwise it
+//     only steps aside when goroutines wait for a processor (yieldIfBusy).
+//
+// Cycles shorter than a quantum never reach a checkpoint: small clusters are not slowed by
+// each other.
 //
 // A call waiting for its cluster's earlier cycles or for a slot keeps its deadline: when the
 // time left would not fit the cluster's usual cycle, it fails at once with RESOURCE_EXHAUSTED
@@ -62,6 +70,11 @@ const (
 	// minCycleMargin is the least time a waiting cycle call keeps of its deadline for its
 	// cycle and its answer.
 	minCycleMargin = 20 * time.Millisecond
+	// DefaultCycleShare is the share of the time a heavy cluster's cycle runs while a lighter
+	// cluster is active.
+	DefaultCycleShare = 0.5
+	// recentWindow is how long after its last call a cluster counts as active.
+	recentWindow = time.Second
 	// yieldSleep is how long a cycle steps aside at a checkpoint when goroutines wait for a
 	// processor.
 	yieldSleep = 50 * time.Microsecond
@@ -88,6 +101,7 @@ type admission struct {
 	slots     int
 	quantum   time.Duration
 	maxQueued int
+	share     float64
 	now       func() time.Time
 	wait      metric.Float64Histogram
 
@@ -120,6 +134,8 @@ type tenant struct {
 	paused   float64
 	rejected map[string]int64
 	used     time.Time
+	// lastBusy is when the cluster last had a call in progress.
+	lastBusy time.Time
 }
 
 // slotWaiter is a cycle waiting for a slot.
@@ -131,8 +147,9 @@ type slotWaiter struct {
 	granted bool
 }
 
-// newAdmission returns the admission of opts: nil when MaxConcurrentCycles is negative.
-func newAdmission(slots int, quantum time.Duration, maxQueued int, now func() time.Time) *admission {
+// newAdmission returns the admission of the options (see Options): nil when slots is
+// negative. now is the clock (nil: time.Now).
+func newAdmission(slots int, quantum time.Duration, maxQueued int, share float64, now func() time.Time) *admission {
 	if slots < 0 {
 		return nil
 	}
@@ -145,10 +162,13 @@ func newAdmission(slots int, quantum time.Duration, maxQueued int, now func() ti
 	if maxQueued <= 0 {
 		maxQueued = DefaultMaxQueuedCycles
 	}
+	if share <= 0 {
+		share = DefaultCycleShare
+	}
 	if now == nil {
 		now = time.Now
 	}
-	return &admission{slots: slots, quantum: quantum, maxQueued: maxQueued, now: now,
+	return &admission{slots: slots, quantum: quantum, maxQueued: maxQueued, share: min(share, 1), now: now,
 		tenants: map[string]*tenant{}, busy: map[*tenant]struct{}{}, changed: make(chan struct{})}
 }
 
@@ -231,12 +251,14 @@ func (a *admission) call(cluster string, charge bool) func() {
 	start := a.now()
 	t := a.tenantLocked(cluster, start)
 	t.active++
+	t.lastBusy = start
 	a.markLocked(t)
 	a.mu.Unlock()
 	return func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		now := a.now()
+		t.lastBusy = now
 		if charge {
 			t.charge(now, now.Sub(start))
 		}
@@ -252,6 +274,21 @@ func (a *admission) mustGiveWay(t *tenant, now, since time.Time) bool {
 	mine := t.usageAt(now) + now.Sub(since).Seconds()
 	for u := range a.busy {
 		if u != t && lighter(u.usageAt(now), mine) {
+			return true
+		}
+	}
+	return false
+}
+
+// mustShare reports whether a cycle of t must leave the processor part of the time: a cluster
+// lighter than t had calls in the last recentWindow.
+func (a *admission) mustShare(t *tenant, now time.Time) bool {
+	if a.share >= 1 {
+		return false
+	}
+	mine := t.usageAt(now)
+	for _, u := range a.tenants {
+		if u != t && now.Sub(u.lastBusy) < recentWindow && lighter(u.usageAt(now), mine) {
 			return true
 		}
 	}
@@ -337,6 +374,8 @@ type cycleTicket struct {
 	// sums its runs before that.
 	since time.Time
 	ran   time.Duration
+	// lastCheck is when the cycle last left a checkpoint.
+	lastCheck time.Time
 	// runnable reads the number of runnable goroutines (yieldIfBusy).
 	runnable [1]rtmetrics.Sample
 	// slot is whether the cycle holds a slot (not while paused, nor after its context ended
@@ -407,7 +446,7 @@ func (s *Server) admitCycle(ctx context.Context, cluster string) (*cycleTicket, 
 	admitted = true
 	now := a.now()
 	a.wait.Record(ctx, now.Sub(start).Seconds(), metric.WithAttributes(attribute.String("cluster", cluster)))
-	ct := &cycleTicket{a: a, t: t, ctx: ctx, unlock: unlock, since: now, slot: true}
+	ct := &cycleTicket{a: a, t: t, ctx: ctx, unlock: unlock, since: now, slot: true, lastCheck: now}
 	ct.runnable[0].Name = "/sched/goroutines/runnable:goroutines"
 	ct.pacer = framework.NewPacer(ct.checkpoint)
 	ct.timer = time.AfterFunc(a.quantum, ct.pacer.Request)
@@ -431,15 +470,21 @@ func (a *admission) refuseLocked(t *tenant, limit, msg string) error {
 }
 
 // checkpoint is the cycle's pacer: the engine calls it at a checkpoint after the quantum's
-// timer asked for one. It gives way to lighter clusters' work (pausing the cycle), or only
-// yields the processor.
+// timer asked for one. It gives way to lighter clusters' work (pausing the cycle), shares
+// the time with lighter clusters that are active, or only yields the processor.
 func (ct *cycleTicket) checkpoint() {
 	a := ct.a
 	a.mu.Lock()
 	now := a.now()
 	if !a.mustGiveWay(ct.t, now, ct.since) {
+		share := a.mustShare(ct.t, now)
 		a.mu.Unlock()
-		ct.yieldIfBusy()
+		if share {
+			ct.sleep(min(time.Duration(float64(now.Sub(ct.lastCheck))*(1-a.share)/a.share), maxPause))
+		} else {
+			ct.yieldIfBusy()
+		}
+		ct.lastCheck = time.Now()
 		ct.timer.Reset(a.quantum)
 		return
 	}
@@ -455,10 +500,35 @@ func (ct *cycleTicket) checkpoint() {
 	ct.slot = a.acquireSlot(ct.ctx, ct.t) == nil
 	a.mu.Lock()
 	ct.since = a.now()
+	ct.lastCheck = ct.since
 	ct.t.pauses++
 	ct.t.paused += ct.since.Sub(now).Seconds()
 	a.mu.Unlock()
 	ct.timer.Reset(a.quantum)
+}
+
+// sleep steps the cycle aside for d (or until its context ends), keeping its slot, and counts
+// the time as paused. The time asleep is not charged to the cluster's usage.
+func (ct *cycleTicket) sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	start := time.Now()
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ct.ctx.Done():
+		t.Stop()
+	}
+	slept := time.Since(start)
+	a := ct.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	ct.ran += now.Add(-slept).Sub(ct.since)
+	ct.t.charge(now, now.Add(-slept).Sub(ct.since))
+	ct.since = now
+	ct.t.paused += slept.Seconds()
 }
 
 // yieldIfBusy lets goroutines that wait for a processor run: when the scheduler has any
@@ -635,7 +705,7 @@ func (a *admission) instrument(mp metric.MeterProvider) error {
 		metric.WithDescription("Times a cluster's cycles paused to give way to a lighter cluster's work, by cluster."))
 	errs = append(errs, err)
 	paused, err := meter.Float64ObservableCounter("cycle.paused", metric.WithUnit("s"),
-		metric.WithDescription("Time a cluster's cycles spent paused for lighter clusters' work, by cluster."))
+		metric.WithDescription("Time a cluster's cycles spent paused or sleeping for lighter clusters' work, by cluster."))
 	errs = append(errs, err)
 	refused, err := meter.Int64ObservableCounter("cycle.admission.refusals", metric.WithUnit("{call}"),
 		metric.WithDescription("Cycle calls refused with RESOURCE_EXHAUSTED, by cluster and limit (cycle_queue, cycle_wait)."))

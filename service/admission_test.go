@@ -21,7 +21,7 @@ import (
 // admission of the given slots and queue bound.
 func admissionServer(t *testing.T, slots, maxQueued int) *Server {
 	t.Helper()
-	a := newAdmission(slots, time.Millisecond, maxQueued, nil)
+	a := newAdmission(slots, time.Millisecond, maxQueued, 0, nil)
 	if err := a.instrument(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -312,10 +312,53 @@ func TestPausesAreBounded(t *testing.T) {
 	}
 }
 
+// TestHeavyCyclesShareTheTime: while a lighter cluster has been active within recentWindow,
+// a heavy cycle sleeps at each checkpoint as long as it ran since the last one (the default
+// share is half), keeping its slot; not with a share of 1, nor once the lighter cluster has
+// been quiet for the window.
+func TestHeavyCyclesShareTheTime(t *testing.T) {
+	s := admissionServer(t, 2, 0)
+	a := s.admission
+	a.chargeFor("heavy", 10*time.Second)
+	ct, err := s.admitCycle(ctxT(t), "heavy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ct.done()
+	a.call("light", true)() // a call that just ended
+	ran := 40 * time.Millisecond
+	check := func() time.Duration {
+		ct.lastCheck = time.Now().Add(-ran)
+		start := time.Now()
+		ct.checkpoint()
+		return time.Since(start)
+	}
+	if took := check(); took < ran || took > ran+2*time.Second {
+		t.Fatalf("the checkpoint took %v after %v of running, want about as long", took, ran)
+	}
+	a.mu.Lock()
+	paused, running := ct.t.paused, a.running
+	a.mu.Unlock()
+	if paused < ran.Seconds() || running != 1 {
+		t.Fatalf("paused %gs, running %d: want the sleep counted and the slot kept", paused, running)
+	}
+	a.share = 1
+	if took := check(); took > ran/2 {
+		t.Fatalf("with a share of 1 the checkpoint took %v", took)
+	}
+	a.share = DefaultCycleShare
+	a.mu.Lock()
+	a.tenants["light"].lastBusy = a.now().Add(-recentWindow)
+	a.mu.Unlock()
+	if took := check(); took > ran/2 {
+		t.Fatalf("with the lighter cluster quiet for %v the checkpoint took %v", recentWindow, took)
+	}
+}
+
 // TestUsageDecays: a cluster's usage halves every usageHalfLife.
 func TestUsageDecays(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
-	a := newAdmission(1, 0, 0, clock.Now)
+	a := newAdmission(1, 0, 0, 0, clock.Now)
 	a.chargeFor("c", 8*time.Second)
 	clock.Add(2 * usageHalfLife)
 	a.mu.Lock()

@@ -88,6 +88,9 @@ type Options struct {
 	// MaxQueuedCycles is how many cycle calls one cluster may have waiting or running; 0
 	// means DefaultMaxQueuedCycles.
 	MaxQueuedCycles int
+	// CycleShare is the share of the time a cycle of a heavy cluster runs while a lighter
+	// cluster is active (admission.go); 0 means DefaultCycleShare, 1 no limit.
+	CycleShare float64
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -191,7 +194,7 @@ func New(opts Options) *Server {
 		m, _ = newMetrics(nil, s.engine)
 	}
 	s.metrics = m
-	s.admission = newAdmission(opts.MaxConcurrentCycles, opts.CycleQuantum, opts.MaxQueuedCycles, nil)
+	s.admission = newAdmission(opts.MaxConcurrentCycles, opts.CycleQuantum, opts.MaxQueuedCycles, opts.CycleShare, nil)
 	if s.admission != nil {
 		if err := s.admission.instrument(s.mp); err != nil {
 			s.log.Error("admission metrics disabled", "error", err.Error())

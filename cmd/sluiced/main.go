@@ -9,7 +9,8 @@
 //	        [--tls-cert FILE --tls-key FILE [--client-ca FILE]] [--tokens FILE] [--insecure]
 //	        [--rate-limit 1000] [--rate-burst 2000] [--max-recv-bytes 16777216]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
-//	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--max-queued-cycles 16] [--pprof]
+//	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--cycle-share 0.5]
+//	        [--max-queued-cycles 16] [--pprof]
 //	        [--log-level info] [--access-log] [--slow-call 1s] [--log-summary-period 1m]
 //	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
@@ -127,6 +128,7 @@ type options struct {
 	maxCycles    int
 	cycleQuantum time.Duration
 	maxQueued    int
+	cycleShare   float64
 
 	otlpEndpoint string
 	otlpInsecure bool
@@ -171,6 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxRecvBytes, "max-recv-bytes", service.DefaultMaxRecvBytes, "largest message the server accepts, in bytes")
 	fs.IntVar(&o.maxCycles, "max-concurrent-cycles", 0, "cycles run at once across clusters, granted to the least busy cluster first; 0 means one per core (GOMAXPROCS), -1 turns fair admission off")
 	fs.DurationVar(&o.cycleQuantum, "cycle-quantum", service.DefaultCycleQuantum, "how long a cycle runs between checkpoints where it gives way to lighter clusters' calls")
+	fs.Float64Var(&o.cycleShare, "cycle-share", service.DefaultCycleShare, "share of the time a heavy cluster's cycle runs while a lighter cluster is active (1: no limit)")
 	fs.IntVar(&o.maxQueued, "max-queued-cycles", service.DefaultMaxQueuedCycles, "cycle calls one cluster may have waiting or running; more fail with RESOURCE_EXHAUSTED")
 	fs.BoolVar(&o.pprof, "pprof", true, "serve Go profiles on the admin listener at /debug/pprof/ (admin tokens only when sluiced authenticates; without credentials only on a loopback admin address or with --insecure)")
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces over OTLP/gRPC to HOST:PORT or a URL (http:// for plaintext); empty exports none")
@@ -232,6 +235,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--max-concurrent-cycles must be -1 (off), 0 (one per core) or positive, got %d", o.maxCycles)
 	case o.cycleQuantum < 100*time.Microsecond:
 		return o, fmt.Errorf("--cycle-quantum must be at least 100µs, got %s", o.cycleQuantum)
+	case o.cycleShare <= 0 || o.cycleShare > 1:
+		return o, fmt.Errorf("--cycle-share must be in (0, 1], got %g", o.cycleShare)
 	case o.maxQueued < 1:
 		return o, fmt.Errorf("--max-queued-cycles must be at least 1, got %d", o.maxQueued)
 	case o.dataDir == "" && (o.raftListen != "" || o.raftPeers != nil || o.bootstrap || o.nodeID != ""):
@@ -304,6 +309,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		MaxConcurrentCycles: o.maxCycles,
 		CycleQuantum:        o.cycleQuantum,
 		MaxQueuedCycles:     o.maxQueued,
+		CycleShare:          o.cycleShare,
 	}
 	var grpcOpts []grpc.ServerOption
 	if o.tlsCert != "" {

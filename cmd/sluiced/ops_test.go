@@ -267,6 +267,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--max-concurrent-cycles", "-2"}, "--max-concurrent-cycles"},
 		{[]string{"--cycle-quantum", "1us"}, "--cycle-quantum"},
 		{[]string{"--max-queued-cycles", "0"}, "--max-queued-cycles"},
+		{[]string{"--cycle-share", "0"}, "--cycle-share"},
+		{[]string{"--cycle-share", "1.5"}, "--cycle-share"},
 		{[]string{"--slow-call", "-1s"}, "--slow-call"},
 		{[]string{"--log-summary-period", "-1s"}, "--log-summary-period"},
 	}
