@@ -284,7 +284,9 @@ func (s *Server) checkCluster(ctx context.Context, fe *fieldErrors, field, clust
 //     certificate, the method's needs (write, admin) and the cluster of every request (and
 //     of every message a stream receives); health and reflection are open;
 //   - per-client rate limits (Options.RateLimit), keyed by identity (so after
-//     authentication) or peer address.
+//     authentication) or peer address;
+//   - fair admission (admission.go): a call, or a Sync message until its answer, counts as
+//     its cluster's work in progress, which heavier clusters' cycles give way to.
 //
 // Request validation happens in the handlers, in one place (validate.go). Messages larger
 // than Options.MaxRecvBytes are refused by gRPC.
