@@ -44,6 +44,37 @@ func (e *ClusterNotFoundError) Is(target error) bool { return target == ErrClust
 // Info sums up the view's cluster; false when the cluster does not exist.
 func (v *View) Info() (*ClusterInfo, bool) { return clusterInfo(v.txn, v.cluster) }
 
+// Exists reports whether the view's cluster exists: whether anything is stored for it. It
+// costs a few lookups, unlike Info, which counts every row.
+func (v *View) Exists() bool { return clusterExists(v.txn, v.cluster) }
+
+// clusterExists reports whether txn holds any row of a cluster: its revision row, or (for a
+// state written before a cluster needed a batch to exist) its configuration, plan counter or
+// a plan.
+func clusterExists(txn *memdb.Txn, cluster string) bool {
+	for _, q := range [...]struct {
+		table string
+		args  []any
+	}{
+		{tableClusters, []any{cluster}},
+		{tableConfigs, []any{cluster, configKey}},
+		{tablePlanCounters, []any{cluster, counterKey}},
+	} {
+		o, err := txn.First(q.table, indexID, q.args...)
+		if err != nil {
+			panic(fmt.Sprintf("state: reading %s of cluster %q: %v", q.table, cluster, err))
+		}
+		if o != nil {
+			return true
+		}
+	}
+	o, err := txn.First(tablePlans, indexID+"_prefix", cluster)
+	if err != nil {
+		panic(fmt.Sprintf("state: reading the plans of cluster %q: %v", cluster, err))
+	}
+	return o != nil
+}
+
 // clusterInfo reads what txn holds for a cluster; false when it holds nothing.
 func clusterInfo(txn *memdb.Txn, cluster string) (*ClusterInfo, bool) {
 	info := &ClusterInfo{Name: cluster}

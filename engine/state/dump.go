@@ -188,11 +188,8 @@ func (s *Store) Restore(r io.Reader) error {
 	if h.Format != dumpFormat {
 		return fmt.Errorf("state: restoring: unknown dump format %d", h.Format)
 	}
-	for _, c := range h.Clusters {
-		if err := txn.Insert(tableClusters, newClusterRow(c.Name, c.Revision)); err != nil {
-			return fmt.Errorf("state: restoring cluster %q: %w", c.Name, err)
-		}
-	}
+	// Object counts are not in the dump: they are counted as the objects come back.
+	objects := map[string]int{}
 	for n := 0; ; n++ {
 		var rec dumpRecord
 		if err := dec.Decode(&rec); err != nil {
@@ -208,6 +205,14 @@ func (s *Store) Restore(r io.Reader) error {
 		row.setModRevision(rec.Revision)
 		if err := txn.Insert(table, row); err != nil {
 			return fmt.Errorf("state: restoring: record %d: %w", n, err)
+		}
+		if rec.Plan == nil && rec.Config == nil && rec.Counter == nil {
+			objects[rec.Cluster]++
+		}
+	}
+	for _, c := range h.Clusters {
+		if err := txn.Insert(tableClusters, newClusterRow(c.Name, c.Revision, objects[c.Name])); err != nil {
+			return fmt.Errorf("state: restoring cluster %q: %w", c.Name, err)
 		}
 	}
 	txn.Commit()

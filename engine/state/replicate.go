@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -201,17 +200,7 @@ func (s *Store) replicate(cluster string, op *Op) (*OpResult, error) {
 }
 
 // lockCluster locks a cluster's replicated writes and returns the unlock function.
-func (s *Store) lockCluster(cluster string) func() {
-	s.mu.Lock()
-	l, ok := s.locks[cluster]
-	if !ok {
-		l = &sync.Mutex{}
-		s.locks[cluster] = l
-	}
-	s.mu.Unlock()
-	l.Lock()
-	return l.Unlock
-}
+func (s *Store) lockCluster(cluster string) func() { return s.locks.Lock(cluster) }
 
 // opFormat is the first byte of an encoded op: the version of its encoding.
 const opFormat byte = 1
@@ -235,6 +224,9 @@ type opHeader struct {
 	// gave then on every replica, whatever snapshot a replica starts from.
 	Now    time.Time
 	Merges bool
+	// Limits are the batch's (Batch.Limits); batches logged before limits existed decode
+	// with none.
+	Limits Limits
 }
 
 // MarshalOp encodes an op for the log: a format byte, then encoding/gob. Objects travel
@@ -246,7 +238,7 @@ func MarshalOp(op *Op) ([]byte, error) {
 	enc := gob.NewEncoder(&buf)
 	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil, Delete: op.DeleteCluster}
 	if op.Batch != nil {
-		h.ReplaceAll, h.Now, h.Merges = op.Batch.ReplaceAll, op.Batch.Now, !op.Batch.whole
+		h.ReplaceAll, h.Now, h.Merges, h.Limits = op.Batch.ReplaceAll, op.Batch.Now, !op.Batch.whole, op.Batch.Limits
 		h.Kinds = make([]Kind, len(op.Batch.Changes))
 		for i := range op.Batch.Changes {
 			h.Kinds[i] = op.Batch.Changes[i].kind()
@@ -311,7 +303,7 @@ func UnmarshalOp(data []byte) (*Op, error) {
 		}
 		return op, nil
 	}
-	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Now: h.Now, whole: !h.Merges, Changes: make([]Change, len(h.Kinds))}
+	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Now: h.Now, whole: !h.Merges, Limits: h.Limits, Changes: make([]Change, len(h.Kinds))}
 	for i, k := range h.Kinds {
 		c := &op.Batch.Changes[i]
 		if err := c.decode(k, dec); err != nil {

@@ -208,16 +208,19 @@ func newRow[T any](cluster, key string, obj *T, a, b string) *row[T] {
 	return r
 }
 
-// clusterRow records a cluster's revision.
+// clusterRow records a cluster's revision and how many objects it holds (every kind
+// together), which every write keeps up to date so that a limit on a cluster's size costs
+// nothing to check.
 type clusterRow struct {
 	name     string
 	id       []byte
 	revision uint64
+	objects  int
 }
 
-func newClusterRow(name string, revision uint64) *clusterRow {
+func newClusterRow(name string, revision uint64, objects int) *clusterRow {
 	id := appendKey(nil, name)
-	return &clusterRow{name: name, id: id[:len(id):len(id)], revision: revision}
+	return &clusterRow{name: name, id: id[:len(id):len(id)], revision: revision, objects: objects}
 }
 
 // A cluster row's modify revision is the cluster's revision.

@@ -44,7 +44,7 @@ func TestSchemaIndexes(t *testing.T) {
 	}
 	txn := db.Txn(true)
 	for _, c := range []string{"c1", "c1x"} { // "c1" is a prefix of "c1x": clusters must not mix
-		insert(txn, tableClusters, newClusterRow(c, 7))
+		insert(txn, tableClusters, newClusterRow(c, 7, 0))
 		for _, n := range []string{"n2", "n1"} {
 			insert(txn, tableNodes, newRow(c, n, &api.Node{Name: n}, "", ""))
 		}

@@ -29,6 +29,12 @@ type writer struct {
 	// call can be taken back without aborting the transaction.
 	tracking bool
 	undo     []undoEntry
+	// base is how many objects the cluster held when the transaction started; objects how
+	// many the transaction added, net of those it removed (clusterRow.objects).
+	base, objects int
+	// grown holds the jobs that gained a task (a new task, or one moved from another job),
+	// with the first change that did, for Limits.MaxTasksPerJob.
+	grown map[string]int
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -131,6 +137,9 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 			return err
 		}
 		t = mergeTask(t, old, w.now)
+		if old == nil || old.JobKey() != t.JobKey() {
+			w.grew(i, t.JobKey())
+		}
 	}
 	if t.Node == "" && placed(t.Status) {
 		return invalid(i, "task.node", "a %s task must name its node (only a task already placed keeps its stored one)", t.Status)
@@ -296,23 +305,33 @@ func (w *writer) get(table, key string) (keyed, error) {
 	return o.(keyed), nil
 }
 
-// insert inserts or replaces the row of table with key. r is a new row, which records the
-// transaction's revision.
+// grew records that change i gave a job a task.
+func (w *writer) grew(i int, jobKey string) {
+	if w.grown == nil {
+		w.grown = map[string]int{}
+	}
+	if _, ok := w.grown[jobKey]; !ok {
+		w.grown[jobKey] = i
+	}
+}
+
+// insert inserts or replaces the row of table (an object table) with key. r is a new row,
+// which records the transaction's revision.
 func (w *writer) insert(table, key string, r keyed) error {
 	r.setModRevision(w.rev)
-	var e undoEntry
-	if w.tracking {
-		before, err := w.txn.First(table, indexID, w.cluster, key)
-		if err != nil {
-			return fmt.Errorf("state: reading %s: %w", table, err)
-		}
-		e = undoEntry{table: table, after: r}
-		if before != nil {
-			e.before = before.(keyed)
-		}
+	before, err := w.txn.First(table, indexID, w.cluster, key)
+	if err != nil {
+		return fmt.Errorf("state: reading %s: %w", table, err)
+	}
+	e := undoEntry{table: table, after: r}
+	if before != nil {
+		e.before = before.(keyed)
 	}
 	if err := w.txn.Insert(table, r); err != nil {
 		return fmt.Errorf("state: writing %s: %w", table, err)
+	}
+	if before == nil {
+		w.objects++
 	}
 	if w.tracking {
 		w.undo = append(w.undo, e)
@@ -320,11 +339,12 @@ func (w *writer) insert(table, key string, r keyed) error {
 	return nil
 }
 
-// remove deletes an existing row.
+// remove deletes an existing row of an object table.
 func (w *writer) remove(table string, r keyed) error {
 	if err := w.txn.Delete(table, r); err != nil {
 		return fmt.Errorf("state: deleting from %s: %w", table, err)
 	}
+	w.objects--
 	if w.tracking {
 		w.undo = append(w.undo, undoEntry{table: table, before: r})
 	}
@@ -343,6 +363,12 @@ func (w *writer) rollback(mark int) error {
 		}
 		if err != nil {
 			return fmt.Errorf("state: rolling back a change to %s: %w", e.table, err)
+		}
+		switch {
+		case e.before == nil:
+			w.objects--
+		case e.after == nil:
+			w.objects++
 		}
 	}
 	w.undo = w.undo[:mark]
