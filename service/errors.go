@@ -68,6 +68,9 @@ const (
 	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"
 	// ReasonStaleReadRefused: this member cannot answer a stale read within its bounds.
 	ReasonStaleReadRefused = "STALE_READ_REFUSED"
+	// ReasonLimitExceeded: a batch would take a cluster beyond one of the server's limits
+	// (RESOURCE_EXHAUSTED, ErrorInfo metadata "limit", "max" and "field").
+	ReasonLimitExceeded = "LIMIT_EXCEEDED"
 )
 
 // planReasons gives the reason of a plan that cannot make a transition, by its state.
