@@ -149,7 +149,7 @@ func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch, gen 
 func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
 	unlock := s.lockCluster(cluster)
 	defer unlock()
-	cur := s.generation(cluster)
+	cur := s.gens.current(cluster)
 	if gen != nil && *gen != cur && !b.GetReplaceAll() {
 		return 0, errDeletedSinceHello
 	}

@@ -74,7 +74,8 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 	}}); err != nil {
 		return err
 	}
-	sync := &syncState{cluster: cluster, gen: c.s.generation(cluster)}
+	sync := &syncState{cluster: cluster, gen: c.s.gens.open(cluster)}
+	defer c.s.gens.close(cluster)
 	// A revision at or below the cluster's is one this server issued: what the client sent up
 	// to it is here, and what came after (plan commits, other writers) is the server's own.
 	// A revision ahead of the cluster's means the server lost state (an in-memory restart).
@@ -116,7 +117,7 @@ type syncState struct {
 	cluster string
 	// resync is true after ResyncRequired until a replace_all batch applies.
 	resync bool
-	// gen is the cluster's generation (Server.generation) the stream's state is of.
+	// gen is the cluster's generation (Server.gens) the stream's state is of.
 	gen     uint64
 	lastSeq uint64
 	seen    bool
@@ -229,7 +230,10 @@ func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	n, ok := snap.Node(req.GetName())
 	if !ok {
 		return nil, toStatus(notFound("node %q in cluster %q", req.GetName(), req.GetCluster()))
@@ -245,7 +249,10 @@ func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesReq
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	items, next := pageOf(snap.ListNodes, func(n *api.Node) string { return n.Name }, "", pg)
 	resp := &sluicev1.ListNodesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, n := range items {
@@ -262,7 +269,10 @@ func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueReque
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	q, ok := snap.Queue(req.GetName())
 	if !ok {
 		return nil, toStatus(notFound("queue %q in cluster %q", req.GetName(), req.GetCluster()))
@@ -278,7 +288,10 @@ func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesR
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	items, next := pageOf(snap.ListQueues, func(q *api.Queue) string { return q.Name }, "", pg)
 	resp := &sluicev1.ListQueuesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, q := range items {
@@ -323,7 +336,10 @@ func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) 
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
 	j, ok := snap.Job(k)
 	if !ok {
@@ -348,7 +364,10 @@ func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsReque
 	for _, p := range phases {
 		filter.Phases = append(filter.Phases, jobPhasesIn[p])
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	list := func(after string, limit int) ([]*api.Job, string) {
 		return snap.ListJobs(after, limit, filter)
 	}
@@ -369,7 +388,10 @@ func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
 	t, ok := snap.Task(k)
 	if !ok {
@@ -392,7 +414,10 @@ func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksReq
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	filter := state.TaskFilter{Node: req.GetNode()}
 	for _, st := range statuses {
 		filter.Statuses = append(filter.Statuses, taskStatusesIn[st])

@@ -237,7 +237,7 @@ func TestClusterIsolation(t *testing.T) {
 	if rev := h.apply("beta", node("n3", cpu("1"))); rev != 1 {
 		t.Fatalf("beta's first revision is %d", rev)
 	}
-	for cluster, want := range map[string]int{"alpha": 2, "beta": 1, "gamma": 0} {
+	for cluster, want := range map[string]int{"alpha": 2, "beta": 1} {
 		resp, err := h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: cluster})
 		if err != nil {
 			t.Fatal(err)
@@ -246,8 +246,11 @@ func TestClusterIsolation(t *testing.T) {
 			t.Errorf("%s has %d nodes, want %d", cluster, len(resp.GetNodes()), want)
 		}
 	}
-	_, err := h.cs.GetNode(ctx, &sluicev1.GetNodeRequest{Cluster: "beta", Name: "n1"})
-	wantCode(t, err, codes.NotFound)
+	// A cluster nothing created is not an empty one.
+	_, err := h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "gamma"})
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
+	_, err = h.cs.GetNode(ctx, &sluicev1.GetNodeRequest{Cluster: "beta", Name: "n1"})
+	wantReason(t, err, codes.NotFound, ReasonNotFound)
 	// replace_all in one cluster leaves the other alone.
 	if _, err := h.cs.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: "beta", Batch: &sluicev1.DeltaBatch{ReplaceAll: true}}); err != nil {
 		t.Fatal(err)

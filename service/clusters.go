@@ -93,9 +93,7 @@ func (s *Server) deleteCluster(ctx context.Context, cluster string) (*state.Clus
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.gens[cluster]++
-	s.mu.Unlock()
+	s.gens.bump(cluster)
 	s.metrics.forget(cluster)
 	return info, nil
 }

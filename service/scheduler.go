@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -105,6 +106,11 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	} else if err := s.readGate(ctx, cluster, read); err != nil {
 		return nil, err
 	}
+	// A cluster no batch created has no cycle, no lock, no metric series (the engine
+	// checks again on the snapshot it schedules).
+	if _, err := s.existing(cluster); err != nil {
+		return nil, err
+	}
 	req := engine.ScheduleRequest{Mode: modesIn[mode], Now: now}
 	if override != "" {
 		cfg, err := s.engine.ParseConfig([]byte(override))
@@ -136,7 +142,8 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(otelcodes.Error, err.Error())
-		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) &&
+			!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, state.ErrClusterNotFound) {
 			s.metrics.committed(cluster, nil, err)
 		}
 		return nil, err
@@ -154,19 +161,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 // lockCycle takes a cluster's cycle lock, or fails when ctx ends first. It returns the
 // unlock function.
 func (s *Server) lockCycle(ctx context.Context, cluster string) (func(), error) {
-	s.mu.Lock()
-	l, ok := s.cycles[cluster]
-	if !ok {
-		l = make(chan struct{}, 1)
-		s.cycles[cluster] = l
-	}
-	s.mu.Unlock()
-	select {
-	case l <- struct{}{}:
-		return func() { <-l }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return s.cycles.LockContext(ctx, cluster)
 }
 
 // configError turns the engine's refusal of a configuration into a field violation of field
@@ -205,7 +200,7 @@ func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanReq
 	}
 	res, err := sc.s.engine.CommitPlan(ctx, req.GetCluster(), req.GetPlanId())
 	if err != nil {
-		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) {
+		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) && !errors.Is(err, state.ErrClusterNotFound) {
 			sc.s.metrics.committed(req.GetCluster(), nil, err)
 		}
 		return nil, toStatus(err)
@@ -242,8 +237,12 @@ func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobReq
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
+	snap, err := sc.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
-	j, ok := sc.s.store.Snapshot(req.GetCluster()).Job(k)
+	j, ok := snap.Job(k)
 	if !ok {
 		return nil, toStatus(notFound("job %q in cluster %q", k, req.GetCluster()))
 	}

@@ -190,6 +190,8 @@ func TestScheduleModes(t *testing.T) {
 func TestSchedulerConfig(t *testing.T) {
 	h := newHarness(t)
 	ctx := ctxT(t)
+	h.apply("c1")
+	h.apply("c2")
 	got, err := h.sc.GetSchedulerConfig(ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})
 	if err != nil {
 		t.Fatal(err)

@@ -414,8 +414,10 @@ func TestMutualTLS(t *testing.T) {
 	ctx := ctxT(t)
 	ops := th.ca.Client(t, "ops.example")
 	c := th.client(t, &ops.TLS)
-	if _, err := c.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: "west", Batch: batchOf(node("n1", cpu("1")))}); err != nil {
-		t.Fatalf("with the ops certificate: %v", err)
+	for _, cl := range []string{"west", "east"} {
+		if _, err := c.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: cl, Batch: batchOf(node("n1", cpu("1")))}); err != nil {
+			t.Fatalf("with the ops certificate: %v", err)
+		}
 	}
 	_, err := c.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "north"})
 	wantCode(t, err, codes.PermissionDenied)
@@ -451,6 +453,7 @@ func TestMutualTLSWithoutTokens(t *testing.T) {
 func TestRateLimitPerClient(t *testing.T) {
 	h := newHarnessWith(t, authSetup(t, false, func(o *Options) { o.RateLimit, o.RateBurst = 0.001, 3 }))
 	ctx := ctxT(t)
+	h.mustExist("east")
 	east := h.withToken("tok-east")
 	for i := range 3 {
 		if _, err := east.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "east"}); err != nil {
@@ -487,6 +490,7 @@ func TestRateLimitPerClient(t *testing.T) {
 func TestRateLimitByPeerWithoutAuth(t *testing.T) {
 	h := newHarnessWith(t, setup{opts: func(o *Options) { o.RateLimit, o.RateBurst = 0.001, 2 }})
 	ctx := ctxT(t)
+	h.mustExist("c1")
 	for range 2 {
 		if _, err := h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "c1"}); err != nil {
 			t.Fatal(err)

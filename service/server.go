@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/keylock"
 )
 
 // Options configure a Server.
@@ -101,12 +102,12 @@ type Server struct {
 	changes        *changeHub
 	watches        *watchRegistry
 
-	mu     sync.Mutex
-	locks  map[string]*sync.Mutex
-	cycles map[string]chan struct{}
-	// gens counts each cluster's deletions (its generation), so that a Sync stream can tell
-	// that the state it streams deltas of is gone.
-	gens map[string]uint64
+	// locks serialize the service's writes to a cluster, cycles its cycles; a cluster's
+	// lock exists only while it is held or waited for.
+	locks, cycles keylock.Map
+	// gens counts each cluster's deletions (its generation) while Sync streams of it are
+	// open, so that a stream can tell that the state it streams deltas of is gone.
+	gens generations
 }
 
 // New returns a server over the store and engine of opts. It panics if either is missing.
@@ -121,9 +122,6 @@ func New(opts Options) *Server {
 		clock:  opts.Clock,
 		health: health.NewServer(),
 		done:   make(chan struct{}),
-		locks:  map[string]*sync.Mutex{},
-		cycles: map[string]chan struct{}{},
-		gens:   map[string]uint64{},
 
 		reads:          opts.Reads,
 		auth:           opts.Auth,
@@ -156,10 +154,11 @@ func New(opts Options) *Server {
 		tp = tracenoop.NewTracerProvider()
 	}
 	s.tracer = tp.Tracer(instrumentationName)
-	m, err := newMetrics(s.mp, s.engine)
+	exists := func(c string) bool { return s.store.Snapshot(c).Exists() }
+	m, err := newMetrics(s.mp, s.engine, exists)
 	if err != nil {
 		s.log.Error("metrics disabled", "error", err.Error())
-		m, _ = newMetrics(nil, s.engine)
+		m, _ = newMetrics(nil, s.engine, exists)
 	}
 	s.metrics = m
 	if opts.RateLimit > 0 {
@@ -193,26 +192,78 @@ func (s *Server) Shutdown() {
 	})
 }
 
-// generation returns how many times a cluster was deleted through this server.
-func (s *Server) generation(cluster string) uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gens[cluster]
+// generations counts the deletions of the clusters that Sync streams are open on: a
+// cluster's count exists from the first stream's hello to the last stream's end, so that
+// it costs nothing for the clusters nobody streams.
+type generations struct {
+	mu sync.Mutex
+	m  map[string]*generation
+}
+
+type generation struct {
+	n    uint64
+	refs int
+}
+
+// open registers a Sync stream of a cluster and returns the cluster's generation.
+func (g *generations) open(cluster string) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]*generation{}
+	}
+	e, ok := g.m[cluster]
+	if !ok {
+		e = &generation{}
+		g.m[cluster] = e
+	}
+	e.refs++
+	return e.n
+}
+
+// close ends a stream that open registered.
+func (g *generations) close(cluster string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.m[cluster]; ok {
+		if e.refs--; e.refs <= 0 {
+			delete(g.m, cluster)
+		}
+	}
+}
+
+// current returns a cluster's generation (0 when no stream of it is open).
+func (g *generations) current(cluster string) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.m[cluster]; ok {
+		return e.n
+	}
+	return 0
+}
+
+// bump moves a cluster's generation on (a delete), for the streams open on it.
+func (g *generations) bump(cluster string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.m[cluster]; ok {
+		e.n++
+	}
 }
 
 // lockCluster serializes the service's writes to one cluster, so that a batch is applied
 // to the generation of the cluster it was checked against (a DeleteCluster in between makes
 // a Sync stream resync). It returns the unlock function.
-func (s *Server) lockCluster(cluster string) func() {
-	s.mu.Lock()
-	l, ok := s.locks[cluster]
-	if !ok {
-		l = &sync.Mutex{}
-		s.locks[cluster] = l
+func (s *Server) lockCluster(cluster string) func() { return s.locks.Lock(cluster) }
+
+// existing returns a snapshot of a cluster that exists, or a *state.ClusterNotFoundError:
+// reads of a cluster no batch created answer NOT_FOUND and keep nothing.
+func (s *Server) existing(cluster string) (*state.Snapshot, error) {
+	snap := s.store.Snapshot(cluster)
+	if !snap.Exists() {
+		return nil, &state.ClusterNotFoundError{Cluster: cluster}
 	}
-	s.mu.Unlock()
-	l.Lock()
-	return l.Unlock
+	return snap, nil
 }
 
 // checkCluster validates a request's cluster name into fe and adds it to the call's log

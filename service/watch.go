@@ -138,6 +138,9 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 		return toStatus(err)
 	}
 	cluster, mode := req.GetCluster(), req.GetMode()
+	if _, err := s.existing(cluster); err != nil {
+		return toStatus(err)
+	}
 	period := s.schedulePeriod
 	if d := req.GetPeriod().AsDuration(); req.GetPeriod() != nil && d > 0 {
 		period = max(d, MinWatchPeriod)

@@ -220,6 +220,7 @@ func TestWatchPlansTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once a subscriber is gone, the next one needs no takeover.
+	h.apply("c3")
 	cctx, cancel := context.WithCancel(ctx)
 	w3 := h.watch(cctx, &sluicev1.WatchPlansRequest{Cluster: "c3", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
 	w3.next()

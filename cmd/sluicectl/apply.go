@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/sluice-sched/sluice/clients/go/scenario"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/service"
 )
 
 // apply sends a cluster file over ClusterStateService.Sync.
@@ -64,10 +66,14 @@ func (a *app) apply(args []string) error {
 		// Resume from the cluster's current revision: this client merges
 		// into the state the server has.
 		resp, err := client.ListNodes(a.ctx, &sluicev1.ListNodesRequest{Cluster: a.cluster, PageSize: 1})
-		if err != nil {
+		switch st, _ := status.FromError(err); {
+		case err == nil:
+			resume = resp.GetRevision()
+		case reasonOf(st) == service.ReasonClusterNotFound:
+			// A new cluster: this batch creates it.
+		default:
 			return a.rpcError("apply", err)
 		}
-		resume = resp.GetRevision()
 		if resume == 0 {
 			// Nothing to merge with: the same as replacing.
 			batch.ReplaceAll = true

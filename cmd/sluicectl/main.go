@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/sluice-sched/sluice/service"
 )
 
 const (
@@ -335,10 +337,26 @@ func (a *app) rpcError(op string, err error) error {
 	return errors.New(b.String())
 }
 
+// reasonOf returns the reason of a status's ErrorInfo detail, or "".
+func reasonOf(st *status.Status) string {
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
+
 // hint says what to do about a failure the caller can fix.
 func (a *app) hint(st *status.Status) string {
 	msg := st.Message()
 	usesTLS := a.tls || a.tlsCA != "" || a.tlsCert != "" || a.tlsServerName != ""
+	switch reasonOf(st) {
+	case service.ReasonClusterNotFound:
+		return fmt.Sprintf("cluster %q does not exist: 'sluicectl get clusters' lists those that do; a cluster is created by its first 'sluicectl apply' (or Sync)", a.cluster)
+	case service.ReasonLimitExceeded:
+		return "the server bounds the size of clusters and requests (sluiced --max-* flags): see the field and the limit named above"
+	}
 	switch st.Code() {
 	case codes.Unauthenticated:
 		if strings.Contains(msg, "invalid bearer token") {

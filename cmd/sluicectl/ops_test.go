@@ -95,6 +95,11 @@ jobs: [{name: j, queue: q, tasks: [{name: t, replicas: 2, resources: {cpu: 1}}]}
 
 func TestAgainstASecuredServer(t *testing.T) {
 	s := startSecured(t)
+	// A typo'd or new cluster is NOT_FOUND, not an empty table.
+	if code, out, errOut := s.ctl(t, "get", "nodes"); code != 1 || out != "" || !strings.Contains(errOut, "NotFound") ||
+		!strings.Contains(errOut, "sluicectl get clusters") {
+		t.Fatalf("get nodes of an unknown cluster: %d %q %q", code, out, errOut)
+	}
 	path := writeFile(t, "c.yaml", cpuCluster)
 	if code, out, errOut := s.ctl(t, "apply", "-f", path); code != 0 || !strings.Contains(out, "into cluster c1") {
 		t.Fatalf("apply: %d %q %q", code, out, errOut)
@@ -326,6 +331,14 @@ func TestClusterCommands(t *testing.T) {
 
 func TestConfigSetChecksTheEtag(t *testing.T) {
 	s := startSecured(t)
+	// A cluster nothing created has no configuration to get.
+	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "get"); code != 1 || !strings.Contains(errOut, "NotFound") ||
+		!strings.Contains(errOut, "does not exist") {
+		t.Fatalf("config get of an unknown cluster: %d %q", code, errOut)
+	}
+	if code, _, errOut := s.ctl(t, "apply", "-f", writeFile(t, "c.yaml", cpuCluster)); code != 0 {
+		t.Fatalf("apply: %q", errOut)
+	}
 	code, got, errOut := s.admin(t, "--cluster", "c1", "config", "get")
 	if code != 0 || !strings.HasPrefix(got, "# etag: 0-") {
 		t.Fatalf("config get: %d %q %q", code, got, errOut)

@@ -48,9 +48,9 @@ func (r Result) String() string {
 // compares the outcome with sc.Expect. The cluster is replaced entirely, so
 // each scenario should have a cluster of its own (its name, for example).
 //
-// The steps are those of FORMAT.md: set the scheduler configuration (a
-// rejected configuration fails the scenario), load the cluster with a
-// replace-all batch, then for each cycle i call Schedule in propose mode
+// The steps are those of FORMAT.md: load the cluster with a replace-all
+// batch (which creates it), set the scheduler configuration (a rejected
+// configuration fails the scenario), then for each cycle i call Schedule in propose mode
 // with the clock at sc.CycleTime(i), commit the plan, and act as the
 // resource manager: every bound task becomes Running on its node (started
 // at the cycle's clock), every evicted task becomes Pending without a node,
@@ -75,15 +75,16 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 	state := sluicev1.NewClusterStateServiceClient(conn)
 	sched := sluicev1.NewSchedulerServiceClient(conn)
 
-	if _, err := sched.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{
-		Cluster: cluster, Config: sc.Config,
-	}); err != nil {
-		return nil, fmt.Errorf("config rejected: %s", StatusText(err))
-	}
+	// The batch first: it creates the cluster, which a configuration alone does not.
 	if _, err := state.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{
 		Cluster: cluster, Batch: sc.Cluster.Batch(),
 	}); err != nil {
 		return nil, fmt.Errorf("cluster rejected: %s", StatusText(err))
+	}
+	if _, err := sched.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{
+		Cluster: cluster, Config: sc.Config,
+	}); err != nil {
+		return nil, fmt.Errorf("config rejected: %s", StatusText(err))
 	}
 
 	out := &Outcome{Binds: map[string]Bind{}, Pipelined: map[string]string{}}

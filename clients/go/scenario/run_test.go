@@ -283,8 +283,10 @@ func TestRunConfigRejected(t *testing.T) {
 	if res.String() != want {
 		t.Errorf("got  %s\nwant %s", res, want)
 	}
-	if len(f.batches) != 0 {
-		t.Error("cluster sent after the configuration was rejected")
+	// The cluster is loaded first (a configuration alone does not create a cluster), and
+	// nothing is scheduled once its configuration was refused.
+	if len(f.batches) != 1 || f.cycle != 0 {
+		t.Errorf("%d batches and %d cycles around a refused configuration, want 1 and 0", len(f.batches), f.cycle)
 	}
 }
 
