@@ -25,7 +25,7 @@ type clusterState struct {
 
 // ApplyDeltas applies one batch atomically.
 func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDeltasRequest) (*sluicev1.ApplyDeltasResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if req.GetBatch() == nil {
 		fe.add("batch", "must be set")
@@ -57,7 +57,7 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 	if hello == nil {
 		return toStatus(invalid("hello", "the first message of a Sync stream must be a hello"))
 	}
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "hello.cluster", hello.GetCluster())
 	if err := fe.err(); err != nil {
 		return toStatus(err)
@@ -224,7 +224,7 @@ func modRevision(snap *state.Snapshot, k state.Kind, key string) uint64 {
 
 // GetNode returns one node.
 func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest) (*sluicev1.GetNodeResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "name", req.GetName())
 	if err := fe.err(); err != nil {
@@ -243,7 +243,7 @@ func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest
 
 // ListNodes returns a page of nodes.
 func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesRequest) (*sluicev1.ListNodesResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedNodes})
 	if err := fe.err(); err != nil {
@@ -263,7 +263,7 @@ func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesReq
 
 // GetQueue returns one queue with its derived status.
 func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueRequest) (*sluicev1.GetQueueResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "name", req.GetName())
 	if err := fe.err(); err != nil {
@@ -282,7 +282,7 @@ func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueReque
 
 // ListQueues returns a page of queues with their derived status.
 func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesRequest) (*sluicev1.ListQueuesResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedQueues})
 	if err := fe.err(); err != nil {
@@ -329,7 +329,7 @@ func (s *Server) queueWithStatus(snap *state.Snapshot, q *api.Queue) *sluicev1.Q
 
 // GetJob returns one job.
 func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) (*sluicev1.GetJobResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkName(&fe, "name", req.GetName())
@@ -350,7 +350,7 @@ func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) 
 
 // ListJobs returns a page of jobs, optionally of one queue and one namespace, in some phases.
 func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsRequest) (*sluicev1.ListJobsResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkRefName(&fe, "queue", req.GetQueue())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
@@ -381,7 +381,7 @@ func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsReque
 
 // GetTask returns one task.
 func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkName(&fe, "name", req.GetName())
@@ -403,7 +403,7 @@ func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest
 // ListTasks returns a page of tasks, optionally of one namespace, job and node, in some
 // statuses.
 func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkRefName(&fe, "job", req.GetJob())

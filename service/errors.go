@@ -115,10 +115,12 @@ func (e *invalidError) Error() string {
 	return b.String()
 }
 
-// fieldErrors collects field violations while a request is checked.
+// fieldErrors collects field violations while a request is checked, against lim (the
+// server's limits; nil: DefaultLimits).
 type fieldErrors struct {
 	list    []*errdetails.BadRequest_FieldViolation
 	dropped int
+	lim     *Limits
 }
 
 // add records a violation of field.
@@ -162,6 +164,7 @@ var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server shutt
 // is the one place where errors get their codes:
 //
 //	*invalidError            INVALID_ARGUMENT, BadRequest + ErrorInfo
+//	*limitError, *state.LimitError  RESOURCE_EXHAUSTED, ErrorInfo LIMIT_EXCEEDED (limit, max, field)
 //	*state.ValidationError   INVALID_ARGUMENT, BadRequest (the store's field path) + ErrorInfo
 //	engine.ErrInvalidConfig  INVALID_ARGUMENT, ErrorInfo INVALID_CONFIG
 //	state.ErrClusterNotFound NOT_FOUND, ErrorInfo CLUSTER_NOT_FOUND
@@ -184,12 +187,18 @@ func toStatus(err error) error {
 		return nil
 	}
 	var inv *invalidError
+	var lim *limitError
+	var slim *state.LimitError
 	var verr *state.ValidationError
 	var nle *state.NotLeaderError
 	var pe *engine.PlanError
 	switch {
 	case errors.As(err, &inv):
 		return invalidStatus(inv)
+	case errors.As(err, &lim):
+		return lim.status()
+	case errors.As(err, &slim):
+		return (&limitError{limit: slim.Limit, max: slim.Max, field: slim.Where.Field, msg: slim.Where.Msg}).status()
 	case errors.As(err, &verr):
 		return invalidStatus(&invalidError{
 			reason: ReasonInvalidReference,

@@ -33,12 +33,13 @@ var modesIn = map[sluicev1.ScheduleMode]engine.Mode{
 
 // Schedule runs one cycle.
 func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest) (*sluicev1.ScheduleResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
 	if req.GetConfigOverride() != "" && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		fe.add("config_override", "only allowed with SCHEDULE_MODE_DRY_RUN")
 	}
+	checkConfigSize(&fe, "config_override", req.GetConfigOverride())
 	checkTimestamp(&fe, "now", req.GetNow())
 	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN: a plan that may be committed is always made on the confirmed leader")
@@ -65,7 +66,7 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 
 // GetPlan returns a plan with one page of its decisions and job outcomes.
 func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) (*sluicev1.GetPlanResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "plan_id", req.GetPlanId())
 	pg := readPlanPage(&fe, req.GetPageSize(), req.GetPageToken(), req.GetPlanId())
@@ -81,8 +82,10 @@ func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) 
 	return out, nil
 }
 
-// schedule runs one cycle and converts its plan. Cycles of one cluster never overlap: they
-// take the cluster's cycle lock (waiting for it ends with ctx). The cycle is traced as a
+// schedule runs one cycle and converts its plan. Cycles of one cluster whose plans may be
+// committed never overlap: they take the cluster's cycle lock (waiting for it ends with ctx);
+// dry runs, which store nothing, take a lock of their own, so that they never overlap each
+// other and never hold up a writer's cycle. The cycle is traced as a
 // "Schedule" span with a child span per plugin session open and per action: a child of the
 // call's span, or for a WatchPlans cycle (watched: its subscriber) the root of a trace of its
 // own, linked to the stream's span. A watched cycle does not run once its subscriber was
@@ -119,7 +122,13 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		}
 		req.Config = cfg
 	}
-	unlock, err := s.lockCycle(ctx, cluster)
+	locks := &s.cycles
+	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		// Dry runs (a read-only token's) queue among themselves, never behind or ahead of
+		// the cycles whose plans may be committed.
+		locks = &s.dryCycles
+	}
+	unlock, err := locks.LockContext(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +188,7 @@ func configError(field string, err error) error {
 
 // checkPlanRequest checks the cluster and plan id of DiscardPlan.
 func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) error {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", cluster)
 	checkName(&fe, "plan_id", id)
 	return fe.err()
@@ -187,7 +196,7 @@ func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) e
 
 // CommitPlan applies a proposed plan; a committed plan answers with its stored outcome.
 func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanRequest) (*sluicev1.CommitPlanResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "plan_id", req.GetPlanId())
 	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
@@ -230,7 +239,7 @@ func (sc *scheduler) DiscardPlan(ctx context.Context, req *sluicev1.DiscardPlanR
 // ExplainJob returns a job's outcome in the latest cycle that explained it, or only its job
 // and phase when none has.
 func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobRequest) (*sluicev1.ExplainJobResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkName(&fe, "name", req.GetName())
@@ -261,7 +270,7 @@ func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobReq
 
 // GetSchedulerConfig returns the cluster's configuration text and its etag.
 func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSchedulerConfigRequest) (*sluicev1.GetSchedulerConfigResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
@@ -280,11 +289,12 @@ func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSc
 // UpdateSchedulerConfig validates and installs a cluster's configuration; with an etag, only
 // if the configuration in effect still has it (the store checks it in the write).
 func (sc *scheduler) UpdateSchedulerConfig(ctx context.Context, req *sluicev1.UpdateSchedulerConfigRequest) (*sluicev1.UpdateSchedulerConfigResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if strings.TrimSpace(req.GetConfig()) == "" {
 		fe.add("config", "must not be empty; give Volcano scheduler-conf YAML")
 	}
+	checkConfigSize(&fe, "config", req.GetConfig())
 	checkEtag(&fe, "etag", req.GetEtag())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)

@@ -267,12 +267,20 @@ func TestWatchPlans(t *testing.T) {
 	if el := time.Since(start); el < 2*MinWatchPeriod-20*time.Millisecond {
 		t.Fatalf("3 plans in %v: the period was not raised to the minimum", el)
 	}
-	// A second subscriber is refused, unless it takes over: the first one then ends.
+	// A dry-run watch does not stand in the way of one that commits; a second one that
+	// commits is refused, unless it takes over: the first one then ends.
+	w1, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Period: durationpb.New(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w1.Recv(); err != nil {
+		t.Fatalf("a proposing watch beside a dry-run one: %v", err)
+	}
 	dup, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1"})
 	if err == nil {
 		_, err = dup.Recv()
 	}
-	wantCode(t, err, codes.AlreadyExists)
+	wantReason(t, err, codes.AlreadyExists, ReasonWatchExists)
 	// A change triggers a cycle well before a long period ends.
 	s2, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT,
 		Period: durationpb.New(time.Hour), Takeover: true})
@@ -280,9 +288,13 @@ func TestWatchPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	for err == nil {
-		_, err = s.Recv()
+		_, err = w1.Recv()
 	}
-	wantCode(t, err, codes.Aborted)
+	wantReason(t, err, codes.Aborted, ReasonTakenOver)
+	// The dry-run watch goes on.
+	if _, err := s.Recv(); err != nil {
+		t.Fatalf("the dry-run watch after a takeover: %v", err)
+	}
 	first, err := s2.Recv()
 	if err != nil {
 		t.Fatal(err)

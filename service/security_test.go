@@ -33,8 +33,8 @@ func sha(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// testTokens is a tokens file: a writer for "east", an admin for "east" given by its hash,
-// a reader of every cluster and a certificate identity.
+// testTokens is a tokens file: two writers for "east", a writer for "west", an admin for
+// "east" given by its hash, a reader of every cluster and a certificate identity.
 var testTokens = fmt.Sprintf(`
 - name: east-rw
   token: tok-east
@@ -43,6 +43,12 @@ var testTokens = fmt.Sprintf(`
   sha256: %s
   clusters: [east]
   admin: true
+- name: east-rw2
+  token: tok-east2
+  clusters: [east]
+- name: west-rw
+  token: tok-west
+  clusters: [west]
 - name: reader
   token: tok-read
   clusters: ["*"]

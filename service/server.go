@@ -71,6 +71,9 @@ type Options struct {
 	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
 	// with a store in memory.
 	Reads ReadGate
+
+	// Limits bound requests and clusters; zero fields take DefaultLimits.
+	Limits Limits
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -90,6 +93,7 @@ type Server struct {
 	shutOnce sync.Once
 
 	reads          ReadGate
+	limits         Limits
 	auth           *Authenticator
 	limiter        *clientLimiter
 	maxRecv        int
@@ -102,9 +106,10 @@ type Server struct {
 	changes        *changeHub
 	watches        *watchRegistry
 
-	// locks serialize the service's writes to a cluster, cycles its cycles; a cluster's
-	// lock exists only while it is held or waited for.
-	locks, cycles keylock.Map
+	// locks serialize the service's writes to a cluster, cycles its cycles that may be
+	// committed and dryCycles its dry runs; a cluster's lock exists only while it is held or
+	// waited for.
+	locks, cycles, dryCycles keylock.Map
 	// gens counts each cluster's deletions (its generation) while Sync streams of it are
 	// open, so that a stream can tell that the state it streams deltas of is gone.
 	gens generations
@@ -124,6 +129,7 @@ func New(opts Options) *Server {
 		done:   make(chan struct{}),
 
 		reads:          opts.Reads,
+		limits:         opts.Limits.withDefaults(),
 		auth:           opts.Auth,
 		maxRecv:        opts.MaxRecvBytes,
 		tp:             opts.TracerProvider,
@@ -131,7 +137,7 @@ func New(opts Options) *Server {
 		schedulePeriod: opts.SchedulePeriod,
 		watchDebounce:  opts.WatchDebounce,
 		changes:        newChangeHub(),
-		watches:        newWatchRegistry(),
+		watches:        newWatchRegistry(opts.Limits.withDefaults().MaxDryRunWatches),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -27,6 +27,9 @@ const (
 	DefaultWatchDebounce = 100 * time.Millisecond
 	// takeoverWait bounds how long a takeover waits for the replaced stream to end.
 	takeoverWait = 5 * time.Second
+	// DefaultMaxDryRunWatches is how many dry-run WatchPlans streams a cluster may have at
+	// once when Options.MaxDryRunWatches does not say.
+	DefaultMaxDryRunWatches = 8
 )
 
 // Reasons of WatchPlans failures.
@@ -40,6 +43,8 @@ const (
 // watchSub is a cluster's WatchPlans subscriber.
 type watchSub struct {
 	cluster string
+	// dryRun: the subscriber only reads (dry runs), and is one of the cluster's readers.
+	dryRun bool
 	// abort is closed when another subscriber takes over or the cluster is deleted, after
 	// reason is set to the error the stream ends with; exited is closed when the handler
 	// returns.
@@ -66,16 +71,43 @@ func (sub *watchSub) ended() error {
 	}
 }
 
-// watchRegistry holds at most one subscriber per cluster.
+// watchRegistry holds the subscribers of each cluster: at most one whose plans may be
+// committed (propose or auto-commit: a writer's), and up to a limit of dry-run ones
+// (readers'), which never meet the writer's: a dry-run watch neither blocks, nor takes over,
+// nor ends a writer's watch.
 type watchRegistry struct {
-	mu   sync.Mutex
-	subs map[string]*watchSub
+	mu         sync.Mutex
+	subs       map[string]*watchSub
+	readers    map[string]map[*watchSub]struct{}
+	maxReaders int
 }
 
-func newWatchRegistry() *watchRegistry { return &watchRegistry{subs: map[string]*watchSub{}} }
+func newWatchRegistry(maxReaders int) *watchRegistry {
+	return &watchRegistry{subs: map[string]*watchSub{}, readers: map[string]map[*watchSub]struct{}{}, maxReaders: maxReaders}
+}
 
-// register makes a new subscriber for a cluster. When the cluster has one, it fails with
-// ALREADY_EXISTS, or with takeover aborts it and returns it as old.
+// registerReader makes a new dry-run subscriber for a cluster, unless the cluster has as many
+// as it may (RESOURCE_EXHAUSTED, LIMIT_EXCEEDED).
+func (r *watchRegistry) registerReader(cluster string) (*watchSub, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.readers[cluster]); n >= r.maxReaders {
+		return nil, limitExceeded(LimitDryRunWatches, r.maxReaders, "mode", fmt.Sprintf(
+			"cluster %q has %d dry-run WatchPlans streams, the most it may have (%s %d); end one, or use Schedule with SCHEDULE_MODE_DRY_RUN",
+			cluster, n, LimitDryRunWatches, r.maxReaders))
+	}
+	sub := &watchSub{cluster: cluster, dryRun: true, abort: make(chan struct{}), exited: make(chan struct{})}
+	if r.readers[cluster] == nil {
+		r.readers[cluster] = map[*watchSub]struct{}{}
+	}
+	r.readers[cluster][sub] = struct{}{}
+	return sub, nil
+}
+
+// register makes a new subscriber whose plans may be committed for a cluster. When the
+// cluster has one, it fails with ALREADY_EXISTS, or with takeover aborts it and returns it as
+// old. Only a writer of the cluster gets here (WatchPlans in a mode other than dry run needs
+// one), so only a writer can take a writer's watch over.
 func (r *watchRegistry) register(cluster string, takeover bool) (sub, old *watchSub, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -93,11 +125,14 @@ func (r *watchRegistry) register(cluster string, takeover bool) (sub, old *watch
 	return sub, old, nil
 }
 
-// end aborts a cluster's subscriber, if it has one, with reason.
+// end aborts every subscriber of a cluster, with reason.
 func (r *watchRegistry) end(cluster string, reason error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sub, ok := r.subs[cluster]; ok {
+		sub.end(reason)
+	}
+	for sub := range r.readers[cluster] {
 		sub.end(reason)
 	}
 }
@@ -106,7 +141,12 @@ func (r *watchRegistry) end(cluster string, reason error) {
 func (r *watchRegistry) unregister(sub *watchSub) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.subs[sub.cluster] == sub {
+	if sub.dryRun {
+		delete(r.readers[sub.cluster], sub)
+		if len(r.readers[sub.cluster]) == 0 {
+			delete(r.readers, sub.cluster)
+		}
+	} else if r.subs[sub.cluster] == sub {
 		delete(r.subs, sub.cluster)
 	}
 	close(sub.exited)
@@ -116,20 +156,27 @@ func (r *watchRegistry) unregister(sub *watchSub) {
 // configuration; changes within DefaultWatchDebounce make one cycle) and at least every period
 // (the request's, else the server's schedule period), and streams each plan. A proposed plan
 // is the subscriber's to commit or discard: the next cycle waits until it has done so or the
-// plan expired. One subscriber per cluster: another fails with ALREADY_EXISTS unless it sets
-// takeover, which ends the current one with ABORTED and discards its proposed plan. The
-// stream ends when the client goes away, with NOT_FOUND (CLUSTER_NOT_FOUND) when the cluster
-// is deleted, or with UNAVAILABLE when the server shuts down (after the cycle in progress).
+// plan expired. One subscriber that proposes or commits per cluster: another fails with
+// ALREADY_EXISTS unless it sets takeover, which ends the current one with ABORTED and
+// discards its proposed plan. Dry-run subscribers (a read-only token's) are apart: a cluster
+// may have up to Options.MaxDryRunWatches of them, and they never block, take over or end the
+// one that proposes (takeover is refused with a dry run). A cluster that does not exist is
+// NOT_FOUND. The stream ends when the client goes away, with NOT_FOUND (CLUSTER_NOT_FOUND)
+// when the cluster is deleted, or with UNAVAILABLE when the server shuts down (after the
+// cycle in progress).
 func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1.SchedulerService_WatchPlansServer) error {
 	s := sc.s
 	ctx := stream.Context()
-	var fe fieldErrors
+	fe := s.checks()
 	s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
 	checkDuration(&fe, "period", req.GetPeriod())
 	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
 	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN")
+	}
+	if req.GetTakeover() && req.GetMode() == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		fe.add("takeover", "not allowed with SCHEDULE_MODE_DRY_RUN: dry-run watches never replace another watch (a cluster may have several)")
 	}
 	if err := checkReadOptions(req.GetRead()); err != nil {
 		return toStatus(err)
@@ -145,7 +192,13 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 	if d := req.GetPeriod().AsDuration(); req.GetPeriod() != nil && d > 0 {
 		period = max(d, MinWatchPeriod)
 	}
-	sub, old, err := s.watches.register(cluster, req.GetTakeover())
+	var sub, old *watchSub
+	var err error
+	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		sub, err = s.watches.registerReader(cluster)
+	} else {
+		sub, old, err = s.watches.register(cluster, req.GetTakeover())
+	}
 	if err != nil {
 		return err
 	}
