@@ -44,7 +44,17 @@ func sub(p, name string) string {
 
 func idx(p string, i int) string { return p + "[" + strconv.Itoa(i) + "]" }
 
-func key(p, k string) string { return p + "[" + strconv.Quote(k) + "]" }
+// key quotes a map key into a path; a key longer than maxPathKey bytes (a name beyond its
+// limit) is cut, so that a path stays short in an error and in a log line.
+func key(p, k string) string {
+	if len(k) > maxPathKey {
+		return p + "[" + strconv.Quote(strings.ToValidUTF8(k[:maxPathKey], "")) + "...]"
+	}
+	return p + "[" + strconv.Quote(k) + "]"
+}
+
+// maxPathKey bounds the map keys key writes whole.
+const maxPathKey = 128
 
 // checkCluster checks a request's cluster name.
 func checkCluster(fe *fieldErrors, field, name string) {
@@ -217,7 +227,7 @@ func checkRange(fe *fieldErrors, field string, v, lo, hi int64) {
 // quoteShort quotes a user-supplied string for a message, cutting it if long.
 func quoteShort(s string) string {
 	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
+		return strconv.Quote(strings.ToValidUTF8(s[:64], "")) + "..."
 	}
 	return strconv.Quote(s)
 }
