@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
@@ -94,7 +95,7 @@ type Server struct {
 
 	reads          ReadGate
 	limits         Limits
-	auth           *Authenticator
+	auth           atomic.Pointer[Authenticator]
 	limiter        *clientLimiter
 	maxRecv        int
 	tp             trace.TracerProvider
@@ -130,7 +131,6 @@ func New(opts Options) *Server {
 
 		reads:          opts.Reads,
 		limits:         opts.Limits.withDefaults(),
-		auth:           opts.Auth,
 		maxRecv:        opts.MaxRecvBytes,
 		tp:             opts.TracerProvider,
 		mp:             opts.MeterProvider,
@@ -139,9 +139,12 @@ func New(opts Options) *Server {
 		changes:        newChangeHub(),
 		watches:        newWatchRegistry(opts.Limits.withDefaults().MaxDryRunWatches),
 	}
+	s.auth.Store(opts.Auth)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	// No value a caller sends makes a log line longer than the limit.
+	s.log = slog.New(LimitValues(s.log.Handler(), 0))
 	if s.clock == nil {
 		s.clock = time.Now
 	}
@@ -296,11 +299,16 @@ func (s *Server) checkCluster(ctx context.Context, fe *fieldErrors, field, clust
 //   - panic recovery: a panic becomes INTERNAL and is logged with its stack, and the server
 //     keeps serving (inside logging, so that the log line shows the INTERNAL code);
 //   - the open-streams gauge, for streaming calls;
-//   - authentication and authorization (Options.Auth): a bearer token or a client
-//     certificate, the method's needs (write, admin) and the cluster of every request (and
-//     of every message a stream receives); health and reflection are open;
-//   - per-client rate limits (Options.RateLimit), keyed by identity (so after
-//     authentication) or peer address.
+//   - admission (admit): authentication (Options.Auth: a bearer token or a client
+//     certificate) and the per-client rate limit (Options.RateLimit), which every call
+//     passes, authenticated or not: an identity's calls are charged to it, calls that fail
+//     to authenticate to their peer address;
+//   - authorization: the method's needs (write, admin) and the cluster of every request
+//     (and of every message a stream receives); health and reflection are open.
+//
+// Lines of calls refused for their credentials or rate (UNAUTHENTICATED, PERMISSION_DENIED,
+// RESOURCE_EXHAUSTED) are themselves rate-limited, and every logged value is cut to
+// DefaultMaxLogValueBytes.
 //
 // Request validation happens in the handlers, in one place (validate.go). Messages larger
 // than Options.MaxRecvBytes are refused by gRPC.
@@ -310,7 +318,7 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		logging.WithLevels(codeToLevel),
 		logging.WithFieldsFromContext(traceFields),
 	}
-	logger := slogAdapter(s.log)
+	logger := s.slogAdapter()
 	rec := recovery.WithRecoveryHandlerContext(s.recovered)
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(logger, logOpts...),
@@ -321,15 +329,8 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		recovery.StreamServerInterceptor(rec),
 		s.countStreams,
 	}
-	if s.auth != nil {
-		unary = append(unary, s.authUnary)
-		stream = append(stream, s.authStream)
-	}
-	if s.limiter != nil {
-		unary = append(unary, s.limiter.unaryLimit)
-		stream = append(stream, s.limiter.streamLimit)
-	}
-	unary = append(unary, s.gateReads)
+	unary = append(unary, s.admitUnary, s.gateReads)
+	stream = append(stream, s.admitStream)
 	all := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.maxRecv),
 		grpc.ChainUnaryInterceptor(unary...),
@@ -380,12 +381,6 @@ func (s *Server) recovered(ctx context.Context, p any) error {
 	return withInfo(codes.Internal, ReasonInternal, "internal error")
 }
 
-// slogAdapter makes a slog.Logger a go-grpc-middleware logger.
-func slogAdapter(l *slog.Logger) logging.Logger {
-	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		l.Log(ctx, slog.Level(lvl), msg, fields...)
-	})
-}
 
 // codeToLevel logs client mistakes at info and server failures at error.
 func codeToLevel(c codes.Code) logging.Level {
