@@ -85,5 +85,3 @@ func rateLimited(msg string, wait time.Duration) error {
 	}
 	return st.Err()
 }
-
-

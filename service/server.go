@@ -381,7 +381,6 @@ func (s *Server) recovered(ctx context.Context, p any) error {
 	return withInfo(codes.Internal, ReasonInternal, "internal error")
 }
 
-
 // codeToLevel logs client mistakes at info and server failures at error.
 func codeToLevel(c codes.Code) logging.Level {
 	switch c {
