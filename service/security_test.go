@@ -25,7 +25,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
-	"github.com/sluice-sched/sluice/service/testpki"
+	"github.com/sluice-sched/sluice/internal/testpki"
 )
 
 func sha(s string) string {

@@ -28,7 +28,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
-	"github.com/sluice-sched/sluice/service/testpki"
+	"github.com/sluice-sched/sluice/internal/testpki"
 )
 
 // create makes clusters exist: an empty batch each.
