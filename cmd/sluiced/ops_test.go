@@ -193,6 +193,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--rate-limit", "-1"}, "--rate-limit"},
 		{[]string{"--max-recv-bytes", "0"}, "--max-recv-bytes"},
 		{[]string{"--schedule-period", "1ms"}, "--schedule-period"},
+		{[]string{"--max-labels", "0"}, "--max-labels"},
+		{[]string{"--max-objects-per-cluster", "-1"}, "--max-objects-per-cluster"},
+		{[]string{"--max-dry-run-watches", "0"}, "--max-dry-run-watches"},
 	}
 	for _, tc := range tests {
 		var stderr lockedBuffer
