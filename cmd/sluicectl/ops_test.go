@@ -24,8 +24,8 @@ import (
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
-	"github.com/sluice-sched/sluice/service"
 	"github.com/sluice-sched/sluice/internal/testpki"
+	"github.com/sluice-sched/sluice/service"
 )
 
 // secured is a real Sluice server with TLS and bearer tokens.
