@@ -6,11 +6,14 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -545,5 +548,63 @@ func TestCallLogsNameClientClusterAndPlan(t *testing.T) {
 			t.Fatalf("no log line with %v:\n%s", want, h.logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestREADMEScopeTable keeps the README's table of what each RPC needs (Scopes by effect)
+// and the server's policy the same: every RPC has one row, and its "needs" is its policy.
+// TestEveryRPCNeedsCredentialsAndScope calls every RPC with every kind of token against that
+// policy, so each row is checked with real credentials.
+func TestREADMEScopeTable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "### Scopes by effect")
+	if start < 0 {
+		t.Fatal("the README has no Scopes by effect section")
+	}
+	section := text[start+1:]
+	if end := strings.Index(section, "\n### "); end >= 0 {
+		section = section[:end]
+	}
+	needs := map[string]methodPolicy{
+		"read": {},
+		"read, answered with the clusters in scope": {allClusters: true},
+		"write":                          {write: true},
+		"read for a dry run, else write": {write: true, dryRunReads: true},
+		"admin":                          {admin: true},
+		"admin, not read-only":           {admin: true, write: true},
+	}
+	rows := map[string]methodPolicy{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		pol, ok := needs[strings.TrimSpace(cells[2])]
+		if !ok {
+			t.Fatalf("README row %s: unknown needs %q", name, cells[2])
+		}
+		if _, dup := rows[name]; dup {
+			t.Fatalf("README lists %s twice", name)
+		}
+		rows[name] = pol
+	}
+	for method, pol := range methodPolicies {
+		name := shortMethod(method)
+		row, ok := rows[name]
+		switch {
+		case !ok:
+			t.Errorf("the README's table has no row for %s", name)
+		case row != pol:
+			t.Errorf("%s: the README says %+v, the server's policy is %+v", name, row, pol)
+		}
+		delete(rows, name)
+	}
+	for name := range rows {
+		t.Errorf("the README lists %s, which is no RPC", name)
 	}
 }
