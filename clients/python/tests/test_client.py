@@ -102,6 +102,12 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(self.c.get_plan(plan.id).state, scheduler_pb2.PLAN_STATE_DISCARDED)
 
     def test_error_reasons(self):
+        # A cluster nothing created is not found; once a batch created it, its plans are.
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.c.get_plan("no-such-plan")
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
+        self.assertEqual(error_reason(cm.exception), "CLUSTER_NOT_FOUND")
+        self.c.apply([node("n1", {"cpu": "1"})], replace_all=True)
         with self.assertRaises(grpc.RpcError) as cm:
             self.c.get_plan("no-such-plan")
         self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
