@@ -55,7 +55,12 @@ type ClusterStateServiceClient interface {
 	// message that is not a hello ends the stream with INVALID_ARGUMENT.
 	Sync(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SyncRequest, SyncResponse], error)
 	// ApplyDeltas applies one batch atomically, for simple clients and grpcurl.
-	// A bad batch fails with INVALID_ARGUMENT and changes nothing.
+	// A bad batch fails with INVALID_ARGUMENT and changes nothing; a batch that
+	// would take the cluster beyond the server's limits (objects per cluster,
+	// tasks per job) fails with RESOURCE_EXHAUSTED (reason LIMIT_EXCEEDED). A
+	// batch (even an empty one) creates its cluster; every other call naming a
+	// cluster that no batch created fails with NOT_FOUND (reason
+	// CLUSTER_NOT_FOUND).
 	ApplyDeltas(ctx context.Context, in *ApplyDeltasRequest, opts ...grpc.CallOption) (*ApplyDeltasResponse, error)
 	// GetNode returns one node. NOT_FOUND if it does not exist.
 	GetNode(ctx context.Context, in *GetNodeRequest, opts ...grpc.CallOption) (*GetNodeResponse, error)
@@ -77,8 +82,8 @@ type ClusterStateServiceClient interface {
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// ListClusters returns the clusters the caller's credentials cover, ordered by
 	// name, a page at a time (every cluster when the server does not
-	// authenticate). A cluster exists from the first thing stored for it (a
-	// batch, a scheduler configuration or a plan) until DeleteCluster.
+	// authenticate). A cluster exists from its first accepted batch until
+	// DeleteCluster.
 	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
 	// GetCluster returns one cluster: its revision, how many objects of each kind
 	// it holds and its scheduler configuration's etag. NOT_FOUND (reason
@@ -89,7 +94,7 @@ type ClusterStateServiceClient interface {
 	// WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
 	// next batch of an open Sync stream is rejected with FAILED_PRECONDITION
 	// (reason RESYNC_REQUIRED) unless it has replace_all. The cluster starts
-	// again from revision 0 when something is next stored for it, so a resource
+	// again from revision 0 when a batch next creates it, so a resource
 	// manager still syncing it makes it again with a full resync: stop it first.
 	// Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
 	// the cluster does not exist.
@@ -258,7 +263,12 @@ type ClusterStateServiceServer interface {
 	// message that is not a hello ends the stream with INVALID_ARGUMENT.
 	Sync(grpc.BidiStreamingServer[SyncRequest, SyncResponse]) error
 	// ApplyDeltas applies one batch atomically, for simple clients and grpcurl.
-	// A bad batch fails with INVALID_ARGUMENT and changes nothing.
+	// A bad batch fails with INVALID_ARGUMENT and changes nothing; a batch that
+	// would take the cluster beyond the server's limits (objects per cluster,
+	// tasks per job) fails with RESOURCE_EXHAUSTED (reason LIMIT_EXCEEDED). A
+	// batch (even an empty one) creates its cluster; every other call naming a
+	// cluster that no batch created fails with NOT_FOUND (reason
+	// CLUSTER_NOT_FOUND).
 	ApplyDeltas(context.Context, *ApplyDeltasRequest) (*ApplyDeltasResponse, error)
 	// GetNode returns one node. NOT_FOUND if it does not exist.
 	GetNode(context.Context, *GetNodeRequest) (*GetNodeResponse, error)
@@ -280,8 +290,8 @@ type ClusterStateServiceServer interface {
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	// ListClusters returns the clusters the caller's credentials cover, ordered by
 	// name, a page at a time (every cluster when the server does not
-	// authenticate). A cluster exists from the first thing stored for it (a
-	// batch, a scheduler configuration or a plan) until DeleteCluster.
+	// authenticate). A cluster exists from its first accepted batch until
+	// DeleteCluster.
 	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)
 	// GetCluster returns one cluster: its revision, how many objects of each kind
 	// it holds and its scheduler configuration's etag. NOT_FOUND (reason
@@ -292,7 +302,7 @@ type ClusterStateServiceServer interface {
 	// WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
 	// next batch of an open Sync stream is rejected with FAILED_PRECONDITION
 	// (reason RESYNC_REQUIRED) unless it has replace_all. The cluster starts
-	// again from revision 0 when something is next stored for it, so a resource
+	// again from revision 0 when a batch next creates it, so a resource
 	// manager still syncing it makes it again with a full resync: stop it first.
 	// Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
 	// the cluster does not exist.

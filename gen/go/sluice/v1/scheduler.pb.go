@@ -1937,9 +1937,11 @@ type WatchPlansRequest struct {
 	// Longest time between cycles when nothing changes. Unset or zero means the
 	// server's default (--schedule-period, 1 second unless configured).
 	Period *durationpb.Duration `protobuf:"bytes,3,opt,name=period,proto3" json:"period,omitempty"`
-	// Replace the cluster's current WatchPlans subscriber, if any: its stream
-	// ends with ABORTED and its plan still proposed is discarded. Without it, a
-	// second subscriber for a cluster fails with ALREADY_EXISTS.
+	// Replace the cluster's current subscriber that proposes or auto-commits,
+	// if any: its stream ends with ABORTED and its plan still proposed is
+	// discarded. Without it, a second such subscriber for a cluster fails with
+	// ALREADY_EXISTS. Not allowed with SCHEDULE_MODE_DRY_RUN (INVALID_ARGUMENT):
+	// dry-run subscribers never replace another.
 	Takeover bool `protobuf:"varint,4,opt,name=takeover,proto3" json:"takeover,omitempty"`
 	// Decisions and job outcomes in each message's page. 0 means 1000; at most
 	// 5000.

@@ -133,7 +133,12 @@ class ClusterStateServiceServicer:
 
     def ApplyDeltas(self, request, context):
         """ApplyDeltas applies one batch atomically, for simple clients and grpcurl.
-        A bad batch fails with INVALID_ARGUMENT and changes nothing.
+        A bad batch fails with INVALID_ARGUMENT and changes nothing; a batch that
+        would take the cluster beyond the server's limits (objects per cluster,
+        tasks per job) fails with RESOURCE_EXHAUSTED (reason LIMIT_EXCEEDED). A
+        batch (even an empty one) creates its cluster; every other call naming a
+        cluster that no batch created fails with NOT_FOUND (reason
+        CLUSTER_NOT_FOUND).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -200,8 +205,8 @@ class ClusterStateServiceServicer:
     def ListClusters(self, request, context):
         """ListClusters returns the clusters the caller's credentials cover, ordered by
         name, a page at a time (every cluster when the server does not
-        authenticate). A cluster exists from the first thing stored for it (a
-        batch, a scheduler configuration or a plan) until DeleteCluster.
+        authenticate). A cluster exists from its first accepted batch until
+        DeleteCluster.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -222,7 +227,7 @@ class ClusterStateServiceServicer:
         WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
         next batch of an open Sync stream is rejected with FAILED_PRECONDITION
         (reason RESYNC_REQUIRED) unless it has replace_all. The cluster starts
-        again from revision 0 when something is next stored for it, so a resource
+        again from revision 0 when a batch next creates it, so a resource
         manager still syncing it makes it again with a full resync: stop it first.
         Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
         the cluster does not exist.

@@ -1037,9 +1037,11 @@ export type WatchPlansRequest = Message<"sluice.v1.WatchPlansRequest"> & {
   period?: Duration | undefined;
 
   /**
-   * Replace the cluster's current WatchPlans subscriber, if any: its stream
-   * ends with ABORTED and its plan still proposed is discarded. Without it, a
-   * second subscriber for a cluster fails with ALREADY_EXISTS.
+   * Replace the cluster's current subscriber that proposes or auto-commits,
+   * if any: its stream ends with ABORTED and its plan still proposed is
+   * discarded. Without it, a second such subscriber for a cluster fails with
+   * ALREADY_EXISTS. Not allowed with SCHEDULE_MODE_DRY_RUN (INVALID_ARGUMENT):
+   * dry-run subscribers never replace another.
    *
    * @generated from field: bool takeover = 4;
    */
@@ -1432,7 +1434,7 @@ export const SchedulerService: GenService<{
   },
   /**
    * ExplainJob returns a job's outcome in the most recent cycle that
-   * considered it. NOT_FOUND if the job does not exist.
+   * considered it and was not a dry run. NOT_FOUND if the job does not exist.
    *
    * @generated from rpc sluice.v1.SchedulerService.ExplainJob
    */
@@ -1443,7 +1445,11 @@ export const SchedulerService: GenService<{
   },
   /**
    * WatchPlans runs cycles as the cluster changes (and periodically) and
-   * streams each cycle's plan until the client cancels.
+   * streams each cycle's plan until the client cancels. A cluster has at most
+   * one subscriber that proposes or auto-commits (a writer's), and up to the
+   * server's limit of dry-run subscribers (RESOURCE_EXHAUSTED, reason
+   * LIMIT_EXCEEDED, beyond it), which never block, take over or end the
+   * writer's.
    *
    * @generated from rpc sluice.v1.SchedulerService.WatchPlans
    */
