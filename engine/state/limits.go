@@ -62,13 +62,14 @@ func (w *writer) checkLimits(lim Limits) error {
 		jobs = append(jobs, j)
 	}
 	slices.SortFunc(jobs, func(a, b string) int { return w.grown[a] - w.grown[b] })
+	// grown holds change indexes plus one.
 	for _, j := range jobs {
 		n, err := w.countUnder(tableTasks, indexJob, lim.MaxTasksPerJob+1, w.cluster, j)
 		if err != nil {
 			return err
 		}
 		if n > lim.MaxTasksPerJob {
-			where := invalid(w.grown[j], "task.job", "job %q would have more than %d tasks, the limit (%s)", j, lim.MaxTasksPerJob, LimitTasksPerJob)
+			where := invalid(w.grown[j]-1, "task.job", "job %q would have more than %d tasks, the limit (%s)", j, lim.MaxTasksPerJob, LimitTasksPerJob)
 			return &LimitError{Limit: LimitTasksPerJob, Max: lim.MaxTasksPerJob, Where: *where}
 		}
 	}

@@ -85,7 +85,7 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 // away otherwise (a dry run: the checks alone).
 func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
 	return s.write(cluster, false, commit, func(w *writer) (bool, error) {
-		w.now, w.whole = b.Now, b.whole
+		w.now, w.whole, w.limits = b.Now, b.whole, b.Limits
 		if b.ReplaceAll {
 			w.prior = s.load().Txn(false)
 			if err := w.deleteAll(); err != nil {

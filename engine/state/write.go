@@ -32,9 +32,11 @@ type writer struct {
 	// base is how many objects the cluster held when the transaction started; objects how
 	// many the transaction added, net of those it removed (clusterRow.objects).
 	base, objects int
-	// grown holds the jobs that gained a task (a new task, or one moved from another job),
-	// with the first change that did, for Limits.MaxTasksPerJob.
-	grown map[string]int
+	// limits are the batch's; grown holds the jobs that gained a task (a new task, or one
+	// moved from another job), with the first change that did plus one, for
+	// Limits.MaxTasksPerJob.
+	limits Limits
+	grown  map[string]int
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -105,15 +107,18 @@ func (w *writer) upsertJob(i int, j *api.Job) error {
 		return err
 	}
 	key := j.Key()
+	var before keyed
+	known := false
 	if !w.whole {
-		old, err := stored[api.Job](w, tableJobs, key)
+		old, b, current, err := stored[api.Job](w, tableJobs, key)
 		if err != nil {
 			return err
 		}
 		j = mergeJob(j, old, w.now)
+		before, known = b, current
 	}
 	r := newRow(w.cluster, key, j, j.Queue, "")
-	if err := w.insert(tableJobs, key, r); err != nil {
+	if err := w.upsert(tableJobs, key, r, before, known); err != nil {
 		return err
 	}
 	w.pend.add(i, checkJob, key, r)
@@ -131,21 +136,24 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 		return err
 	}
 	key := t.Key()
+	var before keyed
+	known := false
 	if !w.whole {
-		old, err := stored[api.Task](w, tableTasks, key)
+		old, b, current, err := stored[api.Task](w, tableTasks, key)
 		if err != nil {
 			return err
 		}
 		t = mergeTask(t, old, w.now)
-		if old == nil || old.JobKey() != t.JobKey() {
-			w.grew(i, t.JobKey())
+		if old == nil || old.Namespace != t.Namespace || old.Job != t.Job {
+			w.grew(i, t)
 		}
+		before, known = b, current
 	}
 	if t.Node == "" && placed(t.Status) {
 		return invalid(i, "task.node", "a %s task must name its node (only a task already placed keeps its stored one)", t.Status)
 	}
 	r := newRow(w.cluster, key, t, t.JobKey(), t.Node)
-	if err := w.insert(tableTasks, key, r); err != nil {
+	if err := w.upsert(tableTasks, key, r, before, known); err != nil {
 		return err
 	}
 	w.pend.add(i, checkTask, key, r)
@@ -305,28 +313,40 @@ func (w *writer) get(table, key string) (keyed, error) {
 	return o.(keyed), nil
 }
 
-// grew records that change i gave a job a task.
-func (w *writer) grew(i int, jobKey string) {
+// grew records that change i gave task t's job a task. Only a batch with limits needs to
+// know (Limits.MaxTasksPerJob), so that batches without cost nothing.
+func (w *writer) grew(i int, t *api.Task) {
+	if w.limits.MaxTasksPerJob <= 0 {
+		return
+	}
 	if w.grown == nil {
 		w.grown = map[string]int{}
 	}
-	if _, ok := w.grown[jobKey]; !ok {
-		w.grown[jobKey] = i
+	if k := t.JobKey(); w.grown[k] == 0 {
+		w.grown[k] = i + 1
 	}
 }
 
 // insert inserts or replaces the row of table (an object table) with key. r is a new row,
 // which records the transaction's revision.
 func (w *writer) insert(table, key string, r keyed) error {
+	return w.upsert(table, key, r, nil, false)
+}
+
+// upsert is insert, given the row the transaction holds under key (nil: none) when known is
+// set, so that a caller who read it already spares the lookup.
+func (w *writer) upsert(table, key string, r keyed, before keyed, known bool) error {
 	r.setModRevision(w.rev)
-	before, err := w.txn.First(table, indexID, w.cluster, key)
-	if err != nil {
-		return fmt.Errorf("state: reading %s: %w", table, err)
+	if !known {
+		o, err := w.txn.First(table, indexID, w.cluster, key)
+		if err != nil {
+			return fmt.Errorf("state: reading %s: %w", table, err)
+		}
+		if o != nil {
+			before = o.(keyed)
+		}
 	}
-	e := undoEntry{table: table, after: r}
-	if before != nil {
-		e.before = before.(keyed)
-	}
+	e := undoEntry{table: table, after: r, before: before}
 	if err := w.txn.Insert(table, r); err != nil {
 		return fmt.Errorf("state: writing %s: %w", table, err)
 	}
