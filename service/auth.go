@@ -135,6 +135,12 @@ func ParseTokens(data []byte) ([]TokenEntry, error) {
 		case len(e.Clusters) == 0:
 			return nil, fmt.Errorf(`%s: clusters is required: list the cluster names, or ["*"] for every cluster`, where)
 		}
+		for _, v := range []struct{ field, value string }{{"name", e.Name}, {"client_cn", e.ClientCN}} {
+			// Names show in logs: none may pass for another.
+			if at, r, bad := hiddenRune(v.value); bad {
+				return nil, fmt.Errorf("%s: %s holds %s (%U at byte %d)", where, v.field, hiddenKind(r), r, at)
+			}
+		}
 		if j, dup := names[e.Name]; dup {
 			return nil, fmt.Errorf("%s: name %q is used by tokens[%d] too", where, e.Name, j)
 		}

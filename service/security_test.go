@@ -344,6 +344,7 @@ func TestParseTokens(t *testing.T) {
 		{`- {name: a, token: x, clusters: [c]}` + "\n" + `- {name: b, sha256: ` + sha("x") + `, clusters: [c]}`, "same token"},
 		{`- {name: a, token: x, clusters: ["Bad Name"]}`, "invalid cluster"},
 		{`other: []`, "unknown key"},
+		{"- {name: \"ops\\u202e\", token: x, clusters: [c]}", "bidirectional"},
 	}
 	for _, tc := range bad {
 		if _, err := ParseTokens([]byte(tc.text)); err == nil || !strings.Contains(err.Error(), tc.want) {
