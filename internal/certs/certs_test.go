@@ -14,7 +14,7 @@ import (
 
 // handshake runs one TLS handshake between a server and a client configuration over a
 // loopback connection and returns both sides' errors and the certificate the client saw.
-func handshake(t *testing.T, server, client *tls.Config) (serverErr, clientErr error, seen *tls.ConnectionState) {
+func handshake(t *testing.T, server, client *tls.Config) (seen *tls.ConnectionState, serverErr, clientErr error) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func handshake(t *testing.T, server, client *tls.Config) (serverErr, clientErr e
 		st := cc.ConnectionState()
 		seen = &st
 	}
-	return <-done, clientErr, seen
+	return seen, <-done, clientErr
 }
 
 func isTimeout(err error) bool {
@@ -69,7 +69,7 @@ func TestMutualTLSTrustsOnlyItsCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if serr, cerr, _ := handshake(t, ra.ServerConfig(), rb.ClientConfig("127.0.0.1")); serr != nil || cerr != nil {
+	if _, serr, cerr := handshake(t, ra.ServerConfig(), rb.ClientConfig("127.0.0.1")); serr != nil || cerr != nil {
 		t.Fatalf("members of one CA: server %v, client %v", serr, cerr)
 	}
 	// A member whose certificate another CA signed is refused by the server...
@@ -79,19 +79,19 @@ func TestMutualTLSTrustsOnlyItsCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if serr, _, _ := handshake(t, ra.ServerConfig(), rx.ClientConfig("127.0.0.1")); serr == nil {
+	if _, serr, _ := handshake(t, ra.ServerConfig(), rx.ClientConfig("127.0.0.1")); serr == nil {
 		t.Fatal("the server accepted a client certificate of another CA")
 	}
 	// ... and, as a server, by the client.
-	if _, cerr, _ := handshake(t, rx.ServerConfig(), rb.ClientConfig("127.0.0.1")); cerr == nil {
+	if _, _, cerr := handshake(t, rx.ServerConfig(), rb.ClientConfig("127.0.0.1")); cerr == nil {
 		t.Fatal("the client accepted a server certificate of another CA")
 	}
 	// A certificate for other names is refused.
-	if _, cerr, _ := handshake(t, ra.ServerConfig(), rb.ClientConfig("10.9.8.7")); cerr == nil {
+	if _, _, cerr := handshake(t, ra.ServerConfig(), rb.ClientConfig("10.9.8.7")); cerr == nil {
 		t.Fatal("the client accepted a certificate that does not name the address it dialed")
 	}
 	// Without a client certificate, no handshake.
-	if serr, _, _ := handshake(t, ra.ServerConfig(), &tls.Config{InsecureSkipVerify: true}); serr == nil {
+	if _, serr, _ := handshake(t, ra.ServerConfig(), &tls.Config{InsecureSkipVerify: true}); serr == nil {
 		t.Fatal("the server accepted a client without a certificate")
 	}
 }
@@ -118,7 +118,7 @@ func TestReloadKeepsTheOldOnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cerr, st := handshake(t, r.ServerConfig(), rb.ClientConfig("127.0.0.1"))
+	st, _, cerr := handshake(t, r.ServerConfig(), rb.ClientConfig("127.0.0.1"))
 	if cerr != nil || st.PeerCertificates[0].SerialNumber.Cmp(second) != 0 {
 		t.Fatalf("a handshake after the reload: %v, serial %v, want %v", cerr, st.PeerCertificates[0].SerialNumber, second)
 	}
@@ -132,7 +132,7 @@ func TestReloadKeepsTheOldOnError(t *testing.T) {
 	if r.Leaf().SerialNumber.Cmp(second) != 0 {
 		t.Fatal("a failed reload changed the certificate")
 	}
-	if _, cerr, _ := handshake(t, r.ServerConfig(), rb.ClientConfig("127.0.0.1")); cerr != nil {
+	if _, _, cerr := handshake(t, r.ServerConfig(), rb.ClientConfig("127.0.0.1")); cerr != nil {
 		t.Fatalf("a handshake after a failed reload: %v", cerr)
 	}
 	if _, err := Load(Files{Cert: a.CertFile}); err == nil {
