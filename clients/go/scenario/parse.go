@@ -72,39 +72,6 @@ func Parse(path string, data []byte) (sc *Scenario, err error) {
 	return d.scenario(root), nil
 }
 
-// ParseCluster decodes the cluster of a file that is either a whole scenario
-// (a mapping with a "cluster" key, parsed as strictly as by Parse) or just a
-// cluster section: a mapping whose keys are those of a scenario's cluster
-// (priorityClasses, queues, hypernodes, quotas, disruptionBudgets, nodes,
-// jobs). Every reference must name an object declared in the file.
-func ParseCluster(path string, data []byte) (*Cluster, error) {
-	return parseCluster(path, data, true)
-}
-
-// ParseClusterPartial is ParseCluster for a file that adds to a cluster
-// already on a server: references to nodes, queues, priority classes and
-// hypernodes that the file does not declare are left for the server to
-// check. Everything else is checked as strictly as by ParseCluster.
-func ParseClusterPartial(path string, data []byte) (*Cluster, error) {
-	return parseCluster(path, data, false)
-}
-
-func parseCluster(path string, data []byte, checkRefs bool) (c *Cluster, err error) {
-	d := &decoder{file: path}
-	defer catch(&err)
-	root := d.document(data)
-	if n := deref(root); n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if deref(n.Content[i]).Value == "cluster" {
-				sc := d.scenario(root)
-				return sc.Cluster, nil
-			}
-		}
-	}
-	c, _ = d.cluster(root, "", checkRefs)
-	return c, nil
-}
-
 // document decodes data as exactly one YAML document and returns its root.
 func (d *decoder) document(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
