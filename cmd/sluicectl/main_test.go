@@ -371,12 +371,28 @@ func TestErrorsAreReported(t *testing.T) {
 	}
 	for _, args := range [][]string{{"frobnicate"}, {"get"}, {"get", "pods"}, {"get", "nodes", "-o", "xml"}, {"get", "--bogus", "nodes"}, {"schedule", "--dry-run", "--commit"}} {
 		code, _, errOut := sluicectl(t, "", append([]string{"--server", addr}, args...)...)
-		if code != 1 || !strings.HasPrefix(errOut, "sluicectl: ") {
+		if code != exitUsage || !strings.HasPrefix(errOut, "sluicectl: ") {
 			t.Errorf("%v: exit %d stderr %q", args, code, errOut)
 		}
 	}
-	if code, _, _ := sluicectl(t, "", "get", "-h"); code != 0 {
-		t.Errorf("-h exit %d", code)
+}
+
+// Help that is asked for goes to standard output with status 0; a missing command is a
+// usage error on standard error.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, out, errOut := sluicectl(t, "", args...)
+		if code != exitOK || !strings.HasPrefix(out, "usage: sluicectl") || errOut != "" || !strings.Contains(out, "Exit status:") {
+			t.Errorf("%v: exit %d, stdout %.40q, stderr %q", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := sluicectl(t, "", "get", "-h")
+	if code != exitOK || !strings.HasPrefix(out, "usage of sluicectl get:") || !strings.Contains(out, "-wait") || errOut != "" {
+		t.Errorf("get -h: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = sluicectl(t, "")
+	if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "usage: sluicectl") {
+		t.Errorf("no command: exit %d, stdout %q, stderr %.40q", code, out, errOut)
 	}
 }
 
@@ -441,7 +457,7 @@ func TestApplyErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, `bad.yaml: nodes[0].allocatable.cpu: invalid quantity "lots"`) || !strings.HasPrefix(errOut, "sluicectl: ") {
 		t.Errorf("exit %d stderr %q", code, errOut)
 	}
-	if code, _, errOut := sluicectl(t, "", "--server", addr, "apply"); code != 1 || !strings.Contains(errOut, "-f FILE is required") {
+	if code, _, errOut := sluicectl(t, "", "--server", addr, "apply"); code != exitUsage || !strings.Contains(errOut, "-f FILE is required") {
 		t.Errorf("no -f: exit %d %q", code, errOut)
 	}
 }
@@ -478,8 +494,9 @@ func TestScheduleCommitDiscardExplain(t *testing.T) {
 		t.Errorf("modes %v", f.modes)
 	}
 
+	// A commit that rejected a decision exits 3, after printing it.
 	code, out, _ = sluicectl(t, "", "--server", addr, "commit", "p1")
-	if code != 0 || !strings.HasPrefix(out, "committed plan p1 at revision 8: 1 applied, 1 rejected") ||
+	if code != exitRejected || !strings.HasPrefix(out, "committed plan p1 at revision 8: 1 applied, 1 rejected") ||
 		!strings.Contains(out, "rejected: task default/b changed since revision 7") {
 		t.Errorf("commit: %d %s", code, out)
 	}

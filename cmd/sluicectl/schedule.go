@@ -50,9 +50,17 @@ func (a *app) schedule(args []string) error {
 		return a.rpcError("schedule", err)
 	}
 	if *out != "table" {
-		return writeProto(a.stdout, *out, plan)
+		err = writeProto(a.stdout, *out, plan)
+	} else {
+		err = a.printPlan(plan)
 	}
-	return a.printPlan(plan)
+	if err != nil {
+		return err
+	}
+	if _, rejected := sluice.Outcomes(plan); mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && len(rejected) > 0 {
+		return exitError{exitRejected}
+	}
+	return nil
 }
 
 func (a *app) printPlan(p *sluicev1.Plan) error {
@@ -122,6 +130,8 @@ func (a *app) decisionTable(ds []*sluicev1.Decision, reasons []string) error {
 		}
 		if reasons != nil {
 			reason = reasons[i]
+		} else if d.GetOutcome() == sluicev1.DecisionOutcome_DECISION_OUTCOME_REJECTED {
+			reason = "rejected: " + d.GetRejectedReason()
 		}
 		t.row(action, task, node, reason)
 	}
@@ -174,20 +184,32 @@ func (a *app) commit(args []string) error {
 		resp.Plan, resp.NextPageToken = whole, ""
 	}
 	if *out != "table" {
-		return writeProto(a.stdout, *out, resp)
-	}
-	fmt.Fprintf(a.stdout, "committed plan %s at revision %d: %d applied, %d rejected\n",
-		pos[0], resp.GetRevision(), len(resp.GetApplied()), len(resp.GetRejected()))
-	if len(resp.GetRejected()) > 0 {
-		fmt.Fprintln(a.stdout)
-		ds := make([]*sluicev1.Decision, len(resp.GetRejected()))
-		reasons := make([]string, len(resp.GetRejected()))
-		for i, r := range resp.GetRejected() {
-			ds[i], reasons[i] = r.GetDecision(), "rejected: "+r.GetReason()
+		if err := writeProto(a.stdout, *out, resp); err != nil {
+			return err
 		}
-		return a.decisionTable(ds, reasons)
+	} else if err := a.printCommit(pos[0], resp); err != nil {
+		return err
+	}
+	if len(resp.GetRejected()) > 0 {
+		return exitError{exitRejected}
 	}
 	return nil
+}
+
+// printCommit prints a commit's counts, and the rejected decisions with their reasons.
+func (a *app) printCommit(planID string, resp *sluicev1.CommitPlanResponse) error {
+	fmt.Fprintf(a.stdout, "committed plan %s at revision %d: %d applied, %d rejected\n",
+		planID, resp.GetRevision(), len(resp.GetApplied()), len(resp.GetRejected()))
+	if len(resp.GetRejected()) == 0 {
+		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	ds := make([]*sluicev1.Decision, len(resp.GetRejected()))
+	reasons := make([]string, len(resp.GetRejected()))
+	for i, r := range resp.GetRejected() {
+		ds[i], reasons[i] = r.GetDecision(), "rejected: "+r.GetReason()
+	}
+	return a.decisionTable(ds, reasons)
 }
 
 // discard discards a proposed plan.
@@ -418,7 +440,7 @@ func (a *app) scenario(args []string) error {
 	passed, failed := scenario.RunFiles(a.ctx, conn, paths, a.stdout)
 	switch {
 	case failed > 0:
-		return exitError{1}
+		return exitError{exitFailure}
 	case passed == 0:
 		return fmt.Errorf("scenario run: no scenario files found in %s", strings.Join(paths, " "))
 	}

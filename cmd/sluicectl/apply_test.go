@@ -1,0 +1,104 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+const scenarioFile = `name: s
+config: |
+  actions: "allocate"
+cluster:
+  queues: [{name: q}]
+  nodes: [{name: n1, allocatable: {cpu: 4}}]
+  jobs: [{name: j, queue: q, tasks: [{name: t, replicas: 2}]}]
+expect: {binds: {}}
+`
+
+// A plain cluster file applies in both its shapes; a scenario applies its cluster, and its
+// config only when asked to.
+func TestApplyFileShapes(t *testing.T) {
+	underCluster := "cluster:\n" + strings.ReplaceAll(clusterFile, "\n", "\n  ")
+	tests := []struct {
+		name, file string
+		args       []string
+		wantConfig string
+		wantErr    string
+	}{
+		{name: "plain", file: clusterFile},
+		{name: "under cluster", file: underCluster},
+		{name: "scenario", file: scenarioFile,
+			wantErr: "is a scenario; its config was not applied (pass --with-config to set it as cluster default's scheduler configuration)"},
+		{name: "scenario --with-config", file: scenarioFile, args: []string{"--with-config"}, wantConfig: "actions: \"allocate\"\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			f.config = ""
+			addr := serve(t, f)
+			path := writeFile(t, "c.yaml", tc.file)
+			code, out, errOut := sluicectl(t, "", append([]string{"--server", addr, "apply", "-f", path}, tc.args...)...)
+			if code != exitOK || !strings.HasPrefix(out, "merged 5 objects into cluster default at revision 8\n") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			if len(f.batches) != 1 || len(f.batches[0].Deltas) != 5 {
+				t.Errorf("batches %v", f.batches)
+			}
+			if f.config != tc.wantConfig {
+				t.Errorf("config %q, want %q", f.config, tc.wantConfig)
+			}
+			if tc.wantConfig != "" && !strings.Contains(out, "set the scheduler configuration of cluster default") {
+				t.Errorf("stdout %q does not say the configuration was set", out)
+			}
+			if !strings.Contains(errOut, tc.wantErr) || (tc.wantErr == "" && errOut != "") {
+				t.Errorf("stderr %q, want %q", errOut, tc.wantErr)
+			}
+		})
+	}
+}
+
+// What is wrong in a file is reported first, with its path, whatever the file's shape; and
+// nothing is sent.
+func TestApplyReportsTheRealTypo(t *testing.T) {
+	tests := []struct{ name, file, want string }{
+		{"typo under cluster, no name", "cluster:\n  nodes: [{name: n1, alocatable: {cpu: 4}}]\n", "cluster.nodes[0].alocatable: unknown key"},
+		{"typo in a scenario", strings.Replace(scenarioFile, "replicas", "replica", 1), "cluster.jobs[0].tasks[0].replica: unknown key"},
+		{"typo at the top", "cluster: {}\nconfgi: x\n", "confgi: unknown key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			addr := serve(t, f)
+			path := writeFile(t, "c.yaml", tc.file)
+			code, _, errOut := sluicectl(t, "", "--server", addr, "apply", "-f", path)
+			if code != exitFailure || !strings.HasPrefix(errOut, "sluicectl: "+path+": "+tc.want) {
+				t.Errorf("exit %d, stderr %q, want %q", code, errOut, tc.want)
+			}
+			if len(f.batches) != 0 || len(f.hellos) != 0 {
+				t.Errorf("sent %d batches", len(f.batches))
+			}
+		})
+	}
+}
+
+// --with-config needs a config, and a configuration the server refuses leaves the cluster
+// as it was.
+func TestApplyWithConfigErrors(t *testing.T) {
+	f := newFake()
+	addr := serve(t, f)
+	code, _, errOut := sluicectl(t, "", "--server", addr, "apply", "--with-config", "-f", writeFile(t, "c.yaml", clusterFile))
+	if code != exitFailure || !strings.Contains(errOut, "has no config (only a scenario file has one)") {
+		t.Errorf("plain file --with-config: exit %d %q", code, errOut)
+	}
+	f.cfgErr = status.Error(codes.InvalidArgument, "unknown action \"allocat\"")
+	code, _, errOut = sluicectl(t, "", "--server", addr, "apply", "--with-config", "-f", writeFile(t, "s.yaml", scenarioFile))
+	if code != exitFailure || !strings.Contains(errOut, `apply: set the scenario's config: InvalidArgument: unknown action "allocat"`) {
+		t.Errorf("refused config: exit %d %q", code, errOut)
+	}
+	if len(f.batches) != 0 {
+		t.Errorf("sent %d batches after the configuration was refused", len(f.batches))
+	}
+}
