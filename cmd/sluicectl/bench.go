@@ -25,7 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-sched/sluice/clients/go/synthpb"
+	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
