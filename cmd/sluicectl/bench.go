@@ -25,8 +25,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/cmd/builtin"
+	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"

@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/cmd/builtin"
+	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
