@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/sluice-sched/sluice/cmd/builtin"
+	"github.com/sluice-sched/sluice/service"
 )
 
 const scenarioFile = `name: s
@@ -100,5 +105,34 @@ func TestApplyWithConfigErrors(t *testing.T) {
 	}
 	if len(f.batches) != 0 {
 		t.Errorf("sent %d batches after the configuration was refused", len(f.batches))
+	}
+}
+
+// The README's "Trying it" applies testdata/examples/cluster.yaml and schedules it: the file
+// applies to a real (in-process) server, the workers and the web server are placed, and the
+// big job waits, with an explanation.
+func TestReadmeExampleFile(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	addr, stop, err := service.StartInProcess(ctx, builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	file := filepath.Join("..", "..", "testdata", "examples", "cluster.yaml")
+	if code, out, errOut := sluicectl(t, "", "--server", addr, "apply", "-f", file); code != exitOK || !strings.HasPrefix(out, "merged 11 objects into cluster default") {
+		t.Fatalf("apply: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, errOut := sluicectl(t, "", "--server", addr, "schedule", "--dry-run")
+	if code != exitOK {
+		t.Fatalf("schedule: exit %d %q", code, errOut)
+	}
+	for _, want := range []string{"BIND default/train-worker-0", "BIND default/train-worker-1", "BIND default/web-0", "default/big 0 1 "} {
+		if !strings.Contains(strings.Join(lines(out), "\n"), want) {
+			t.Errorf("schedule --dry-run lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, _ := sluicectl(t, "", "--server", addr, "explain", "default/big"); code != exitOK || !strings.Contains(out, "summary: ") {
+		t.Errorf("explain: exit %d %q", code, out)
 	}
 }
