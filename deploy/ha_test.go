@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -219,10 +220,11 @@ func pki(t *testing.T) string {
 
 // runningSluiced is a sluiced started by these tests.
 type runningSluiced struct {
-	cmd   *exec.Cmd
-	admin string
-	logs  *bytes.Buffer
-	done  chan error
+	cmd      *exec.Cmd
+	admin    string
+	logs     *bytes.Buffer
+	done     chan error
+	stopOnce sync.Once
 }
 
 func startSluicedArgs(t *testing.T, args []string) *runningSluiced {
@@ -249,17 +251,17 @@ func startSluicedArgs(t *testing.T, args []string) *runningSluiced {
 	return r
 }
 
+// stop sends SIGTERM and waits for the exit (SIGKILL after 20 s); it may be called again.
 func (r *runningSluiced) stop() {
-	if r.cmd.ProcessState != nil {
-		return
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.done:
-	case <-time.After(20 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
+	r.stopOnce.Do(func() {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.done:
+		case <-time.After(20 * time.Second):
+			_ = r.cmd.Process.Kill()
+			<-r.done
+		}
+	})
 }
 
 // raftState returns the member's raft state from /raft on its admin port.
@@ -506,10 +508,10 @@ func TestSystemdUnitRunsDurableWithTLS(t *testing.T) {
 				t.Errorf("after a restart: %v at revision %d (want n1 at %d), %v", nodes.GetNodes(), nodes.GetRevision(), rev, err)
 			}
 		}
+		s.stop() // the logs are complete, and no longer written, once it exited
 		if strings.Contains(s.logs.String(), "clear text") {
 			t.Errorf("sluiced warns about clear text with the unit's flags:\n%s", s.logs)
 		}
-		s.stop()
 	}
 	if _, err := os.Stat(filepath.Join(state, "raft.db")); err != nil {
 		t.Errorf("no raft log in the state directory: %v", err)
