@@ -60,20 +60,25 @@ func (e *NotLeaderError) Error() string {
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
 // Op is one entry of the replicated log, for one cluster: a delta batch, a plan commit (the
-// decisions themselves, as the first version wrote them), a step of a stored plan's life, or
-// a scheduler configuration. Exactly one of Batch, Commit, Plan and Config is set.
+// decisions themselves, as the first version wrote them), a step of a stored plan's life, a
+// scheduler configuration, or a step of a resync; or, for the store as a whole (Cluster
+// empty), its id. Exactly one of Batch, Commit, Plan, Config, Resync and StoreID is set.
 type Op struct {
 	Cluster string
 	Batch   *Batch
 	Commit  *PlanCommit
 	Plan    *PlanOp
 	Config  *ConfigOp
+	Resync  *ResyncOp
+	// StoreID gives the store its id, if it has none yet (the first leader writes it).
+	StoreID string
 }
 
 // parts counts the op's set fields.
 func (op *Op) parts() int {
 	n := 0
-	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil} {
+	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil,
+		op.Resync != nil, op.StoreID != ""} {
 		if set {
 			n++
 		}
@@ -96,8 +101,37 @@ type OpResult struct {
 }
 
 // SetReplicator makes the store the state machine of r's log: from then on Apply and
-// CommitPlan go through r, and Update fails. Call it once, before the store is written.
-func (s *Store) SetReplicator(r Replicator) { s.repl = r }
+// CommitPlan go through r, and Update fails. Call it once, before the store is written. The
+// store's id is then the log's: "" until the log (or a snapshot) gives it one.
+func (s *Store) SetReplicator(r Replicator) {
+	s.repl = r
+	s.setID("")
+}
+
+// TakeLead prepares a new leader's store for writes, once the leader applied every entry of
+// earlier terms: it gives the store an id if the log has none yet (a new data directory), and
+// aborts the resyncs in progress that no writer of this node holds (a previous leader's). It
+// goes through the Replicator without asking CheckLeader, which a leader refuses until this
+// is done.
+func (s *Store) TakeLead() error {
+	if s.repl == nil {
+		return nil
+	}
+	if s.ID() == "" {
+		if _, err := s.repl.Replicate(&Op{StoreID: newStoreID()}); err != nil {
+			return err
+		}
+	}
+	for _, st := range s.StagedResyncs() {
+		if s.live.has(st.Cluster, st.ID) {
+			continue
+		}
+		if _, err := s.repl.Replicate(&Op{Cluster: st.Cluster, Resync: &ResyncOp{ID: st.ID, Part: -1, Abort: true}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Replicated reports whether the store has a Replicator.
 func (s *Store) Replicated() bool { return s.repl != nil }
@@ -116,9 +150,19 @@ func (s *Store) CheckWritable() error {
 // every node. It bypasses the Replicator.
 func (s *Store) ApplyOp(op *Op) *OpResult {
 	if op.parts() != 1 {
-		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op or a config op")}
+		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op, a config op, a resync op or a store id")}
 	}
 	switch {
+	case op.StoreID != "":
+		if s.ID() == "" {
+			s.setID(op.StoreID)
+		}
+		return &OpResult{}
+	case op.Resync != nil:
+		if err := checkCluster(op.Cluster); err != nil {
+			return &OpResult{Err: err}
+		}
+		return s.applyResync(op.Cluster, op.Resync)
 	case op.Batch != nil:
 		rev, err := s.apply(op.Cluster, *op.Batch, true)
 		return &OpResult{Revision: rev, Err: err}
@@ -217,6 +261,13 @@ type opHeader struct {
 	Config     bool
 	ReplaceAll bool
 	Kinds      []Kind
+	// A resync op: its fields but Changes, which follow as a batch's do.
+	Resync       bool
+	ResyncID     uint64
+	ResyncPart   int
+	ResyncCommit bool
+	ResyncAbort  bool
+	StoreID      string
 }
 
 // MarshalOp encodes an op for the log: a format byte, then encoding/gob. Objects travel
@@ -226,12 +277,22 @@ func MarshalOp(op *Op) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(opFormat)
 	enc := gob.NewEncoder(&buf)
-	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil}
-	if op.Batch != nil {
+	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil,
+		StoreID: op.StoreID}
+	var changes []Change
+	switch {
+	case op.Batch != nil:
 		h.ReplaceAll = op.Batch.ReplaceAll
-		h.Kinds = make([]Kind, len(op.Batch.Changes))
-		for i := range op.Batch.Changes {
-			h.Kinds[i] = op.Batch.Changes[i].kind()
+		changes = op.Batch.Changes
+	case op.Resync != nil:
+		r := op.Resync
+		h.Resync, h.ResyncID, h.ResyncPart, h.ResyncCommit, h.ResyncAbort = true, r.ID, r.Part, r.Commit, r.Abort
+		changes = r.Changes
+	}
+	if changes != nil {
+		h.Kinds = make([]Kind, len(changes))
+		for i := range changes {
+			h.Kinds[i] = changes[i].kind()
 		}
 	}
 	if err := enc.Encode(&h); err != nil {
@@ -245,9 +306,9 @@ func MarshalOp(op *Op) ([]byte, error) {
 		err = enc.Encode(op.Plan)
 	case op.Config != nil:
 		err = enc.Encode(op.Config)
-	case op.Batch != nil:
-		for i := range op.Batch.Changes {
-			if err = enc.Encode(op.Batch.Changes[i].value()); err != nil {
+	default:
+		for i := range changes {
+			if err = enc.Encode(changes[i].value()); err != nil {
 				break
 			}
 		}
@@ -290,13 +351,27 @@ func UnmarshalOp(data []byte) (*Op, error) {
 		}
 		return op, nil
 	}
-	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Changes: make([]Change, len(h.Kinds))}
+	if h.StoreID != "" {
+		op.StoreID = h.StoreID
+		return op, nil
+	}
+	var changes []Change
+	if len(h.Kinds) > 0 {
+		changes = make([]Change, len(h.Kinds))
+	}
 	for i, k := range h.Kinds {
-		c := &op.Batch.Changes[i]
-		if err := c.decode(k, dec); err != nil {
+		if err := changes[i].decode(k, dec); err != nil {
 			return nil, fmt.Errorf("state: decoding an op: change %d: %w", i, err)
 		}
 	}
+	if h.Resync {
+		op.Resync = &ResyncOp{ID: h.ResyncID, Part: h.ResyncPart, Commit: h.ResyncCommit, Abort: h.ResyncAbort, Changes: changes}
+		return op, nil
+	}
+	if changes == nil {
+		changes = []Change{}
+	}
+	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Changes: changes}
 	return op, nil
 }
 
