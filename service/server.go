@@ -51,6 +51,10 @@ type Options struct {
 	// MaxRecvBytes bounds the size of a received message; 0 means DefaultMaxRecvBytes.
 	// Larger messages fail with RESOURCE_EXHAUSTED.
 	MaxRecvBytes int
+	// MaxResyncBytes bounds the size of one chunked resync on a Sync stream (its chunks'
+	// encoded sizes added up), which the server holds until the last chunk; 0 means
+	// DefaultMaxResyncBytes. A larger resync is rejected with RESOURCE_EXHAUSTED.
+	MaxResyncBytes int
 
 	// TracerProvider receives the spans of calls (the otelgrpc stats handler) and of cycles
 	// (a "Schedule" span, with one child per plugin session open and per action); nil means
@@ -87,6 +91,7 @@ type Server struct {
 	auth           *Authenticator
 	limiter        *clientLimiter
 	maxRecv        int
+	maxResync      int
 	tp             trace.TracerProvider
 	mp             metric.MeterProvider
 	tracer         trace.Tracer
@@ -118,6 +123,7 @@ func New(opts Options) *Server {
 
 		auth:           opts.Auth,
 		maxRecv:        opts.MaxRecvBytes,
+		maxResync:      opts.MaxResyncBytes,
 		tp:             opts.TracerProvider,
 		mp:             opts.MeterProvider,
 		schedulePeriod: opts.SchedulePeriod,
@@ -133,6 +139,9 @@ func New(opts Options) *Server {
 	}
 	if s.maxRecv <= 0 {
 		s.maxRecv = DefaultMaxRecvBytes
+	}
+	if s.maxResync <= 0 {
+		s.maxResync = DefaultMaxResyncBytes
 	}
 	if s.schedulePeriod <= 0 {
 		s.schedulePeriod = DefaultSchedulePeriod

@@ -220,12 +220,6 @@ func (m *metrics) committed(ctx context.Context, cluster string, res *engine.Com
 
 // batchDone records a delta batch.
 func (m *metrics) batchDone(ctx context.Context, cluster string, b *sluicev1.DeltaBatch, err error) {
-	c := attribute.String("cluster", cluster)
-	if err != nil {
-		m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "rejected")))
-		return
-	}
-	m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "applied")))
 	var upserts, deletes int64
 	for _, d := range b.GetDeltas() {
 		if d.GetDelete() != nil {
@@ -234,6 +228,17 @@ func (m *metrics) batchDone(ctx context.Context, cluster string, b *sluicev1.Del
 			upserts++
 		}
 	}
+	m.countBatch(ctx, cluster, upserts, deletes, err)
+}
+
+// countBatch counts one batch (or chunked resync), and its deltas when it applied.
+func (m *metrics) countBatch(ctx context.Context, cluster string, upserts, deletes int64, err error) {
+	c := attribute.String("cluster", cluster)
+	if err != nil {
+		m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "rejected")))
+		return
+	}
+	m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "applied")))
 	if upserts > 0 {
 		m.deltas.Add(ctx, upserts, metric.WithAttributes(c, attribute.String("op", "upsert")))
 	}

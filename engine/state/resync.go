@@ -95,6 +95,9 @@ func (s *Store) BeginResync(cluster string) (*Resync, error) {
 // errResyncDone is the error of a call on a resync that ended.
 var errResyncDone = errors.New("state: the resync already ended")
 
+// Cluster returns the cluster the resync replaces.
+func (r *Resync) Cluster() string { return r.cluster }
+
 // Changes returns how many changes the resync staged so far; the changes of the next part
 // have indexes from there in a *ValidationError.
 func (r *Resync) Changes() int { return r.changes }
@@ -177,13 +180,11 @@ func (r *Resync) fail() {
 	}
 }
 
-// check runs the checks of changes that need nothing but the change, on a scratch database
-// (the referential checks queued meanwhile are dropped), with indexes counting from the
-// changes staged so far.
+// check runs the checks of changes that need nothing but the change (the referential checks
+// they queue are dropped: the commit runs them), with indexes counting from the changes
+// staged so far.
 func (r *Resync) check(changes []Change) error {
-	txn := newDB().Txn(true)
-	defer txn.Abort()
-	w := &writer{txn: txn, cluster: r.cluster, rev: 1}
+	w := &writer{cluster: r.cluster, checkOnly: true}
 	for i := range changes {
 		c := &changes[i]
 		if c.Delete != nil && c.set() == 1 {
@@ -192,6 +193,7 @@ func (r *Resync) check(changes []Change) error {
 		if err := w.change(r.changes+i, c); err != nil {
 			return err
 		}
+		w.pend.reset()
 	}
 	return nil
 }
