@@ -9,10 +9,13 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/sluice-sched/sluice/clients/go/scenario"
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
-// apply sends a cluster file over ClusterStateService.Sync.
+// apply sends a cluster file over ClusterStateService.Sync. A replacement larger than one
+// chunk (sluice.DefaultMaxChunkBytes) goes as a chunked resync, so that a cluster of any size
+// fits gRPC's message limits and still replaces the cluster in one atomic write.
 func (a *app) apply(args []string) error {
 	fs := a.flags("apply")
 	file := fs.String("f", "", "cluster or scenario `file` (- for standard input)")
@@ -83,8 +86,10 @@ func (a *app) apply(args []string) error {
 	}}); err != nil {
 		return a.streamError(stream.RecvMsg, err)
 	}
-	if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Batch{Batch: batch}}); err != nil {
-		return a.streamError(stream.RecvMsg, err)
+	for _, m := range batchMessages(batch) {
+		if err := stream.Send(m); err != nil {
+			return a.streamError(stream.RecvMsg, err)
+		}
 	}
 	resync := ""
 	for {
@@ -133,6 +138,21 @@ func (a *app) apply(args []string) error {
 			return errors.New(b.String())
 		}
 	}
+}
+
+// batchMessages returns the messages that carry a batch: the batch itself, or, for a
+// replace_all batch larger than one chunk, the chunks of a chunked resync.
+func batchMessages(b *sluicev1.DeltaBatch) []*sluicev1.SyncRequest {
+	if b.GetReplaceAll() {
+		if chunks := sluice.ResyncChunks(b.GetSequence(), b.GetDeltas(), 0); len(chunks) > 1 {
+			out := make([]*sluicev1.SyncRequest, len(chunks))
+			for i, c := range chunks {
+				out[i] = &sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_ResyncChunk{ResyncChunk: c}}
+			}
+			return out
+		}
+	}
+	return []*sluicev1.SyncRequest{{Message: &sluicev1.SyncRequest_Batch{Batch: b}}}
 }
 
 // streamError turns a failed Send into the stream's status: gRPC reports
