@@ -3,7 +3,10 @@ package sluice_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,5 +215,61 @@ func TestResyncChunks(t *testing.T) {
 	}
 	if empty := sluice.ResyncChunks(1, nil, 0); len(empty) != 1 || !empty[0].GetLast() || len(empty[0].GetDeltas()) != 0 {
 		t.Fatalf("an empty cluster gives %v, want one empty last chunk", empty)
+	}
+}
+
+// TestMeasureLargeResync measures a resync of 20,000 nodes and 500,000 tasks through a Syncer
+// with 4 MiB limits: its time and the process's peak heap (client and in-process server
+// together). It runs only with SLUICE_MEASURE_RESYNC=1.
+func TestMeasureLargeResync(t *testing.T) {
+	if os.Getenv("SLUICE_MEASURE_RESYNC") == "" {
+		t.Skip("set SLUICE_MEASURE_RESYNC=1 to measure a 500,000-task resync")
+	}
+	addr := startServer4MiB(t)
+	c := dial4MiB(t, addr)
+	const nodes, tasks = 20000, 500000
+	cluster := bigCluster(nodes, tasks)
+	size := proto.Size(&sluicev1.DeltaBatch{Deltas: cluster})
+	var peak atomic.Uint64
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, _ := c.NewSyncer(sluice.SyncOptions{Cluster: "huge", Snapshot: func() []*sluicev1.Delta { return cluster }})
+	runSyncer(t, s)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	close(stopSampling)
+	<-sampled
+	cluster = nil
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	t.Logf("resync of %d nodes, %d tasks (%d MiB encoded, in 1 MiB chunks): %s; heap in use before %d MiB, peak %d MiB, after %d MiB (the stored cluster)",
+		nodes, tasks, size>>20, took.Round(time.Millisecond),
+		before.HeapInuse>>20, peak.Load()>>20, after.HeapInuse>>20)
+	if got := countNodes(t, c, "huge"); got != nodes {
+		t.Fatalf("%d nodes, want %d", got, nodes)
 	}
 }
