@@ -31,6 +31,9 @@ PYCLIENT=$ROOT/clients/python
 GRPCIO_TOOLS=grpcio-tools==1.85.1
 GRPCIO=grpcio==1.85.1
 PROTOBUF=protobuf==7.36.2
+# google.rpc.Status (BatchRejected.status): the generated code imports google.rpc.status_pb2
+# from this package; its .proto is vendored in third_party/googleapis for protoc.
+GOOGLEAPIS=googleapis-common-protos==1.76.0
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'clients.sh: %s\n' "$*" >&2; exit 1; }
@@ -50,12 +53,12 @@ setup() {
 	[ -f "$ROOT/.cache/.gitignore" ] || { mkdir -p "$ROOT/.cache" && echo '*' >"$ROOT/.cache/.gitignore"; }
 
 	local stamp=$CACHE/venv.stamp want
-	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $(cksum <"$PYCLIENT/pyproject.toml")"
+	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $GOOGLEAPIS $(cksum <"$PYCLIENT/pyproject.toml")"
 	if [ ! -x "$PY" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 		log "python: creating $VENV"
 		rm -rf "$VENV"
 		python3 -m venv "$VENV"
-		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF"
+		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF" "$GOOGLEAPIS"
 		echo "$want" >"$stamp"
 	fi
 	# The client itself is installed (not editable) on every run, as a user would, so
@@ -77,7 +80,7 @@ setup() {
 gen_python() {
 	local out=$1
 	mkdir -p "$out"
-	(cd "$ROOT" && "$PY" -m grpc_tools.protoc -Iproto \
+	(cd "$ROOT" && "$PY" -m grpc_tools.protoc -Iproto -Ithird_party/googleapis \
 		--python_out="$out" --pyi_out="$out" --grpc_python_out="$out" proto/sluice/v1/*.proto)
 }
 

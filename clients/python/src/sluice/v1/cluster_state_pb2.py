@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.rpc import status_pb2 as google_dot_rpc_dot_status__pb2
 from sluice.v1 import types_pb2 as sluice_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x15sluice/v1/types.proto\"g\n\x0bSyncRequest\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.sluice.v1.SyncHelloH\x00\x12&\n\x05\x62\x61tch\x18\x02 \x01(\x0b\x32\x15.sluice.v1.DeltaBatchH\x00\x42\t\n\x07message\"5\n\tSyncHello\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x17\n\x0fresume_revision\x18\x02 \x01(\x04\"\xcc\x01\n\x0cSyncResponse\x12)\n\x07welcome\x18\x01 \x01(\x0b\x32\x16.sluice.v1.SyncWelcomeH\x00\x12\"\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x13.sluice.v1.BatchAckH\x00\x12,\n\x08rejected\x18\x03 \x01(\x0b\x32\x18.sluice.v1.BatchRejectedH\x00\x12\x34\n\x0fresync_required\x18\x04 \x01(\x0b\x32\x19.sluice.v1.ResyncRequiredH\x00\x42\t\n\x07message\"\x1f\n\x0bSyncWelcome\x12\x10\n\x08revision\x18\x01 \x01(\x04\".\n\x08\x42\x61tchAck\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x10\n\x08revision\x18\x02 \x01(\x04\"4\n\x0e\x46ieldViolation\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\"o\n\rBatchRejected\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12-\n\nviolations\x18\x04 \x03(\x0b\x32\x19.sluice.v1.FieldViolation\"2\n\x0eResyncRequired\x12\x10\n\x08revision\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\"K\n\x12\x41pplyDeltasRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12$\n\x05\x62\x61tch\x18\x02 \x01(\x0b\x32\x15.sluice.v1.DeltaBatch\"\'\n\x13\x41pplyDeltasResponse\x12\x10\n\x08revision\x18\x01 \x01(\x04\"/\n\x0eGetNodeRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"B\n\x0fGetNodeResponse\x12\x1d\n\x04node\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Node\x12\x10\n\x08revision\x18\x02 \x01(\x04\"J\n\x10ListNodesRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"^\n\x11ListNodesResponse\x12\x1e\n\x05nodes\x18\x01 \x03(\x0b\x32\x0f.sluice.v1.Node\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"0\n\x0fGetQueueRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"E\n\x10GetQueueResponse\x12\x1f\n\x05queue\x18\x01 \x01(\x0b\x32\x10.sluice.v1.Queue\x12\x10\n\x08revision\x18\x02 \x01(\x04\"K\n\x11ListQueuesRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"a\n\x12ListQueuesResponse\x12 \n\x06queues\x18\x01 \x03(\x0b\x32\x10.sluice.v1.Queue\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"A\n\rGetJobRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"?\n\x0eGetJobResponse\x12\x1b\n\x03job\x18\x01 \x01(\x0b\x32\x0e.sluice.v1.Job\x12\x10\n\x08revision\x18\x02 \x01(\x04\"k\n\x0fListJobsRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\r\n\x05queue\x18\x04 \x01(\t\x12\x11\n\tnamespace\x18\x05 \x01(\t\"[\n\x10ListJobsResponse\x12\x1c\n\x04jobs\x18\x01 \x03(\x0b\x32\x0e.sluice.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"B\n\x0eGetTaskRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"B\n\x0fGetTaskResponse\x12\x1d\n\x04task\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Task\x12\x10\n\x08revision\x18\x02 \x01(\x04\"x\n\x10ListTasksRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x11\n\tnamespace\x18\x04 \x01(\t\x12\x0b\n\x03job\x18\x05 \x01(\t\x12\x0c\n\x04node\x18\x06 \x01(\t\"^\n\x11ListTasksResponse\x12\x1e\n\x05tasks\x18\x01 \x03(\x0b\x32\x0f.sluice.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\x32\xc8\x05\n\x13\x43lusterStateService\x12;\n\x04Sync\x12\x16.sluice.v1.SyncRequest\x1a\x17.sluice.v1.SyncResponse(\x01\x30\x01\x12L\n\x0b\x41pplyDeltas\x12\x1d.sluice.v1.ApplyDeltasRequest\x1a\x1e.sluice.v1.ApplyDeltasResponse\x12@\n\x07GetNode\x12\x19.sluice.v1.GetNodeRequest\x1a\x1a.sluice.v1.GetNodeResponse\x12\x46\n\tListNodes\x12\x1b.sluice.v1.ListNodesRequest\x1a\x1c.sluice.v1.ListNodesResponse\x12\x43\n\x08GetQueue\x12\x1a.sluice.v1.GetQueueRequest\x1a\x1b.sluice.v1.GetQueueResponse\x12I\n\nListQueues\x12\x1c.sluice.v1.ListQueuesRequest\x1a\x1d.sluice.v1.ListQueuesResponse\x12=\n\x06GetJob\x12\x18.sluice.v1.GetJobRequest\x1a\x19.sluice.v1.GetJobResponse\x12\x43\n\x08ListJobs\x12\x1a.sluice.v1.ListJobsRequest\x1a\x1b.sluice.v1.ListJobsResponse\x12@\n\x07GetTask\x12\x19.sluice.v1.GetTaskRequest\x1a\x1a.sluice.v1.GetTaskResponse\x12\x46\n\tListTasks\x12\x1b.sluice.v1.ListTasksRequest\x1a\x1c.sluice.v1.ListTasksResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x17google/rpc/status.proto\x1a\x15sluice/v1/types.proto\"\x97\x01\n\x0bSyncRequest\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.sluice.v1.SyncHelloH\x00\x12&\n\x05\x62\x61tch\x18\x02 \x01(\x0b\x32\x15.sluice.v1.DeltaBatchH\x00\x12.\n\x0cresync_chunk\x18\x03 \x01(\x0b\x32\x16.sluice.v1.ResyncChunkH\x00\x42\t\n\x07message\"O\n\x0bResyncChunk\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12 \n\x06\x64\x65ltas\x18\x02 \x03(\x0b\x32\x10.sluice.v1.Delta\x12\x0c\n\x04last\x18\x03 \x01(\x08\"N\n\tSyncHello\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x17\n\x0fresume_revision\x18\x02 \x01(\x04\x12\x17\n\x0fresume_store_id\x18\x03 \x01(\t\"\xcc\x01\n\x0cSyncResponse\x12)\n\x07welcome\x18\x01 \x01(\x0b\x32\x16.sluice.v1.SyncWelcomeH\x00\x12\"\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x13.sluice.v1.BatchAckH\x00\x12,\n\x08rejected\x18\x03 \x01(\x0b\x32\x18.sluice.v1.BatchRejectedH\x00\x12\x34\n\x0fresync_required\x18\x04 \x01(\x0b\x32\x19.sluice.v1.ResyncRequiredH\x00\x42\t\n\x07message\"1\n\x0bSyncWelcome\x12\x10\n\x08revision\x18\x01 \x01(\x04\x12\x10\n\x08store_id\x18\x02 \x01(\t\".\n\x08\x42\x61tchAck\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x10\n\x08revision\x18\x02 \x01(\x04\"4\n\x0e\x46ieldViolation\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\"\x93\x01\n\rBatchRejected\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12-\n\nviolations\x18\x04 \x03(\x0b\x32\x19.sluice.v1.FieldViolation\x12\"\n\x06status\x18\x05 \x01(\x0b\x32\x12.google.rpc.Status\"2\n\x0eResyncRequired\x12\x10\n\x08revision\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\"K\n\x12\x41pplyDeltasRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12$\n\x05\x62\x61tch\x18\x02 \x01(\x0b\x32\x15.sluice.v1.DeltaBatch\"\'\n\x13\x41pplyDeltasResponse\x12\x10\n\x08revision\x18\x01 \x01(\x04\"/\n\x0eGetNodeRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"B\n\x0fGetNodeResponse\x12\x1d\n\x04node\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Node\x12\x10\n\x08revision\x18\x02 \x01(\x04\"J\n\x10ListNodesRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"^\n\x11ListNodesResponse\x12\x1e\n\x05nodes\x18\x01 \x03(\x0b\x32\x0f.sluice.v1.Node\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"0\n\x0fGetQueueRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"E\n\x10GetQueueResponse\x12\x1f\n\x05queue\x18\x01 \x01(\x0b\x32\x10.sluice.v1.Queue\x12\x10\n\x08revision\x18\x02 \x01(\x04\"K\n\x11ListQueuesRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"a\n\x12ListQueuesResponse\x12 \n\x06queues\x18\x01 \x03(\x0b\x32\x10.sluice.v1.Queue\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"A\n\rGetJobRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"?\n\x0eGetJobResponse\x12\x1b\n\x03job\x18\x01 \x01(\x0b\x32\x0e.sluice.v1.Job\x12\x10\n\x08revision\x18\x02 \x01(\x04\"k\n\x0fListJobsRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\r\n\x05queue\x18\x04 \x01(\t\x12\x11\n\tnamespace\x18\x05 \x01(\t\"[\n\x10ListJobsResponse\x12\x1c\n\x04jobs\x18\x01 \x03(\x0b\x32\x0e.sluice.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\"B\n\x0eGetTaskRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"B\n\x0fGetTaskResponse\x12\x1d\n\x04task\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Task\x12\x10\n\x08revision\x18\x02 \x01(\x04\"x\n\x10ListTasksRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12\x11\n\tnamespace\x18\x04 \x01(\t\x12\x0b\n\x03job\x18\x05 \x01(\t\x12\x0c\n\x04node\x18\x06 \x01(\t\"^\n\x11ListTasksResponse\x12\x1e\n\x05tasks\x18\x01 \x03(\x0b\x32\x0f.sluice.v1.Task\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x10\n\x08revision\x18\x03 \x01(\x04\x32\xc8\x05\n\x13\x43lusterStateService\x12;\n\x04Sync\x12\x16.sluice.v1.SyncRequest\x1a\x17.sluice.v1.SyncResponse(\x01\x30\x01\x12L\n\x0b\x41pplyDeltas\x12\x1d.sluice.v1.ApplyDeltasRequest\x1a\x1e.sluice.v1.ApplyDeltasResponse\x12@\n\x07GetNode\x12\x19.sluice.v1.GetNodeRequest\x1a\x1a.sluice.v1.GetNodeResponse\x12\x46\n\tListNodes\x12\x1b.sluice.v1.ListNodesRequest\x1a\x1c.sluice.v1.ListNodesResponse\x12\x43\n\x08GetQueue\x12\x1a.sluice.v1.GetQueueRequest\x1a\x1b.sluice.v1.GetQueueResponse\x12I\n\nListQueues\x12\x1c.sluice.v1.ListQueuesRequest\x1a\x1d.sluice.v1.ListQueuesResponse\x12=\n\x06GetJob\x12\x18.sluice.v1.GetJobRequest\x1a\x19.sluice.v1.GetJobResponse\x12\x43\n\x08ListJobs\x12\x1a.sluice.v1.ListJobsRequest\x1a\x1b.sluice.v1.ListJobsResponse\x12@\n\x07GetTask\x12\x19.sluice.v1.GetTaskRequest\x1a\x1a.sluice.v1.GetTaskResponse\x12\x46\n\tListTasks\x12\x1b.sluice.v1.ListTasksRequest\x1a\x1c.sluice.v1.ListTasksResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,58 +34,60 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sluice.v1.cluster_state_pb2
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1'
-  _globals['_SYNCREQUEST']._serialized_start=67
-  _globals['_SYNCREQUEST']._serialized_end=170
-  _globals['_SYNCHELLO']._serialized_start=172
-  _globals['_SYNCHELLO']._serialized_end=225
-  _globals['_SYNCRESPONSE']._serialized_start=228
-  _globals['_SYNCRESPONSE']._serialized_end=432
-  _globals['_SYNCWELCOME']._serialized_start=434
-  _globals['_SYNCWELCOME']._serialized_end=465
-  _globals['_BATCHACK']._serialized_start=467
-  _globals['_BATCHACK']._serialized_end=513
-  _globals['_FIELDVIOLATION']._serialized_start=515
-  _globals['_FIELDVIOLATION']._serialized_end=567
-  _globals['_BATCHREJECTED']._serialized_start=569
-  _globals['_BATCHREJECTED']._serialized_end=680
-  _globals['_RESYNCREQUIRED']._serialized_start=682
-  _globals['_RESYNCREQUIRED']._serialized_end=732
-  _globals['_APPLYDELTASREQUEST']._serialized_start=734
-  _globals['_APPLYDELTASREQUEST']._serialized_end=809
-  _globals['_APPLYDELTASRESPONSE']._serialized_start=811
-  _globals['_APPLYDELTASRESPONSE']._serialized_end=850
-  _globals['_GETNODEREQUEST']._serialized_start=852
-  _globals['_GETNODEREQUEST']._serialized_end=899
-  _globals['_GETNODERESPONSE']._serialized_start=901
-  _globals['_GETNODERESPONSE']._serialized_end=967
-  _globals['_LISTNODESREQUEST']._serialized_start=969
-  _globals['_LISTNODESREQUEST']._serialized_end=1043
-  _globals['_LISTNODESRESPONSE']._serialized_start=1045
-  _globals['_LISTNODESRESPONSE']._serialized_end=1139
-  _globals['_GETQUEUEREQUEST']._serialized_start=1141
-  _globals['_GETQUEUEREQUEST']._serialized_end=1189
-  _globals['_GETQUEUERESPONSE']._serialized_start=1191
-  _globals['_GETQUEUERESPONSE']._serialized_end=1260
-  _globals['_LISTQUEUESREQUEST']._serialized_start=1262
-  _globals['_LISTQUEUESREQUEST']._serialized_end=1337
-  _globals['_LISTQUEUESRESPONSE']._serialized_start=1339
-  _globals['_LISTQUEUESRESPONSE']._serialized_end=1436
-  _globals['_GETJOBREQUEST']._serialized_start=1438
-  _globals['_GETJOBREQUEST']._serialized_end=1503
-  _globals['_GETJOBRESPONSE']._serialized_start=1505
-  _globals['_GETJOBRESPONSE']._serialized_end=1568
-  _globals['_LISTJOBSREQUEST']._serialized_start=1570
-  _globals['_LISTJOBSREQUEST']._serialized_end=1677
-  _globals['_LISTJOBSRESPONSE']._serialized_start=1679
-  _globals['_LISTJOBSRESPONSE']._serialized_end=1770
-  _globals['_GETTASKREQUEST']._serialized_start=1772
-  _globals['_GETTASKREQUEST']._serialized_end=1838
-  _globals['_GETTASKRESPONSE']._serialized_start=1840
-  _globals['_GETTASKRESPONSE']._serialized_end=1906
-  _globals['_LISTTASKSREQUEST']._serialized_start=1908
-  _globals['_LISTTASKSREQUEST']._serialized_end=2028
-  _globals['_LISTTASKSRESPONSE']._serialized_start=2030
-  _globals['_LISTTASKSRESPONSE']._serialized_end=2124
-  _globals['_CLUSTERSTATESERVICE']._serialized_start=2127
-  _globals['_CLUSTERSTATESERVICE']._serialized_end=2839
+  _globals['_SYNCREQUEST']._serialized_start=93
+  _globals['_SYNCREQUEST']._serialized_end=244
+  _globals['_RESYNCCHUNK']._serialized_start=246
+  _globals['_RESYNCCHUNK']._serialized_end=325
+  _globals['_SYNCHELLO']._serialized_start=327
+  _globals['_SYNCHELLO']._serialized_end=405
+  _globals['_SYNCRESPONSE']._serialized_start=408
+  _globals['_SYNCRESPONSE']._serialized_end=612
+  _globals['_SYNCWELCOME']._serialized_start=614
+  _globals['_SYNCWELCOME']._serialized_end=663
+  _globals['_BATCHACK']._serialized_start=665
+  _globals['_BATCHACK']._serialized_end=711
+  _globals['_FIELDVIOLATION']._serialized_start=713
+  _globals['_FIELDVIOLATION']._serialized_end=765
+  _globals['_BATCHREJECTED']._serialized_start=768
+  _globals['_BATCHREJECTED']._serialized_end=915
+  _globals['_RESYNCREQUIRED']._serialized_start=917
+  _globals['_RESYNCREQUIRED']._serialized_end=967
+  _globals['_APPLYDELTASREQUEST']._serialized_start=969
+  _globals['_APPLYDELTASREQUEST']._serialized_end=1044
+  _globals['_APPLYDELTASRESPONSE']._serialized_start=1046
+  _globals['_APPLYDELTASRESPONSE']._serialized_end=1085
+  _globals['_GETNODEREQUEST']._serialized_start=1087
+  _globals['_GETNODEREQUEST']._serialized_end=1134
+  _globals['_GETNODERESPONSE']._serialized_start=1136
+  _globals['_GETNODERESPONSE']._serialized_end=1202
+  _globals['_LISTNODESREQUEST']._serialized_start=1204
+  _globals['_LISTNODESREQUEST']._serialized_end=1278
+  _globals['_LISTNODESRESPONSE']._serialized_start=1280
+  _globals['_LISTNODESRESPONSE']._serialized_end=1374
+  _globals['_GETQUEUEREQUEST']._serialized_start=1376
+  _globals['_GETQUEUEREQUEST']._serialized_end=1424
+  _globals['_GETQUEUERESPONSE']._serialized_start=1426
+  _globals['_GETQUEUERESPONSE']._serialized_end=1495
+  _globals['_LISTQUEUESREQUEST']._serialized_start=1497
+  _globals['_LISTQUEUESREQUEST']._serialized_end=1572
+  _globals['_LISTQUEUESRESPONSE']._serialized_start=1574
+  _globals['_LISTQUEUESRESPONSE']._serialized_end=1671
+  _globals['_GETJOBREQUEST']._serialized_start=1673
+  _globals['_GETJOBREQUEST']._serialized_end=1738
+  _globals['_GETJOBRESPONSE']._serialized_start=1740
+  _globals['_GETJOBRESPONSE']._serialized_end=1803
+  _globals['_LISTJOBSREQUEST']._serialized_start=1805
+  _globals['_LISTJOBSREQUEST']._serialized_end=1912
+  _globals['_LISTJOBSRESPONSE']._serialized_start=1914
+  _globals['_LISTJOBSRESPONSE']._serialized_end=2005
+  _globals['_GETTASKREQUEST']._serialized_start=2007
+  _globals['_GETTASKREQUEST']._serialized_end=2073
+  _globals['_GETTASKRESPONSE']._serialized_start=2075
+  _globals['_GETTASKRESPONSE']._serialized_end=2141
+  _globals['_LISTTASKSREQUEST']._serialized_start=2143
+  _globals['_LISTTASKSREQUEST']._serialized_end=2263
+  _globals['_LISTTASKSRESPONSE']._serialized_start=2265
+  _globals['_LISTTASKSRESPONSE']._serialized_end=2359
+  _globals['_CLUSTERSTATESERVICE']._serialized_start=2362
+  _globals['_CLUSTERSTATESERVICE']._serialized_end=3074
 # @@protoc_insertion_point(module_scope)

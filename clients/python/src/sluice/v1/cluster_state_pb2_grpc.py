@@ -105,12 +105,22 @@ class ClusterStateServiceServicer:
 
     def Sync(self, request_iterator, context):
         """Sync streams changes from a resource manager. The client sends a SyncHello
-        first, then DeltaBatch messages; the server answers the hello with a
-        SyncWelcome and every batch, in order, with a BatchAck or a BatchRejected.
-        A rejected batch has no effect and the stream stays open. When the server
-        cannot continue from the client's state it sends ResyncRequired, after
-        which it rejects every batch until one with replace_all arrives. A first
-        message that is not a hello ends the stream with INVALID_ARGUMENT.
+        first, then DeltaBatch messages and chunked resyncs (ResyncChunk); the
+        server answers the hello with a SyncWelcome and every batch, and every
+        resync as a whole, in order, with a BatchAck or a BatchRejected. A rejected
+        batch or resync has no effect and the stream stays open. When the server
+        cannot continue from the client's state (its store is not the one the
+        client resumes from, or its revision is behind the client's) it sends
+        ResyncRequired, after which it rejects every batch until a resync (a
+        replace_all batch or a chunked resync) applies. A first message that is not
+        a hello ends the stream with INVALID_ARGUMENT.
+
+        A cluster too large for one message is resent as a chunked resync: several
+        ResyncChunk messages with the same sequence, the last with last set. The
+        server stages the chunks and, at the last one, replaces the cluster with
+        all of them in one atomic write; until then readers and scheduling cycles
+        see the old state. A stream that ends before the last chunk, or a chunk
+        the server refuses, leaves the old state and drops what was staged.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

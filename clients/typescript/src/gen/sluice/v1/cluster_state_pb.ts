@@ -4,7 +4,9 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { DeltaBatch, Job, Node, Queue, Task } from "./types_pb.js";
+import type { Status } from "../../google/rpc/status_pb.js";
+import { file_google_rpc_status } from "../../google/rpc/status_pb.js";
+import type { Delta, DeltaBatch, Job, Node, Queue, Task } from "./types_pb.js";
 import { file_sluice_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/cluster_state.proto.
  */
 export const file_sluice_v1_cluster_state: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxImcKC1N5bmNSZXF1ZXN0EiUKBWhlbGxvGAEgASgLMhQuc2x1aWNlLnYxLlN5bmNIZWxsb0gAEiYKBWJhdGNoGAIgASgLMhUuc2x1aWNlLnYxLkRlbHRhQmF0Y2hIAEIJCgdtZXNzYWdlIjUKCVN5bmNIZWxsbxIPCgdjbHVzdGVyGAEgASgJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoBCLMAQoMU3luY1Jlc3BvbnNlEikKB3dlbGNvbWUYASABKAsyFi5zbHVpY2UudjEuU3luY1dlbGNvbWVIABIiCgNhY2sYAiABKAsyEy5zbHVpY2UudjEuQmF0Y2hBY2tIABIsCghyZWplY3RlZBgDIAEoCzIYLnNsdWljZS52MS5CYXRjaFJlamVjdGVkSAASNAoPcmVzeW5jX3JlcXVpcmVkGAQgASgLMhkuc2x1aWNlLnYxLlJlc3luY1JlcXVpcmVkSABCCQoHbWVzc2FnZSIfCgtTeW5jV2VsY29tZRIQCghyZXZpc2lvbhgBIAEoBCIuCghCYXRjaEFjaxIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBCI0Cg5GaWVsZFZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSJvCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiLwoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJIkIKD0dldE5vZGVSZXNwb25zZRIdCgRub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGUSEAoIcmV2aXNpb24YAiABKAQiSgoQTGlzdE5vZGVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KEUxpc3ROb2Rlc1Jlc3BvbnNlEh4KBW5vZGVzGAEgAygLMg8uc2x1aWNlLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIjAKD0dldFF1ZXVlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEgwKBG5hbWUYAiABKAkiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJLChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImEKEkxpc3RRdWV1ZXNSZXNwb25zZRIgCgZxdWV1ZXMYASADKAsyEC5zbHVpY2UudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIkEKDUdldEpvYlJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSI/Cg5HZXRKb2JSZXNwb25zZRIbCgNqb2IYASABKAsyDi5zbHVpY2UudjEuSm9iEhAKCHJldmlzaW9uGAIgASgEImsKD0xpc3RKb2JzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg0KBXF1ZXVlGAQgASgJEhEKCW5hbWVzcGFjZRgFIAEoCSJbChBMaXN0Sm9ic1Jlc3BvbnNlEhwKBGpvYnMYASADKAsyDi5zbHVpY2UudjEuSm9iEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJCCg5HZXRUYXNrUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIkIKD0dldFRhc2tSZXNwb25zZRIdCgR0YXNrGAEgASgLMg8uc2x1aWNlLnYxLlRhc2sSEAoIcmV2aXNpb24YAiABKAQieAoQTGlzdFRhc2tzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhEKCW5hbWVzcGFjZRgEIAEoCRILCgNqb2IYBSABKAkSDAoEbm9kZRgGIAEoCSJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBDLIBQoTQ2x1c3RlclN0YXRlU2VydmljZRI7CgRTeW5jEhYuc2x1aWNlLnYxLlN5bmNSZXF1ZXN0Ghcuc2x1aWNlLnYxLlN5bmNSZXNwb25zZSgBMAESTAoLQXBwbHlEZWx0YXMSHS5zbHVpY2UudjEuQXBwbHlEZWx0YXNSZXF1ZXN0Gh4uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVzcG9uc2USQAoHR2V0Tm9kZRIZLnNsdWljZS52MS5HZXROb2RlUmVxdWVzdBoaLnNsdWljZS52MS5HZXROb2RlUmVzcG9uc2USRgoJTGlzdE5vZGVzEhsuc2x1aWNlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdE5vZGVzUmVzcG9uc2USQwoIR2V0UXVldWUSGi5zbHVpY2UudjEuR2V0UXVldWVSZXF1ZXN0Ghsuc2x1aWNlLnYxLkdldFF1ZXVlUmVzcG9uc2USSQoKTGlzdFF1ZXVlcxIcLnNsdWljZS52MS5MaXN0UXVldWVzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0UXVldWVzUmVzcG9uc2USPQoGR2V0Sm9iEhguc2x1aWNlLnYxLkdldEpvYlJlcXVlc3QaGS5zbHVpY2UudjEuR2V0Sm9iUmVzcG9uc2USQwoITGlzdEpvYnMSGi5zbHVpY2UudjEuTGlzdEpvYnNSZXF1ZXN0Ghsuc2x1aWNlLnYxLkxpc3RKb2JzUmVzcG9uc2USQAoHR2V0VGFzaxIZLnNsdWljZS52MS5HZXRUYXNrUmVxdWVzdBoaLnNsdWljZS52MS5HZXRUYXNrUmVzcG9uc2USRgoJTGlzdFRhc2tzEhsuc2x1aWNlLnYxLkxpc3RUYXNrc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdFRhc2tzUmVzcG9uc2VCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_sluice_v1_types]);
+  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxIpcBCgtTeW5jUmVxdWVzdBIlCgVoZWxsbxgBIAEoCzIULnNsdWljZS52MS5TeW5jSGVsbG9IABImCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoSAASLgoMcmVzeW5jX2NodW5rGAMgASgLMhYuc2x1aWNlLnYxLlJlc3luY0NodW5rSABCCQoHbWVzc2FnZSJPCgtSZXN5bmNDaHVuaxIQCghzZXF1ZW5jZRgBIAEoBBIgCgZkZWx0YXMYAiADKAsyEC5zbHVpY2UudjEuRGVsdGESDAoEbGFzdBgDIAEoCCJOCglTeW5jSGVsbG8SDwoHY2x1c3RlchgBIAEoCRIXCg9yZXN1bWVfcmV2aXNpb24YAiABKAQSFwoPcmVzdW1lX3N0b3JlX2lkGAMgASgJIswBCgxTeW5jUmVzcG9uc2USKQoHd2VsY29tZRgBIAEoCzIWLnNsdWljZS52MS5TeW5jV2VsY29tZUgAEiIKA2FjaxgCIAEoCzITLnNsdWljZS52MS5CYXRjaEFja0gAEiwKCHJlamVjdGVkGAMgASgLMhguc2x1aWNlLnYxLkJhdGNoUmVqZWN0ZWRIABI0Cg9yZXN5bmNfcmVxdWlyZWQYBCABKAsyGS5zbHVpY2UudjEuUmVzeW5jUmVxdWlyZWRIAEIJCgdtZXNzYWdlIjEKC1N5bmNXZWxjb21lEhAKCHJldmlzaW9uGAEgASgEEhAKCHN0b3JlX2lkGAIgASgJIi4KCEJhdGNoQWNrEhAKCHNlcXVlbmNlGAEgASgEEhAKCHJldmlzaW9uGAIgASgEIjQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIpMBCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uEiIKBnN0YXR1cxgFIAEoCzISLmdvb2dsZS5ycGMuU3RhdHVzIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiLwoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJIkIKD0dldE5vZGVSZXNwb25zZRIdCgRub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGUSEAoIcmV2aXNpb24YAiABKAQiSgoQTGlzdE5vZGVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KEUxpc3ROb2Rlc1Jlc3BvbnNlEh4KBW5vZGVzGAEgAygLMg8uc2x1aWNlLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIjAKD0dldFF1ZXVlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEgwKBG5hbWUYAiABKAkiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJLChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImEKEkxpc3RRdWV1ZXNSZXNwb25zZRIgCgZxdWV1ZXMYASADKAsyEC5zbHVpY2UudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIkEKDUdldEpvYlJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSI/Cg5HZXRKb2JSZXNwb25zZRIbCgNqb2IYASABKAsyDi5zbHVpY2UudjEuSm9iEhAKCHJldmlzaW9uGAIgASgEImsKD0xpc3RKb2JzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg0KBXF1ZXVlGAQgASgJEhEKCW5hbWVzcGFjZRgFIAEoCSJbChBMaXN0Sm9ic1Jlc3BvbnNlEhwKBGpvYnMYASADKAsyDi5zbHVpY2UudjEuSm9iEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJCCg5HZXRUYXNrUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIkIKD0dldFRhc2tSZXNwb25zZRIdCgR0YXNrGAEgASgLMg8uc2x1aWNlLnYxLlRhc2sSEAoIcmV2aXNpb24YAiABKAQieAoQTGlzdFRhc2tzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhEKCW5hbWVzcGFjZRgEIAEoCRILCgNqb2IYBSABKAkSDAoEbm9kZRgGIAEoCSJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBDLIBQoTQ2x1c3RlclN0YXRlU2VydmljZRI7CgRTeW5jEhYuc2x1aWNlLnYxLlN5bmNSZXF1ZXN0Ghcuc2x1aWNlLnYxLlN5bmNSZXNwb25zZSgBMAESTAoLQXBwbHlEZWx0YXMSHS5zbHVpY2UudjEuQXBwbHlEZWx0YXNSZXF1ZXN0Gh4uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVzcG9uc2USQAoHR2V0Tm9kZRIZLnNsdWljZS52MS5HZXROb2RlUmVxdWVzdBoaLnNsdWljZS52MS5HZXROb2RlUmVzcG9uc2USRgoJTGlzdE5vZGVzEhsuc2x1aWNlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdE5vZGVzUmVzcG9uc2USQwoIR2V0UXVldWUSGi5zbHVpY2UudjEuR2V0UXVldWVSZXF1ZXN0Ghsuc2x1aWNlLnYxLkdldFF1ZXVlUmVzcG9uc2USSQoKTGlzdFF1ZXVlcxIcLnNsdWljZS52MS5MaXN0UXVldWVzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0UXVldWVzUmVzcG9uc2USPQoGR2V0Sm9iEhguc2x1aWNlLnYxLkdldEpvYlJlcXVlc3QaGS5zbHVpY2UudjEuR2V0Sm9iUmVzcG9uc2USQwoITGlzdEpvYnMSGi5zbHVpY2UudjEuTGlzdEpvYnNSZXF1ZXN0Ghsuc2x1aWNlLnYxLkxpc3RKb2JzUmVzcG9uc2USQAoHR2V0VGFzaxIZLnNsdWljZS52MS5HZXRUYXNrUmVxdWVzdBoaLnNsdWljZS52MS5HZXRUYXNrUmVzcG9uc2USRgoJTGlzdFRhc2tzEhsuc2x1aWNlLnYxLkxpc3RUYXNrc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdFRhc2tzUmVzcG9uc2VCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_google_rpc_status, file_sluice_v1_types]);
 
 /**
  * SyncRequest is one client message on a Sync stream.
@@ -41,6 +43,14 @@ export type SyncRequest = Message<"sluice.v1.SyncRequest"> & {
      */
     value: DeltaBatch;
     case: "batch";
+  } | {
+    /**
+     * One part of a chunked resync.
+     *
+     * @generated from field: sluice.v1.ResyncChunk resync_chunk = 3;
+     */
+    value: ResyncChunk;
+    case: "resyncChunk";
   } | { case: undefined; value?: undefined };
 };
 
@@ -50,6 +60,68 @@ export type SyncRequest = Message<"sluice.v1.SyncRequest"> & {
  */
 export const SyncRequestSchema: GenMessage<SyncRequest> = /*@__PURE__*/
   messageDesc(file_sluice_v1_cluster_state, 0);
+
+/**
+ * ResyncChunk is one message of a chunked resync, which replaces the whole
+ * cluster like a replace_all DeltaBatch but may span any number of messages,
+ * so that a cluster of any size can be resent within the message size limit
+ * (gRPC's default is 4 MiB).
+ *
+ * Framing: every chunk of one resync carries the resync's sequence number; the
+ * first chunk with a new sequence opens the resync, and the chunk with last set
+ * closes it. The server stages the chunks as they arrive (checking each
+ * object's fields at once) and, at the last chunk, replaces the cluster with
+ * the objects of all the chunks in one atomic write, checking references
+ * across the whole resync (a task in one chunk may name a job in another). It
+ * answers the resync once: with a BatchAck carrying the revision of the swap,
+ * or with a BatchRejected as soon as a chunk is refused; the remaining chunks
+ * of a refused resync are ignored. Readers and scheduling cycles see the old
+ * state until the swap. The resync is abandoned, with nothing changed and
+ * what was staged dropped, when the stream ends before the last chunk, or
+ * when another message (a DeltaBatch, a chunk with another sequence) arrives
+ * before it: the server then rejects the abandoned resync's sequence
+ * (INVALID_ARGUMENT) and goes on with that message. The server bounds the
+ * size of one resync (RESOURCE_EXHAUSTED beyond it; sluiced's
+ * --max-resync-bytes) and holds at most one open resync per stream.
+ *
+ * @generated from message sluice.v1.ResyncChunk
+ */
+export type ResyncChunk = Message<"sluice.v1.ResyncChunk"> & {
+  /**
+   * The resync's sequence number, the same on each of its chunks. It follows
+   * the rules of DeltaBatch.sequence: it must increase within a stream from one
+   * batch or resync to the next.
+   *
+   * @generated from field: uint64 sequence = 1;
+   */
+  sequence: bigint;
+
+  /**
+   * Upserts, as in a replace_all batch: delete deltas are not allowed, and an
+   * object may appear only once in the whole resync. The deltas of all the
+   * chunks together are the cluster's new state. A chunk may be empty. Field
+   * paths of a rejection are "chunks[K].deltas[I]...", K counting this
+   * resync's chunks from 0.
+   *
+   * @generated from field: repeated sluice.v1.Delta deltas = 2;
+   */
+  deltas: Delta[];
+
+  /**
+   * Set on the resync's last chunk: the server then swaps the cluster and
+   * answers the sequence.
+   *
+   * @generated from field: bool last = 3;
+   */
+  last: boolean;
+};
+
+/**
+ * Describes the message sluice.v1.ResyncChunk.
+ * Use `create(ResyncChunkSchema)` to create a new message.
+ */
+export const ResyncChunkSchema: GenMessage<ResyncChunk> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 1);
 
 /**
  * SyncHello opens a Sync stream.
@@ -67,13 +139,25 @@ export type SyncHello = Message<"sluice.v1.SyncHello"> & {
   /**
    * The last revision this client saw acknowledged (from a BatchAck or a
    * SyncWelcome), to resume from. 0 means the client has no prior state and
-   * will send a replace_all batch. If the server's state does not continue
-   * from this revision (for example it restarted without persisted state, or
-   * the revision is ahead of the server's) it answers ResyncRequired.
+   * will send a replace_all batch or a chunked resync. If the server's state
+   * does not continue from this revision (for example it restarted without
+   * persisted state, or the revision is ahead of the server's) it answers
+   * ResyncRequired.
    *
    * @generated from field: uint64 resume_revision = 2;
    */
   resumeRevision: bigint;
+
+  /**
+   * The store_id of the SyncWelcome that came with resume_revision. With a
+   * resume_revision, a store id that is not the server's gets ResyncRequired
+   * whatever the revision says: the revisions are another store's. Empty
+   * means unknown, and only the revision is checked (a client that merges into
+   * whatever the server holds); clients that resume should always send it.
+   *
+   * @generated from field: string resume_store_id = 3;
+   */
+  resumeStoreId: string;
 };
 
 /**
@@ -81,7 +165,7 @@ export type SyncHello = Message<"sluice.v1.SyncHello"> & {
  * Use `create(SyncHelloSchema)` to create a new message.
  */
 export const SyncHelloSchema: GenMessage<SyncHello> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 1);
+  messageDesc(file_sluice_v1_cluster_state, 2);
 
 /**
  * SyncResponse is one server message on a Sync stream.
@@ -120,7 +204,8 @@ export type SyncResponse = Message<"sluice.v1.SyncResponse"> & {
     case: "rejected";
   } | {
     /**
-     * The client must send its whole state in a replace_all batch.
+     * The client must send its whole state in a replace_all batch or a
+     * chunked resync.
      *
      * @generated from field: sluice.v1.ResyncRequired resync_required = 4;
      */
@@ -134,7 +219,7 @@ export type SyncResponse = Message<"sluice.v1.SyncResponse"> & {
  * Use `create(SyncResponseSchema)` to create a new message.
  */
 export const SyncResponseSchema: GenMessage<SyncResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 2);
+  messageDesc(file_sluice_v1_cluster_state, 3);
 
 /**
  * SyncWelcome answers a SyncHello.
@@ -148,6 +233,18 @@ export type SyncWelcome = Message<"sluice.v1.SyncWelcome"> & {
    * @generated from field: uint64 revision = 1;
    */
   revision: bigint;
+
+  /**
+   * Identifies the server's state store: it changes whenever the store starts
+   * from nothing (a restart without a data directory, a new data directory)
+   * and stays the same across restarts with the same data directory and on
+   * every member of a replicated server. Revisions are only comparable under
+   * the same store id: keep it with the revision and send it back as
+   * SyncHello.resume_store_id.
+   *
+   * @generated from field: string store_id = 2;
+   */
+  storeId: string;
 };
 
 /**
@@ -155,7 +252,7 @@ export type SyncWelcome = Message<"sluice.v1.SyncWelcome"> & {
  * Use `create(SyncWelcomeSchema)` to create a new message.
  */
 export const SyncWelcomeSchema: GenMessage<SyncWelcome> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 3);
+  messageDesc(file_sluice_v1_cluster_state, 4);
 
 /**
  * BatchAck acknowledges an applied batch.
@@ -183,7 +280,7 @@ export type BatchAck = Message<"sluice.v1.BatchAck"> & {
  * Use `create(BatchAckSchema)` to create a new message.
  */
 export const BatchAckSchema: GenMessage<BatchAck> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 4);
+  messageDesc(file_sluice_v1_cluster_state, 5);
 
 /**
  * FieldViolation names one invalid field of a request, like google.rpc's
@@ -212,17 +309,18 @@ export type FieldViolation = Message<"sluice.v1.FieldViolation"> & {
  * Use `create(FieldViolationSchema)` to create a new message.
  */
 export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 5);
+  messageDesc(file_sluice_v1_cluster_state, 6);
 
 /**
- * BatchRejected reports a batch that was not applied, with the fields of a
- * google.rpc.Status.
+ * BatchRejected reports a batch (or a chunked resync) that was not applied.
+ * status says why, as ApplyDeltas would; code, message and violations repeat
+ * parts of it for older clients.
  *
  * @generated from message sluice.v1.BatchRejected
  */
 export type BatchRejected = Message<"sluice.v1.BatchRejected"> & {
   /**
-   * The batch's sequence number.
+   * The batch's (or the resync's) sequence number.
    *
    * @generated from field: uint64 sequence = 1;
    */
@@ -251,6 +349,16 @@ export type BatchRejected = Message<"sluice.v1.BatchRejected"> & {
    * @generated from field: repeated sluice.v1.FieldViolation violations = 4;
    */
   violations: FieldViolation[];
+
+  /**
+   * The rejection as the status an ApplyDeltas call would fail with: the code,
+   * the message and the details (a google.rpc.ErrorInfo with the reason, a
+   * google.rpc.BadRequest naming the fields, paths relative to the DeltaBatch or,
+   * for a chunked resync, "chunks[K].deltas[I]..."). Always set.
+   *
+   * @generated from field: google.rpc.Status status = 5;
+   */
+  status?: Status | undefined;
 };
 
 /**
@@ -258,7 +366,7 @@ export type BatchRejected = Message<"sluice.v1.BatchRejected"> & {
  * Use `create(BatchRejectedSchema)` to create a new message.
  */
 export const BatchRejectedSchema: GenMessage<BatchRejected> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 6);
+  messageDesc(file_sluice_v1_cluster_state, 7);
 
 /**
  * ResyncRequired asks the client to resend its whole state.
@@ -286,7 +394,7 @@ export type ResyncRequired = Message<"sluice.v1.ResyncRequired"> & {
  * Use `create(ResyncRequiredSchema)` to create a new message.
  */
 export const ResyncRequiredSchema: GenMessage<ResyncRequired> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 7);
+  messageDesc(file_sluice_v1_cluster_state, 8);
 
 /**
  * ApplyDeltasRequest is the request of ApplyDeltas.
@@ -314,7 +422,7 @@ export type ApplyDeltasRequest = Message<"sluice.v1.ApplyDeltasRequest"> & {
  * Use `create(ApplyDeltasRequestSchema)` to create a new message.
  */
 export const ApplyDeltasRequestSchema: GenMessage<ApplyDeltasRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 8);
+  messageDesc(file_sluice_v1_cluster_state, 9);
 
 /**
  * ApplyDeltasResponse is the response of ApplyDeltas.
@@ -335,7 +443,7 @@ export type ApplyDeltasResponse = Message<"sluice.v1.ApplyDeltasResponse"> & {
  * Use `create(ApplyDeltasResponseSchema)` to create a new message.
  */
 export const ApplyDeltasResponseSchema: GenMessage<ApplyDeltasResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 9);
+  messageDesc(file_sluice_v1_cluster_state, 10);
 
 /**
  * GetNodeRequest is the request of GetNode.
@@ -363,7 +471,7 @@ export type GetNodeRequest = Message<"sluice.v1.GetNodeRequest"> & {
  * Use `create(GetNodeRequestSchema)` to create a new message.
  */
 export const GetNodeRequestSchema: GenMessage<GetNodeRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 10);
+  messageDesc(file_sluice_v1_cluster_state, 11);
 
 /**
  * GetNodeResponse is the response of GetNode.
@@ -391,7 +499,7 @@ export type GetNodeResponse = Message<"sluice.v1.GetNodeResponse"> & {
  * Use `create(GetNodeResponseSchema)` to create a new message.
  */
 export const GetNodeResponseSchema: GenMessage<GetNodeResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 11);
+  messageDesc(file_sluice_v1_cluster_state, 12);
 
 /**
  * ListNodesRequest is the request of ListNodes.
@@ -427,7 +535,7 @@ export type ListNodesRequest = Message<"sluice.v1.ListNodesRequest"> & {
  * Use `create(ListNodesRequestSchema)` to create a new message.
  */
 export const ListNodesRequestSchema: GenMessage<ListNodesRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 12);
+  messageDesc(file_sluice_v1_cluster_state, 13);
 
 /**
  * ListNodesResponse is the response of ListNodes.
@@ -462,7 +570,7 @@ export type ListNodesResponse = Message<"sluice.v1.ListNodesResponse"> & {
  * Use `create(ListNodesResponseSchema)` to create a new message.
  */
 export const ListNodesResponseSchema: GenMessage<ListNodesResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 13);
+  messageDesc(file_sluice_v1_cluster_state, 14);
 
 /**
  * GetQueueRequest is the request of GetQueue.
@@ -490,7 +598,7 @@ export type GetQueueRequest = Message<"sluice.v1.GetQueueRequest"> & {
  * Use `create(GetQueueRequestSchema)` to create a new message.
  */
 export const GetQueueRequestSchema: GenMessage<GetQueueRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 14);
+  messageDesc(file_sluice_v1_cluster_state, 15);
 
 /**
  * GetQueueResponse is the response of GetQueue.
@@ -518,7 +626,7 @@ export type GetQueueResponse = Message<"sluice.v1.GetQueueResponse"> & {
  * Use `create(GetQueueResponseSchema)` to create a new message.
  */
 export const GetQueueResponseSchema: GenMessage<GetQueueResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 15);
+  messageDesc(file_sluice_v1_cluster_state, 16);
 
 /**
  * ListQueuesRequest is the request of ListQueues.
@@ -554,7 +662,7 @@ export type ListQueuesRequest = Message<"sluice.v1.ListQueuesRequest"> & {
  * Use `create(ListQueuesRequestSchema)` to create a new message.
  */
 export const ListQueuesRequestSchema: GenMessage<ListQueuesRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 16);
+  messageDesc(file_sluice_v1_cluster_state, 17);
 
 /**
  * ListQueuesResponse is the response of ListQueues.
@@ -589,7 +697,7 @@ export type ListQueuesResponse = Message<"sluice.v1.ListQueuesResponse"> & {
  * Use `create(ListQueuesResponseSchema)` to create a new message.
  */
 export const ListQueuesResponseSchema: GenMessage<ListQueuesResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 17);
+  messageDesc(file_sluice_v1_cluster_state, 18);
 
 /**
  * GetJobRequest is the request of GetJob.
@@ -624,7 +732,7 @@ export type GetJobRequest = Message<"sluice.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 18);
+  messageDesc(file_sluice_v1_cluster_state, 19);
 
 /**
  * GetJobResponse is the response of GetJob.
@@ -652,7 +760,7 @@ export type GetJobResponse = Message<"sluice.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 19);
+  messageDesc(file_sluice_v1_cluster_state, 20);
 
 /**
  * ListJobsRequest is the request of ListJobs.
@@ -703,7 +811,7 @@ export type ListJobsRequest = Message<"sluice.v1.ListJobsRequest"> & {
  * Use `create(ListJobsRequestSchema)` to create a new message.
  */
 export const ListJobsRequestSchema: GenMessage<ListJobsRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 20);
+  messageDesc(file_sluice_v1_cluster_state, 21);
 
 /**
  * ListJobsResponse is the response of ListJobs.
@@ -738,7 +846,7 @@ export type ListJobsResponse = Message<"sluice.v1.ListJobsResponse"> & {
  * Use `create(ListJobsResponseSchema)` to create a new message.
  */
 export const ListJobsResponseSchema: GenMessage<ListJobsResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 21);
+  messageDesc(file_sluice_v1_cluster_state, 22);
 
 /**
  * GetTaskRequest is the request of GetTask.
@@ -773,7 +881,7 @@ export type GetTaskRequest = Message<"sluice.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 22);
+  messageDesc(file_sluice_v1_cluster_state, 23);
 
 /**
  * GetTaskResponse is the response of GetTask.
@@ -801,7 +909,7 @@ export type GetTaskResponse = Message<"sluice.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 23);
+  messageDesc(file_sluice_v1_cluster_state, 24);
 
 /**
  * ListTasksRequest is the request of ListTasks.
@@ -860,7 +968,7 @@ export type ListTasksRequest = Message<"sluice.v1.ListTasksRequest"> & {
  * Use `create(ListTasksRequestSchema)` to create a new message.
  */
 export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 24);
+  messageDesc(file_sluice_v1_cluster_state, 25);
 
 /**
  * ListTasksResponse is the response of ListTasks.
@@ -895,7 +1003,7 @@ export type ListTasksResponse = Message<"sluice.v1.ListTasksResponse"> & {
  * Use `create(ListTasksResponseSchema)` to create a new message.
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 25);
+  messageDesc(file_sluice_v1_cluster_state, 26);
 
 /**
  * ClusterStateService is how a resource manager tells Sluice what its cluster
@@ -911,12 +1019,22 @@ export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE_
 export const ClusterStateService: GenService<{
   /**
    * Sync streams changes from a resource manager. The client sends a SyncHello
-   * first, then DeltaBatch messages; the server answers the hello with a
-   * SyncWelcome and every batch, in order, with a BatchAck or a BatchRejected.
-   * A rejected batch has no effect and the stream stays open. When the server
-   * cannot continue from the client's state it sends ResyncRequired, after
-   * which it rejects every batch until one with replace_all arrives. A first
-   * message that is not a hello ends the stream with INVALID_ARGUMENT.
+   * first, then DeltaBatch messages and chunked resyncs (ResyncChunk); the
+   * server answers the hello with a SyncWelcome and every batch, and every
+   * resync as a whole, in order, with a BatchAck or a BatchRejected. A rejected
+   * batch or resync has no effect and the stream stays open. When the server
+   * cannot continue from the client's state (its store is not the one the
+   * client resumes from, or its revision is behind the client's) it sends
+   * ResyncRequired, after which it rejects every batch until a resync (a
+   * replace_all batch or a chunked resync) applies. A first message that is not
+   * a hello ends the stream with INVALID_ARGUMENT.
+   *
+   * A cluster too large for one message is resent as a chunked resync: several
+   * ResyncChunk messages with the same sequence, the last with last set. The
+   * server stages the chunks and, at the last one, replaces the cluster with
+   * all of them in one atomic write; until then readers and scheduling cycles
+   * see the old state. A stream that ends before the last chunk, or a chunk
+   * the server refuses, leaves the old state and drops what was staged.
    *
    * @generated from rpc sluice.v1.ClusterStateService.Sync
    */
