@@ -19,6 +19,9 @@ import (
 // its chunks' encoded sizes): 1 GiB.
 const DefaultMaxResyncBytes = 1 << 30
 
+// minChunkCost is what a chunk counts for, at least, towards Options.MaxResyncBytes.
+const minChunkCost = 4 << 10
+
 // openResync is the chunked resync a Sync stream has open: the store's Resync, where each
 // chunk's changes start within it, and the objects seen so far (an object may appear once).
 // It holds nothing the resync's own chunks did not bring, and is dropped with the stream.
@@ -65,7 +68,9 @@ func (c *clusterState) syncChunk(ctx context.Context, st *syncState, ch *sluicev
 	o := st.open
 	k := len(o.starts)
 	o.starts = append(o.starts, o.r.Changes())
-	o.bytes += proto.Size(ch)
+	// Every chunk costs at least minChunkCost, so that a stream of tiny chunks is bounded
+	// in count too.
+	o.bytes += max(proto.Size(ch), minChunkCost)
 	if o.bytes > c.s.maxResync {
 		err := resyncTooLarge(k, c.s.maxResync)
 		return append(out, c.refuseChunk(st, ch, err)), nil

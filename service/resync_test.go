@@ -187,7 +187,7 @@ func TestSyncBrokenResyncLeavesTheOldState(t *testing.T) {
 }
 
 func TestSyncResyncTooLarge(t *testing.T) {
-	h := newHarnessWith(t, setup{opts: func(o *Options) { o.MaxResyncBytes = 2000 }})
+	h := newHarnessWith(t, setup{opts: func(o *Options) { o.MaxResyncBytes = 6000 }})
 	h.apply("c1", node("n1", cpu("4")))
 	c, _ := h.openSync(ctxT(t), "c1", 0)
 	var big []*sluicev1.Delta

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 )
 
@@ -32,8 +31,8 @@ import (
 // hex). It is not cluster state: writing it does not change the cluster's revision.
 const tableResyncs = "resyncs"
 
-// resyncStage is what a resync staged so far: its parts, in order. Rows are immutable: a new
-// part replaces the row with one whose Parts is a new slice.
+// resyncStage is what a resync staged so far: its parts, in order. A new part replaces the row
+// with one whose Parts is one longer (see applyResync).
 type resyncStage struct {
 	ID    uint64
 	Parts [][]Change
@@ -245,7 +244,11 @@ func (s *Store) applyResync(cluster string, op *ResyncOp) *OpResult {
 	}
 	next := &resyncStage{ID: op.ID}
 	if stage != nil {
-		next.Parts = slices.Clip(stage.Parts)
+		// Appending may write past the old row's length into the array it shares, which
+		// never changes what the old row (in a snapshot, say) shows: rows of a stage are
+		// only ever appended to in their latest version. So staging a part costs what the
+		// part does, not what the stage holds.
+		next.Parts = stage.Parts
 	}
 	next.Parts = append(next.Parts, op.Changes)
 	s.putStage(cluster, stage, next)
