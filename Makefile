@@ -34,12 +34,14 @@ scenarios:
 	go run ./cmd/sluicectl scenario run testdata/scenarios $(wildcard $(SHARED)/scenarios)
 
 ## fuzz: run every fuzz target for a while (FUZZTIME each, default 60s): scheduler
-## configurations, store batches (with a replicated twin), API delta batches, scenario files
+## configurations, store batches (with a replicated twin), resyncs in parts (against one
+## ReplaceAll batch), API delta batches, scenario files
 FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/conf
 	go test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
+	go test -run '^$$' -fuzz '^FuzzResync$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
 	go test -run '^$$' -fuzz '^FuzzApplyDeltas$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./service
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./clients/go/scenario
 

@@ -385,3 +385,64 @@ func TestResyncOpsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzResync replaces a cluster with random changes in random parts, through a replicated
+// store, and with one ReplaceAll batch on a plain one: both accept or refuse alike (the same
+// error), end in the same state, and a refused resync changes nothing and leaves no stage.
+func FuzzResync(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		plain := New()
+		leader, _, _ := replicatedPair(t)
+		for _, s := range []*Store{plain, leader} {
+			if _, err := s.Apply("c", batch(node("old"), queue("q0", ""), job("ns", "j0", "q0"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := dump(&leader.Snapshot("c").View)
+		var parts [][]Change
+		var all []Change
+		for _, b := range (&fuzzInput{data: data}).batches() {
+			var part []Change
+			for _, c := range b.Changes {
+				if c.Delete == nil {
+					part = append(part, c)
+				}
+			}
+			parts = append(parts, part)
+			all = append(all, part...)
+		}
+		if len(parts) == 0 {
+			parts = [][]Change{nil}
+		}
+		wantRev, wantErr := plain.Apply("c", Batch{Changes: all, ReplaceAll: true})
+		r, err := leader.BeginResync("c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range parts[:len(parts)-1] {
+			if err = r.Add(p); err != nil {
+				break
+			}
+		}
+		rev := leader.Revision("c")
+		if err == nil {
+			rev, err = r.Commit(parts[len(parts)-1])
+		}
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || rev != wantRev {
+			t.Fatalf("resync gave %d, %v; one ReplaceAll batch %d, %v", rev, err, wantRev, wantErr)
+		}
+		got := dump(&leader.Snapshot("c").View)
+		if want := dump(&plain.Snapshot("c").View); got != want {
+			t.Fatalf("after the resync:\n%s\nafter the batch:\n%s", got, want)
+		}
+		if err != nil && got != before {
+			t.Fatalf("a refused resync changed the state:\n%s", got)
+		}
+		if st := leader.StagedResyncs(); len(st) != 0 {
+			t.Fatalf("stages left: %+v", st)
+		}
+	})
+}
