@@ -423,3 +423,25 @@ func TestParsePeers(t *testing.T) {
 }
 
 func writeFile(path string) error { return os.WriteFile(path, []byte("x"), 0o600) }
+
+// TestStoreIDSurvivesARestartFromASnapshot: the store id restored from a snapshot (before the
+// node becomes the store's replicator) is kept, not drawn anew.
+func TestStoreIDSurvivesARestartFromASnapshot(t *testing.T) {
+	dir := t.TempDir()
+	s, n := open(t, dir, nil)
+	if _, err := s.Apply("c", nodesBatch(0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID()
+	if err := n.Close(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s2, n2 := open(t, dir, nil)
+	waitFor(t, 5*time.Second, "the restarted node to lead", n2.IsLeader)
+	if s2.ID() != id || id == "" {
+		t.Fatalf("store id %q after a restart from a snapshot, want %q", s2.ID(), id)
+	}
+}

@@ -102,10 +102,13 @@ type OpResult struct {
 
 // SetReplicator makes the store the state machine of r's log: from then on Apply and
 // CommitPlan go through r, and Update fails. Call it once, before the store is written. The
-// store's id is then the log's: "" until the log (or a snapshot) gives it one.
+// store's id is then the log's: the one a snapshot restored before the call gave, or "" until
+// the log gives it one (the id New drew is dropped).
 func (s *Store) SetReplicator(r Replicator) {
 	s.repl = r
-	s.setID("")
+	if s.id.Load().local {
+		s.setID("")
+	}
 }
 
 // TakeLead prepares a new leader's store for writes, once the leader applied every entry of

@@ -30,7 +30,14 @@ type Store struct {
 	// live holds the resyncs this node's writers have open (see TakeLead).
 	live liveResyncs
 	// id identifies the store (ID); with a Replicator it comes from the log.
-	id atomic.Pointer[string]
+	id atomic.Pointer[storeID]
+}
+
+// storeID is a store's id and where it came from: drawn by New (local), or read from a
+// replicated log or a snapshot.
+type storeID struct {
+	id    string
+	local bool
 }
 
 // New returns an empty store. It panics only if the static schema is invalid, which the
@@ -38,7 +45,7 @@ type Store struct {
 func New() *Store {
 	s := &Store{locks: map[string]*sync.Mutex{}}
 	s.db.Store(newDB())
-	s.setID(newStoreID())
+	s.id.Store(&storeID{id: newStoreID(), local: true})
 	return s
 }
 
@@ -47,9 +54,10 @@ func New() *Store {
 // draws one in New, so every process has its own; with one, the id is part of the replicated
 // state (an op of the log, and snapshots), the same on every replica and across restarts
 // with the same data directory, and "" until the first leader wrote it (see TakeLead).
-func (s *Store) ID() string { return *s.id.Load() }
+func (s *Store) ID() string { return s.id.Load().id }
 
-func (s *Store) setID(id string) { s.id.Store(&id) }
+// setID sets the id the log or a snapshot gives.
+func (s *Store) setID(id string) { s.id.Store(&storeID{id: id}) }
 
 // newStoreID draws a store id: 128 random bits in hex.
 func newStoreID() string {
