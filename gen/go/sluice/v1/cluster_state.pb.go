@@ -145,8 +145,9 @@ func (*SyncRequest_ResyncChunk) isSyncRequest_Message() {}
 // when another message (a DeltaBatch, a chunk with another sequence) arrives
 // before it: the server then rejects the abandoned resync's sequence
 // (INVALID_ARGUMENT) and goes on with that message. The server bounds the
-// size of one resync (RESOURCE_EXHAUSTED beyond it; sluiced's
-// --max-resync-bytes) and holds at most one open resync per stream.
+// size of one resync, its chunks' encoded sizes added up with each chunk
+// counting for at least 4 KiB (RESOURCE_EXHAUSTED beyond it; sluiced's
+// --max-resync-bytes), and holds at most one open resync per stream.
 type ResyncChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resync's sequence number, the same on each of its chunks. It follows
@@ -597,7 +598,7 @@ type BatchRejected struct {
 	// Human-readable reason.
 	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
 	// The invalid fields, when the batch was invalid. Paths are relative to the
-	// DeltaBatch.
+	// DeltaBatch, or for a chunked resync "chunks[K].deltas[I]...".
 	Violations []*FieldViolation `protobuf:"bytes,4,rep,name=violations,proto3" json:"violations,omitempty"`
 	// The rejection as the status an ApplyDeltas call would fail with: the code,
 	// the message and the details (a google.rpc.ErrorInfo with the reason, a

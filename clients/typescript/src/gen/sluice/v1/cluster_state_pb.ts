@@ -81,8 +81,9 @@ export const SyncRequestSchema: GenMessage<SyncRequest> = /*@__PURE__*/
  * when another message (a DeltaBatch, a chunk with another sequence) arrives
  * before it: the server then rejects the abandoned resync's sequence
  * (INVALID_ARGUMENT) and goes on with that message. The server bounds the
- * size of one resync (RESOURCE_EXHAUSTED beyond it; sluiced's
- * --max-resync-bytes) and holds at most one open resync per stream.
+ * size of one resync, its chunks' encoded sizes added up with each chunk
+ * counting for at least 4 KiB (RESOURCE_EXHAUSTED beyond it; sluiced's
+ * --max-resync-bytes), and holds at most one open resync per stream.
  *
  * @generated from message sluice.v1.ResyncChunk
  */
@@ -344,7 +345,7 @@ export type BatchRejected = Message<"sluice.v1.BatchRejected"> & {
 
   /**
    * The invalid fields, when the batch was invalid. Paths are relative to the
-   * DeltaBatch.
+   * DeltaBatch, or for a chunked resync "chunks[K].deltas[I]...".
    *
    * @generated from field: repeated sluice.v1.FieldViolation violations = 4;
    */
