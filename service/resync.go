@@ -118,7 +118,7 @@ func (c *clusterState) decodeChunk(o *openResync, k int, ch *sluicev1.ResyncChun
 		id := changeID(&d.batch.Changes[i])
 		at := chunkDelta{k, d.deltaOf[i]}
 		if prev, dup := o.seen[id]; dup {
-			fe.add(at.String(), "%s %s appears twice in the resync (also %s); send one change per object",
+			fe.add(at.String()+"."+keyFields[id.kind], "%s %s appears twice in the resync (also %s); send one change per object",
 				kindNames[id.kind], quoteShort(id.key), prev)
 			continue
 		}
@@ -212,6 +212,18 @@ func resyncTooLarge(chunk, limit int) error {
 		st = d
 	}
 	return st.Err()
+}
+
+// keyFields is the path, within a delta, of the field that names an upsert's object.
+var keyFields = map[state.Kind]string{
+	state.KindNode:          "upsert_node.name",
+	state.KindQueue:         "upsert_queue.name",
+	state.KindJob:           "upsert_job.name",
+	state.KindTask:          "upsert_task.name",
+	state.KindPriorityClass: "upsert_priority_class.name",
+	state.KindQuota:         "upsert_namespace_quota.namespace",
+	state.KindBudget:        "upsert_disruption_budget.name",
+	state.KindHyperNode:     "upsert_hyper_node.name",
 }
 
 // changeID identifies the object a decoded upsert writes.

@@ -113,7 +113,7 @@ func TestSyncChunkedResyncRefusals(t *testing.T) {
 			codes.InvalidArgument, ReasonInvalidReference, "chunks[2].deltas[1].upsert_task.job"},
 		{"an object in two chunks",
 			[][]*sluicev1.Delta{{node("n9", cpu("8"))}, {node("n8", cpu("1")), node("n9", cpu("1"))}, {}},
-			codes.InvalidArgument, ReasonInvalidField, "chunks[1].deltas[1]"},
+			codes.InvalidArgument, ReasonInvalidField, "chunks[1].deltas[1].upsert_node.name"},
 		{"a delete",
 			[][]*sluicev1.Delta{{node("n9", cpu("8"))}, {{Change: &sluicev1.Delta_Delete{Delete: &sluicev1.ObjectRef{Kind: sluicev1.ObjectKind_OBJECT_KIND_NODE, Name: "n1"}}}}},
 			codes.InvalidArgument, ReasonInvalidField, "chunks[1].deltas[0].delete"},
