@@ -32,8 +32,8 @@ GRPCIO_TOOLS=grpcio-tools==1.85.1
 GRPCIO=grpcio==1.85.1
 PROTOBUF=protobuf==7.36.2
 # google.rpc.Status (BatchRejected.status): the generated code imports google.rpc.status_pb2
-# from this package; its .proto is vendored in third_party/googleapis for protoc.
-GOOGLEAPIS=googleapis-common-protos==1.76.0
+# from this package; its .proto is vendored in proto/google for protoc.
+GOOGLEAPIS_PROTOS=googleapis-common-protos==1.76.0
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'clients.sh: %s\n' "$*" >&2; exit 1; }
@@ -53,12 +53,12 @@ setup() {
 	[ -f "$ROOT/.cache/.gitignore" ] || { mkdir -p "$ROOT/.cache" && echo '*' >"$ROOT/.cache/.gitignore"; }
 
 	local stamp=$CACHE/venv.stamp want
-	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $GOOGLEAPIS $(cksum <"$PYCLIENT/pyproject.toml")"
+	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $GOOGLEAPIS_PROTOS $(cksum <"$PYCLIENT/pyproject.toml")"
 	if [ ! -x "$PY" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 		log "python: creating $VENV"
 		rm -rf "$VENV"
 		python3 -m venv "$VENV"
-		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF" "$GOOGLEAPIS"
+		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF" "$GOOGLEAPIS_PROTOS"
 		echo "$want" >"$stamp"
 	fi
 	# The client itself is installed (not editable) on every run, as a user would, so
@@ -80,7 +80,7 @@ setup() {
 gen_python() {
 	local out=$1
 	mkdir -p "$out"
-	(cd "$ROOT" && "$PY" -m grpc_tools.protoc -Iproto -Ithird_party/googleapis \
+	(cd "$ROOT" && "$PY" -m grpc_tools.protoc -Iproto \
 		--python_out="$out" --pyi_out="$out" --grpc_python_out="$out" proto/sluice/v1/*.proto)
 }
 
