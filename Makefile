@@ -64,6 +64,13 @@ test-durability:
 	@mkdir -p $(dir $(DURABILITY_REPORT))
 	SLUICE_DURABILITY=full SLUICE_DURABILITY_REPORT=$(DURABILITY_REPORT) go test -count=1 -timeout 30m -v ./cmd/sluiced/durability
 
+## test-jepsen: the linearizability check of reads and writes (porcupine) on a 3-member
+## cluster for 3 minutes while members are killed, restarted, paused and resumed
+.PHONY: test-jepsen
+test-jepsen:
+	@mkdir -p $(dir $(DURABILITY_REPORT))
+	SLUICE_DURABILITY=full SLUICE_DURABILITY_REPORT=$(DURABILITY_REPORT) go test -count=1 -timeout 20m -v -run 'TestLinearizable|TestReadsAreLinearizable' ./cmd/sluiced/durability
+
 ## bench: the Go benchmarks of the hot paths
 bench:
 	go test -run '^$$' -bench . -benchmem -count 5 ./engine/... ./service/...

@@ -68,19 +68,23 @@ type Engine struct {
 	observer  framework.Observer
 
 	mu sync.Mutex
-	// defaults is the configuration of clusters without their own; defaultsGen counts its
-	// changes (SetDefaultConfig).
-	defaults    *conf.Config
-	defaultsGen uint64
+	// defaults is the configuration of clusters without their own, defaultsEtag its etag;
+	// defaultsGen counts its changes (SetDefaultConfig).
+	defaults     *conf.Config
+	defaultsEtag string
+	defaultsGen  uint64
 	// parsed caches each cluster's stored configuration, parsed.
 	parsed   map[string]parsedConfig
 	clusters map[string]*clusterRecord
+	dryRuns  dryRunCache
 }
 
-// parsedConfig is a stored configuration and its parse.
+// parsedConfig is a stored configuration and its parse. The stored row is immutable and every
+// write stores a new one, so the row itself tells whether the cache is current (versions do
+// not: they start again after a cluster is deleted).
 type parsedConfig struct {
-	version uint64
-	cfg     *conf.Config
+	stored *state.SchedulerConfig
+	cfg    *conf.Config
 }
 
 // clusterRecord keeps what the engine remembers of a cluster between cycles on this member.
@@ -125,6 +129,7 @@ func New(store *state.Store, opts Options) (*Engine, error) {
 	if err := e.reg.Validate(e.defaults); err != nil {
 		return nil, fmt.Errorf("engine: default configuration: %w", err)
 	}
+	e.defaultsEtag = defaultEtag(e.defaults)
 	if e.ttl <= 0 {
 		e.ttl = 60 * time.Second
 	}
@@ -190,21 +195,57 @@ func (e *Engine) SetDefaultConfig(cfg *conf.Config) bool {
 	if cfg.Raw() != nil && bytes.Equal(cfg.Raw(), e.defaults.Raw()) {
 		return false
 	}
-	e.defaults = cfg
+	e.defaults, e.defaultsEtag = cfg, defaultEtag(cfg)
 	e.defaultsGen++
 	return true
 }
 
+// ConfigText returns a configuration's text: as it was given, or rendered when it was built
+// in code.
+func ConfigText(cfg *conf.Config) (string, error) {
+	if raw := cfg.Raw(); raw != nil {
+		return string(raw), nil
+	}
+	raw, err := cfg.Marshal()
+	return string(raw), err
+}
+
+// defaultEtag returns the etag of a default configuration (version 0: it is not stored).
+func defaultEtag(cfg *conf.Config) string {
+	text, err := ConfigText(cfg)
+	if err != nil {
+		// Not renderable (only a configuration built in code with bad names): its fields
+		// stand for its text.
+		text = fmt.Sprintf("%#v", *cfg)
+	}
+	return state.ConfigEtag(0, text)
+}
+
+// DefaultConfigEtag returns the etag of the default configuration, which clusters without
+// their own use.
+func (e *Engine) DefaultConfigEtag() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.defaultsEtag
+}
+
 // Config returns the cluster's configuration: its own, as stored, else the default.
 func (e *Engine) Config(cluster string) (*conf.Config, error) {
+	cfg, _, err := e.ConfigWithEtag(cluster)
+	return cfg, err
+}
+
+// ConfigWithEtag returns the cluster's configuration, as Config does, and its etag (the
+// stored configuration's, or the default's), read together.
+func (e *Engine) ConfigWithEtag(cluster string) (*conf.Config, string, error) {
 	sc, ok := e.store.Snapshot(cluster).Config()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !ok {
-		return e.defaults, nil
+		return e.defaults, e.defaultsEtag, nil
 	}
-	if p, ok := e.parsed[cluster]; ok && p.version == sc.Version {
-		return p.cfg, nil
+	if p, ok := e.parsed[cluster]; ok && p.stored == sc {
+		return p.cfg, sc.Etag(), nil
 	}
 	cfg, err := conf.Parse([]byte(sc.Text))
 	if err == nil {
@@ -213,10 +254,10 @@ func (e *Engine) Config(cluster string) (*conf.Config, error) {
 	if err != nil {
 		// Only a configuration that this build's registry refuses (stored by another
 		// version) gets here.
-		return nil, fmt.Errorf("cluster %q: stored scheduler configuration version %d: %w", cluster, sc.Version, configError(err))
+		return nil, "", fmt.Errorf("cluster %q: stored scheduler configuration version %d: %w", cluster, sc.Version, configError(err))
 	}
-	e.parsed[cluster] = parsedConfig{version: sc.Version, cfg: cfg}
-	return cfg, nil
+	e.parsed[cluster] = parsedConfig{stored: sc, cfg: cfg}
+	return cfg, sc.Etag(), nil
 }
 
 // ConfigVersion changes whenever the configuration of a cluster's cycles may have changed:
@@ -235,19 +276,64 @@ func (e *Engine) ConfigVersion(cluster string) uint64 {
 // store, through the log); from then on the default no longer applies to the cluster. On
 // error (a *ConfigError, or the store's) nothing changes.
 func (e *Engine) SetConfig(cluster string, text []byte) (*conf.Config, error) {
+	cfg, _, err := e.UpdateConfig(cluster, text, "")
+	return cfg, err
+}
+
+// UpdateConfig is SetConfig with a precondition: with ifEtag set, the configuration is stored
+// only if the etag of the one in effect (ConfigWithEtag) is ifEtag, checked in the store's
+// write (so, with a replicated store, when the op applies); otherwise it fails with a
+// *state.ConfigEtagError (errors.Is state.ErrConfigEtagMismatch) and nothing changes. It
+// returns the new configuration and its etag.
+func (e *Engine) UpdateConfig(cluster string, text []byte, ifEtag string) (*conf.Config, string, error) {
 	cfg, err := e.ParseConfig(text)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	sc, err := e.store.SetConfig(cluster, &state.ConfigOp{Text: string(text), Now: e.clock()})
+	sc, err := e.store.SetConfig(cluster, &state.ConfigOp{
+		Text: string(text), Now: e.clock(), IfEtag: ifEtag, DefaultEtag: e.DefaultConfigEtag(),
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	e.mu.Lock()
+	e.parsed[cluster] = parsedConfig{stored: sc, cfg: cfg}
+	e.mu.Unlock()
+	e.log.Info("scheduler configuration updated", "cluster", cluster, "version", sc.Version, "actions", cfg.Actions)
+	return cfg, sc.Etag(), nil
+}
+
+// DeleteCluster deletes everything of a cluster from the store (with a replicated store,
+// through the log; see state.Store.DeleteCluster) and forgets what the engine remembers of it:
+// its parsed configuration, the explanations and queue figures of its last cycles, its
+// plugins' memory. Only the sequence of plan numbers this member used is kept, so that the
+// plan ids it gives the cluster's next plans do not repeat older ones. It returns the cluster
+// as it was, or an error matching state.ErrClusterNotFound when the store holds nothing for
+// it. The caller keeps cycles of the cluster from running meanwhile.
+func (e *Engine) DeleteCluster(cluster string) (*state.ClusterInfo, error) {
+	info, err := e.store.DeleteCluster(cluster)
 	if err != nil {
 		return nil, err
 	}
+	e.forget(cluster)
+	e.dryRuns.forget(cluster)
+	e.log.Info("cluster deleted", "cluster", cluster, "revision", info.Revision)
+	return info, nil
+}
+
+// forget drops what the engine remembers of a cluster but its plan sequence.
+func (e *Engine) forget(cluster string) {
 	e.mu.Lock()
-	e.parsed[cluster] = parsedConfig{version: sc.Version, cfg: cfg}
-	e.mu.Unlock()
-	e.log.Info("scheduler configuration updated", "cluster", cluster, "version", sc.Version, "actions", cfg.Actions)
-	return cfg, nil
+	defer e.mu.Unlock()
+	delete(e.parsed, cluster)
+	if rec, ok := e.clusters[cluster]; ok {
+		e.clusters[cluster] = &clusterRecord{
+			memory:       framework.NewMemory(),
+			explanations: map[string]jobExplanation{},
+			queues:       map[string]framework.QueueOutcome{},
+			seq:          rec.seq,
+		}
+	}
 }
 
 func (e *Engine) record(cluster string) *clusterRecord {
@@ -346,9 +432,11 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		Duration:     elapsed,
 		State:        PlanProposed,
 	}
+	plan.Counts = countsOf(res)
 	switch req.Mode {
 	case DryRun:
 		plan.State = PlanDryRun
+		e.dryRuns.add(plan)
 	case Propose, AutoCommit:
 		if err := e.store.CheckWritable(); err != nil {
 			return nil, err
@@ -372,6 +460,9 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 			plan.State = PlanCommitted
 			plan.Commit = commitResultOf(res.Decisions, stored.Commit)
 			plan.CommittedRevision = stored.Plan.CommittedRevision
+			plan.Rejections = stored.Commit.Rejected
+			plan.Counts.Applied, plan.Counts.Rejected = stored.Plan.Applied, stored.Plan.Rejected
+			plan.Commit.Plan = plan
 		}
 	}
 
@@ -447,16 +538,22 @@ func (e *Engine) QueueFigures(cluster, queue string) (framework.QueueFigures, ui
 }
 
 // QueueOutcomes returns, for every cluster that had a cycle that was not a dry run on this
-// member, its queues' figures as of its last such cycle, by queue name. The figures are
-// shared: callers must not modify them.
+// member, its queues' figures as of its last such cycle, by queue name. A cluster the store no
+// longer holds (deleted through another member of a replicated store, whose engine forgot it)
+// is left out. The figures are shared: callers must not modify them.
 func (e *Engine) QueueOutcomes() map[string][]framework.QueueOutcome {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make(map[string][]framework.QueueOutcome, len(e.clusters))
+	lists := make(map[string][]framework.QueueOutcome, len(e.clusters))
 	for c, rec := range e.clusters {
 		if rec.queueList != nil {
-			out[c] = rec.queueList
+			lists[c] = rec.queueList
 		}
 	}
-	return out
+	e.mu.Unlock()
+	for c := range lists {
+		if e.store.Revision(c) == 0 {
+			delete(lists, c)
+		}
+	}
+	return lists
 }

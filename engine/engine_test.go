@@ -77,7 +77,7 @@ func TestScheduleCommitWritesBinds(t *testing.T) {
 	if plan.State != PlanProposed || len(plan.Result.Decisions) != 2 {
 		t.Fatalf("plan %s with %d decisions, want proposed with 2 binds", plan.State, len(plan.Result.Decisions))
 	}
-	res, err := e.CommitPlan("c", plan.ID)
+	res, err := e.CommitPlan(context.Background(), "c", plan.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func TestScheduleCommitWritesBinds(t *testing.T) {
 	snap := st.Snapshot("c")
 	for _, k := range []string{"ns/j-0", "ns/j-1"} {
 		task, _ := snap.Task(k)
-		if task.Status != api.Binding || task.Node != "n1" {
-			t.Errorf("%s is %s on %q, want Binding on n1", k, task.Status, task.Node)
+		if task.Status != api.Bound || task.Node != "n1" {
+			t.Errorf("%s is %s on %q, want Bound on n1", k, task.Status, task.Node)
 		}
 	}
 	if j, _ := snap.Job("ns/j"); j.Phase != api.JobRunning {
@@ -102,10 +102,23 @@ func TestScheduleCommitWritesBinds(t *testing.T) {
 	if len(plan2.Result.Decisions) != 0 {
 		t.Fatalf("second cycle decided %+v, want nothing", plan2.Result.Decisions)
 	}
-	if _, err := e.CommitPlan("c", plan.ID); !errors.Is(err, ErrFailedPrecondition) {
-		t.Fatalf("second commit: %v, want ErrFailedPrecondition", err)
+	again, err := e.CommitPlan(context.Background(), "c", plan.ID)
+	if err != nil || !again.Repeated || len(again.Applied) != 2 || again.Revision != res.Revision {
+		t.Fatalf("second commit: %+v, %v; want the first one's outcome, repeated", again, err)
 	}
-	if _, err := e.CommitPlan("c", plan2.ID); !errors.Is(err, ErrFailedPrecondition) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p3, err := e.Schedule(context.Background(), "c", ScheduleRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CommitPlan(ctx, "c", p3.ID); !errors.Is(err, context.Canceled) {
+		t.Fatalf("commit past the caller's deadline: %v, want context.Canceled", err)
+	}
+	if got, _ := e.GetPlan("c", p3.ID); got.State != PlanProposed {
+		t.Fatalf("a cancelled commit changed the plan to %s", got.State)
+	}
+	if _, err := e.CommitPlan(context.Background(), "c", plan2.ID); !errors.Is(err, ErrFailedPrecondition) {
 		t.Fatalf("commit of a dry run: %v, want ErrFailedPrecondition", err)
 	}
 	if _, ok := st.Snapshot("c").Plan(plan2.ID); ok {
@@ -126,7 +139,7 @@ func TestCommitRejectsConflicts(t *testing.T) {
 	if _, err := st.Apply("c", state.Batch{Changes: []state.Change{{Task: &api.Task{Name: "j-1", Namespace: "ns", Job: "j", Role: "j", Resources: r, Status: api.Pending}}}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.CommitPlan("c", plan.ID)
+	res, err := e.CommitPlan(context.Background(), "c", plan.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,13 +164,13 @@ func TestPlansExpireAndDiscard(t *testing.T) {
 		t.Fatalf("discarding twice must succeed: %v", err)
 	}
 	now = now.Add(2 * time.Minute)
-	if _, err := e.CommitPlan("c", p1.ID); !errors.Is(err, ErrFailedPrecondition) {
+	if _, err := e.CommitPlan(context.Background(), "c", p1.ID); !errors.Is(err, ErrFailedPrecondition) {
 		t.Fatalf("commit after expiry: %v, want ErrFailedPrecondition", err)
 	}
 	if err := e.DiscardPlan("c", p1.ID); err != nil {
 		t.Fatalf("discarding an expired plan must succeed: %v", err)
 	}
-	if _, err := e.CommitPlan("c", "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := e.CommitPlan(context.Background(), "c", "nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown plan: %v, want ErrNotFound", err)
 	}
 	if st.Snapshot("c").Revision() != 1 {
@@ -271,5 +284,104 @@ func TestSessionInterruptedStopsPlacing(t *testing.T) {
 	}
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("OpenSession: %v", err)
+	}
+}
+
+func TestConfigEtags(t *testing.T) {
+	e, _ := newTestEngine(t, time.Now)
+	_, def, err := e.ConfigWithEtag("c")
+	if err != nil || def == "" || def != e.DefaultConfigEtag() {
+		t.Fatalf("default etag %q (engine says %q), %v", def, e.DefaultConfigEtag(), err)
+	}
+	text := []byte("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: noop\n")
+	_, etag, err := e.UpdateConfig("c", text, def)
+	if err != nil || etag == def {
+		t.Fatalf("update against the default's etag: %q, %v", etag, err)
+	}
+	if _, got, _ := e.ConfigWithEtag("c"); got != etag {
+		t.Fatalf("etag read back %q, want %q", got, etag)
+	}
+	if _, _, err := e.UpdateConfig("c", text, def); !errors.Is(err, state.ErrConfigEtagMismatch) {
+		t.Fatalf("update with the default's etag after an update: %v", err)
+	}
+	// A new default changes the etag of the clusters that use it, not of the others.
+	other, err := conf.Parse([]byte("actions: \"allocate, backfill\"\ntiers:\n- plugins:\n  - name: noop\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetDefaultConfig(other)
+	if _, got, _ := e.ConfigWithEtag("d"); got == def {
+		t.Fatal("the default's etag did not change with the default")
+	}
+	if _, got, _ := e.ConfigWithEtag("c"); got != etag {
+		t.Fatal("a cluster's own etag changed with the default")
+	}
+	if _, _, err := e.UpdateConfig("d", text, def); !errors.Is(err, state.ErrConfigEtagMismatch) {
+		t.Fatalf("update with the old default's etag: %v", err)
+	}
+}
+
+func TestDeleteClusterForgetsIt(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	if _, err := e.SetConfig("c", []byte(testConfig)); err != nil {
+		t.Fatal(err)
+	}
+	p1, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.QueueOutcomes()["c"]; !ok {
+		t.Fatal("no queue figures after a cycle")
+	}
+	info, err := e.DeleteCluster("c")
+	if err != nil || info.Plans != 1 || info.Config == nil {
+		t.Fatalf("delete: %+v, %v", info, err)
+	}
+	if _, ok := e.QueueOutcomes()["c"]; ok {
+		t.Fatal("queue figures survived the delete")
+	}
+	if _, _, ok := e.QueueFigures("c", "default"); ok {
+		t.Fatal("queue figures survived the delete")
+	}
+	if _, _, err := e.ExplainJob("c", "ns/j"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("explanation after the delete: %v", err)
+	}
+	if _, etag, _ := e.ConfigWithEtag("c"); etag != e.DefaultConfigEtag() {
+		t.Fatal("the deleted cluster's configuration is still in effect")
+	}
+	if _, err := e.DeleteCluster("c"); !errors.Is(err, state.ErrClusterNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	// Written again, the cluster starts from revision 1 and its plans get new ids.
+	seed(t, st)
+	p2, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.ID == p1.ID {
+		t.Fatalf("plan id %s repeats after the delete", p2.ID)
+	}
+	// A configuration set anew with the same version is not mistaken for the deleted one.
+	if _, err := e.SetConfig("c", []byte("actions: \"allocate, backfill\"\ntiers:\n- plugins:\n  - name: noop\n")); err != nil {
+		t.Fatal(err)
+	}
+	if cfg := mustConfig(t, e, "c"); len(cfg.Actions) != 2 {
+		t.Fatalf("actions %v after a new configuration", cfg.Actions)
+	}
+}
+
+func TestQueueOutcomesLeaveOutClustersTheStoreLost(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	if _, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose}); err != nil {
+		t.Fatal(err)
+	}
+	// Deleted behind the engine's back, as another member's delete applies on this one.
+	if _, err := st.DeleteCluster("c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.QueueOutcomes()["c"]; ok {
+		t.Fatal("queue figures of a cluster the store no longer holds")
 	}
 }

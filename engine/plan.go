@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,6 +43,36 @@ type Plan struct {
 	CommittedRevision uint64
 	// Commit is what an auto-commit applied and rejected (nil otherwise).
 	Commit *CommitResult
+	// Rejections holds, for a committed plan, why each decision of Result was rejected
+	// ("" when it applied, and for pipelines).
+	Rejections []string
+	// Counts are the plan's figures (kept when its decisions are no longer).
+	Counts PlanCounts
+	// DecisionsDropped is set when the store no longer holds the plan's decisions.
+	DecisionsDropped bool
+}
+
+// PlanCounts are a plan's figures.
+type PlanCounts struct {
+	Binds, Pipelines, Evicts, Jobs int
+	// Applied and Rejected count a committed plan's binds and evictions.
+	Applied, Rejected int
+}
+
+// countsOf counts a cycle's decisions and job outcomes.
+func countsOf(r *framework.Result) PlanCounts {
+	c := PlanCounts{Jobs: len(r.Jobs)}
+	for _, d := range r.Decisions {
+		switch d.Kind {
+		case framework.DecisionBind:
+			c.Binds++
+		case framework.DecisionPipeline:
+			c.Pipelines++
+		case framework.DecisionEvict:
+			c.Evicts++
+		}
+	}
+	return c
 }
 
 // planOf converts a stored plan.
@@ -49,9 +80,12 @@ func planOf(cluster string, p *state.Plan, now time.Time) *Plan {
 	out := &Plan{
 		ID: p.ID, Cluster: cluster, BaseRevision: p.BaseRevision, ScheduledAt: p.ScheduledAt,
 		CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt, Duration: p.Duration, State: p.StateAt(now),
-		CommittedRevision: p.CommittedRevision,
+		CommittedRevision: p.CommittedRevision, Rejections: p.Rejections,
+		DecisionsDropped: p.DecisionsDropped || (p.State == PlanProposed && p.StateAt(now) != PlanProposed),
+		Counts: PlanCounts{Binds: p.CountBinds, Pipelines: p.CountPipelines, Evicts: p.CountEvicts,
+			Jobs: p.CountJobs, Applied: p.Applied, Rejected: p.Rejected},
 	}
-	if out.State == PlanProposed {
+	if !out.DecisionsDropped {
 		out.Result = &framework.Result{Decisions: p.Decisions, Jobs: p.Jobs, Timings: p.Timings}
 	}
 	return out
@@ -68,6 +102,10 @@ type CommitResult struct {
 	Revision uint64
 	Applied  []framework.Decision
 	Rejected []RejectedDecision
+	// Plan is the committed plan, with its decisions and their outcomes (Rejections).
+	Plan *Plan
+	// Repeated is set when the plan was committed before: nothing was written this time.
+	Repeated bool
 }
 
 // commitResultOf pairs a commit's outcome with the plan's decisions: binds and evictions are
@@ -87,8 +125,14 @@ func commitResultOf(decisions []framework.Decision, out *state.CommitOutcome) *C
 	return res
 }
 
-// GetPlan returns a stored plan by id.
+// GetPlan returns a plan by id: a stored one, or a recent dry run's (kept in memory for a
+// plan TTL, so that its decisions can be paged through).
 func (e *Engine) GetPlan(cluster, id string) (*Plan, error) {
+	if isDryRunID(id) {
+		if p := e.dryRuns.get(cluster, id, e.clock()); p != nil {
+			return p, nil
+		}
+	}
 	p, ok := e.store.Snapshot(cluster).Plan(id)
 	if !ok {
 		return nil, planError(&state.PlanNotFoundError{Cluster: cluster, ID: id})
@@ -115,24 +159,49 @@ func (e *Engine) DiscardPlan(cluster, id string) error {
 
 // CommitPlan commits a proposed plan: in one store transaction (with a replicated store, one
 // log entry, applied alike on every member) it checks that the plan is still proposed, writes
-// its decisions (a bind makes its task Binding on the node with its devices, an eviction makes
+// its decisions (a bind makes its task Bound to the node with its devices, an eviction makes
 // its task Releasing, job phase changes are recorded) and marks it committed. A decision that
 // conflicts with a change made since the plan's revision (task or node changed or gone, room
 // taken) is rejected by name; the rest apply.
-func (e *Engine) CommitPlan(cluster, id string) (*CommitResult, error) {
+//
+// Committing a committed plan again changes nothing and returns the stored outcome, so that a
+// caller whose response was lost may retry. Nothing is written when ctx has ended.
+func (e *Engine) CommitPlan(ctx context.Context, cluster, id string) (*CommitResult, error) {
 	if isDryRunID(id) {
 		return nil, &PlanError{Cluster: cluster, ID: id, State: PlanDryRun,
 			err: fmt.Errorf("plan %q is a dry run: dry runs are never stored and cannot be committed", id)}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	res, err := e.store.ApplyPlan(cluster, &state.PlanOp{
 		Action: state.PlanCommitByID, ID: id, Now: e.clock(), Retention: e.retention,
 	})
+	var pe *PlanError
+	if err = planError(err); errors.As(err, &pe) && pe.State == PlanCommitted {
+		return e.committedResult(cluster, id)
+	}
 	if err != nil {
-		return nil, planError(err)
+		return nil, err
 	}
 	out := commitResultOf(res.Decisions, res.Commit)
+	out.Plan = planOf(cluster, res.Plan, e.clock())
 	e.log.Debug("plan committed", "cluster", cluster, "plan", id, "applied", len(out.Applied),
 		"rejected", len(out.Rejected), "revision", out.Revision)
+	return out, nil
+}
+
+// committedResult rebuilds a committed plan's commit outcome from its record.
+func (e *Engine) committedResult(cluster, id string) (*CommitResult, error) {
+	p, err := e.GetPlan(cluster, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &CommitResult{Revision: p.CommittedRevision}
+	if p.Result != nil && len(p.Rejections) == len(p.Result.Decisions) {
+		out = commitResultOf(p.Result.Decisions, &state.CommitOutcome{Revision: p.CommittedRevision, Rejected: p.Rejections})
+	}
+	out.Plan, out.Repeated = p, true
 	return out, nil
 }
 

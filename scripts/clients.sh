@@ -31,8 +31,10 @@ PYCLIENT=$ROOT/clients/python
 GRPCIO_TOOLS=grpcio-tools==1.85.1
 GRPCIO=grpcio==1.85.1
 PROTOBUF=protobuf==7.36.2
-# google.rpc.Status (BatchRejected.status): the generated code imports google.rpc.status_pb2
-# from this package; its .proto is vendored in proto/google for protoc.
+# What the client needs besides (see clients/python/pyproject.toml): its error helpers
+# read the google.rpc.Status of errors, and the generated types import the code of
+# google.api.field_behavior (proto/google), both from googleapis-common-protos.
+GRPCIO_STATUS=grpcio-status==1.85.1
 GOOGLEAPIS_PROTOS=googleapis-common-protos==1.76.0
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -53,12 +55,13 @@ setup() {
 	[ -f "$ROOT/.cache/.gitignore" ] || { mkdir -p "$ROOT/.cache" && echo '*' >"$ROOT/.cache/.gitignore"; }
 
 	local stamp=$CACHE/venv.stamp want
-	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $GOOGLEAPIS_PROTOS $(cksum <"$PYCLIENT/pyproject.toml")"
+	want="$GRPCIO_TOOLS $GRPCIO $PROTOBUF $GRPCIO_STATUS $GOOGLEAPIS_PROTOS $(cksum <"$PYCLIENT/pyproject.toml")"
 	if [ ! -x "$PY" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 		log "python: creating $VENV"
 		rm -rf "$VENV"
 		python3 -m venv "$VENV"
-		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF" "$GOOGLEAPIS_PROTOS"
+		"$PY" -m pip install --quiet --disable-pip-version-check "$GRPCIO_TOOLS" "$GRPCIO" "$PROTOBUF" \
+			"$GRPCIO_STATUS" "$GOOGLEAPIS_PROTOS"
 		echo "$want" >"$stamp"
 	fi
 	# The client itself is installed (not editable) on every run, as a user would, so
@@ -216,6 +219,8 @@ test_python() {
 test_typescript() {
 	log "typescript: tsc"
 	(cd "$TS" && npm run --silent build) || return 1
+	log "typescript: node --test"
+	(cd "$TS" && SLUICE_REQUIRE_SERVERS=1 npm test --silent) || return 1
 	log "typescript: examples/roundtrip.ts"
 	node "$TS/dist/examples/roundtrip.js" --server "$SLUICE_SERVER" || return 1
 	log "typescript: examples/roundtrip.ts with a bearer token"
@@ -223,9 +228,9 @@ test_typescript() {
 }
 
 test_java() {
-	log "java: mvn package"
+	log "java: mvn package (JUnit tests against SLUICE_SERVER)"
 	# Maven 3.8 prints colour resets even in batch mode; strip them.
-	(cd "$JAVA" && set -o pipefail && mvn -B -q package 2>&1 | sed $'s/\x1b\\[[0-9;]*m//g') || return 1
+	(cd "$JAVA" && set -o pipefail && SLUICE_REQUIRE_SERVERS=1 mvn -B -q package 2>&1 | sed $'s/\x1b\\[[0-9;]*m//g') || return 1
 	log "java: RoundTrip"
 	java -cp "$JAVA/target/sluice-client-0.1.0.jar:$JAVA/target/lib/*" \
 		io.github.sluicesched.sluice.examples.RoundTrip --server "$SLUICE_SERVER" || return 1

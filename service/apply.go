@@ -1,9 +1,9 @@
 package service
 
 import (
-	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
@@ -20,12 +20,12 @@ type decodedBatch struct {
 
 // decodeBatch checks every delta of b and converts it. Field paths start with prefix
 // ("batch" for ApplyDeltas, "" for Sync, whose paths are relative to the DeltaBatch). Deleting
-// a missing object is a no-op in the store. Defaults taken from stored objects (a job's
-// creation time) read in.snap, so the caller holds the cluster's write lock until the batch
-// is applied.
-func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decodedBatch, error) {
+// a missing object is a no-op in the store. Server-owned fields the deltas leave unset are
+// left unset for the store, which keeps their stored values; now fills in the times of new
+// objects (a job's creation, a task first seen running).
+func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time) (*decodedBatch, error) {
 	var fe fieldErrors
-	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll()}}
+	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now}}
 	seen := map[objectID]int{} // -> delta index
 	dup := func(p, field string, kind state.Kind, k string, i int) {
 		id := objectID{kind, k}
@@ -53,12 +53,12 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, in inputContext) (*decod
 		case *sluicev1.Delta_UpsertJob:
 			p = sub(p, "upsert_job")
 			checkJob(&fe, p, ch.UpsertJob)
-			c.Job = jobFromProto(&fe, p, ch.UpsertJob, in)
+			c.Job = jobFromProto(&fe, p, ch.UpsertJob)
 			dup(p, "name", state.KindJob, c.Job.Key(), i)
 		case *sluicev1.Delta_UpsertTask:
 			p = sub(p, "upsert_task")
 			checkTask(&fe, p, ch.UpsertTask)
-			c.Task = taskFromProto(&fe, p, ch.UpsertTask, in)
+			c.Task = taskFromProto(&fe, p, ch.UpsertTask)
 			dup(p, "name", state.KindTask, c.Task.Key(), i)
 		case *sluicev1.Delta_UpsertPriorityClass:
 			p = sub(p, "upsert_priority_class")
@@ -127,28 +127,41 @@ var kindNames = map[state.Kind]string{
 	state.KindHyperNode:     "hypernode",
 }
 
+// errDeletedSinceHello is applyBatch's error for a Sync batch whose cluster was deleted after
+// the stream's hello (and that is not a replace_all).
+var errDeletedSinceHello = errors.New("the cluster was deleted after the stream's hello")
+
 // applyBatch checks, converts and applies one batch to a cluster and returns the new
 // revision. A batch the checks or the store refuse changes nothing and yields an
-// *invalidError whose paths start with prefix.
-func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch) (uint64, error) {
-	rev, err := s.applyBatchLocked(cluster, prefix, b)
-	s.metrics.batchDone(context.Background(), cluster, b, err)
+// *invalidError whose paths start with prefix. A Sync stream passes the cluster's generation
+// at its hello (gen; nil for ApplyDeltas): when the cluster was deleted since, only a
+// replace_all batch applies (which moves *gen on), and any other fails with
+// errDeletedSinceHello.
+func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
+	rev, err := s.applyBatchLocked(cluster, prefix, b, gen)
+	s.metrics.batchDone(cluster, b, err)
 	if err == nil {
 		s.changes.notify(cluster)
 	}
 	return rev, err
 }
 
-func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch) (uint64, error) {
+func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
 	unlock := s.lockCluster(cluster)
 	defer unlock()
+	cur := s.generation(cluster)
+	if gen != nil && *gen != cur && !b.GetReplaceAll() {
+		return 0, errDeletedSinceHello
+	}
 	// Times are stored as the API carries them: UTC, without a monotonic reading.
-	in := inputContext{now: s.clock().Round(0).UTC(), snap: s.store.Snapshot(cluster)}
-	d, err := decodeBatch(prefix, b, in)
+	d, err := decodeBatch(prefix, b, s.clock().Round(0).UTC())
 	if err != nil {
 		return 0, err
 	}
 	rev, err := s.store.Apply(cluster, d.batch)
+	if err == nil && gen != nil {
+		*gen = cur
+	}
 	var verr *state.ValidationError
 	if errors.As(err, &verr) {
 		return 0, &invalidError{

@@ -40,8 +40,8 @@ const (
 //	    sha256: 9f86d0...         # hex SHA-256 of the token (preferred), or
 //	    # token: s3cr3t           # the token itself
 //	    clusters: [east]          # clusters it may read and write; "*" means all
-//	    read_only: false          # only reads (Get*, List*, ExplainJob, dry runs)
-//	    admin: false              # may also read and replace scheduler configurations
+//	    read_only: false          # only reads (Get*, List*, GetPlan, ExplainJob, dry runs)
+//	    admin: false              # may also read and replace scheduler configurations, and delete clusters
 //	  - name: ops
 //	    client_cn: ops.example.com  # a verified mTLS client certificate with this CN
 //	    clusters: ["*"]
@@ -318,26 +318,35 @@ type methodPolicy struct {
 	dryRunReads bool
 	// admin: only for admin identities.
 	admin bool
+	// allClusters: the request names no cluster but reads several; the handler answers only
+	// with the clusters the caller's scope covers (callerScope).
+	allClusters bool
 }
 
 // methodPolicies covers every method of both services; a method missing here is refused to
 // every caller (a test walks the service descriptors to keep it complete).
 var methodPolicies = map[string]methodPolicy{
-	sluicev1.ClusterStateService_Sync_FullMethodName:        {write: true},
-	sluicev1.ClusterStateService_ApplyDeltas_FullMethodName: {write: true},
-	sluicev1.ClusterStateService_GetNode_FullMethodName:     {},
-	sluicev1.ClusterStateService_ListNodes_FullMethodName:   {},
-	sluicev1.ClusterStateService_GetQueue_FullMethodName:    {},
-	sluicev1.ClusterStateService_ListQueues_FullMethodName:  {},
-	sluicev1.ClusterStateService_GetJob_FullMethodName:      {},
-	sluicev1.ClusterStateService_ListJobs_FullMethodName:    {},
-	sluicev1.ClusterStateService_GetTask_FullMethodName:     {},
-	sluicev1.ClusterStateService_ListTasks_FullMethodName:   {},
+	sluicev1.ClusterStateService_Sync_FullMethodName:         {write: true},
+	sluicev1.ClusterStateService_ApplyDeltas_FullMethodName:  {write: true},
+	sluicev1.ClusterStateService_GetNode_FullMethodName:      {},
+	sluicev1.ClusterStateService_ListNodes_FullMethodName:    {},
+	sluicev1.ClusterStateService_GetQueue_FullMethodName:     {},
+	sluicev1.ClusterStateService_ListQueues_FullMethodName:   {},
+	sluicev1.ClusterStateService_GetJob_FullMethodName:       {},
+	sluicev1.ClusterStateService_ListJobs_FullMethodName:     {},
+	sluicev1.ClusterStateService_GetTask_FullMethodName:      {},
+	sluicev1.ClusterStateService_ListTasks_FullMethodName:    {},
+	sluicev1.ClusterStateService_ListClusters_FullMethodName: {allClusters: true},
+	sluicev1.ClusterStateService_GetCluster_FullMethodName:   {},
+	// Deleting a cluster deletes its scheduler configuration too, which only admins may
+	// change.
+	sluicev1.ClusterStateService_DeleteCluster_FullMethodName: {admin: true, write: true},
 
 	sluicev1.SchedulerService_Schedule_FullMethodName:              {write: true, dryRunReads: true},
 	sluicev1.SchedulerService_CommitPlan_FullMethodName:            {write: true},
 	sluicev1.SchedulerService_DiscardPlan_FullMethodName:           {write: true},
 	sluicev1.SchedulerService_ExplainJob_FullMethodName:            {},
+	sluicev1.SchedulerService_GetPlan_FullMethodName:               {},
 	sluicev1.SchedulerService_WatchPlans_FullMethodName:            {write: true, dryRunReads: true},
 	sluicev1.SchedulerService_GetSchedulerConfig_FullMethodName:    {admin: true},
 	sluicev1.SchedulerService_UpdateSchedulerConfig_FullMethodName: {admin: true, write: true},
@@ -380,6 +389,16 @@ func authorize(id *Identity, method string, m any) error {
 	return nil
 }
 
+// callerScope returns a test of the clusters the call's caller may access: every cluster when
+// the server does not authenticate.
+func callerScope(ctx context.Context) func(cluster string) bool {
+	id := IdentityFrom(ctx)
+	if id == nil {
+		return func(string) bool { return true }
+	}
+	return id.mayAccess
+}
+
 // clusterOf returns the cluster a request message names.
 func clusterOf(m any) (string, bool) {
 	switch r := m.(type) {
@@ -410,8 +429,9 @@ func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, err
 	}
 	logging.AddFields(ctx, logging.Fields{"client", id.Name})
-	if _, ok := clusterOf(req); !ok {
-		// Fail closed: a unary request that names no cluster cannot be scoped.
+	if _, ok := clusterOf(req); !ok && !methodPolicies[info.FullMethod].allClusters {
+		// Fail closed: a unary request that names no cluster cannot be scoped, unless its
+		// handler scopes its answer.
 		return nil, withInfo(codes.PermissionDenied, ReasonPermissionDenied, fmt.Sprintf(
 			"%s names no cluster, so no token's scope covers it", shortMethod(info.FullMethod)))
 	}

@@ -35,7 +35,7 @@ func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDelta
 	if err := c.s.store.CheckWritable(); err != nil {
 		return nil, toStatus(err)
 	}
-	rev, err := c.s.applyBatch(req.GetCluster(), "batch", req.GetBatch())
+	rev, err := c.s.applyBatch(req.GetCluster(), "batch", req.GetBatch(), nil)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -75,7 +75,7 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 	}}); err != nil {
 		return err
 	}
-	sync := &syncState{cluster: cluster}
+	sync := &syncState{cluster: cluster, gen: c.s.generation(cluster)}
 	defer sync.close()
 	if reason := resumeRefused(hello, storeID, rev); reason != "" {
 		sync.resync = true
@@ -103,7 +103,7 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 			}
 		case *sluicev1.SyncRequest_ResyncChunk:
 			var resps []*sluicev1.SyncResponse
-			resps, err = c.syncChunk(ctx, sync, msg.ResyncChunk)
+			resps, err = c.syncChunk(sync, msg.ResyncChunk)
 			out = append(out, resps...)
 		case *sluicev1.SyncRequest_Hello:
 			return toStatus(invalid("hello", "a Sync stream takes one hello, as its first message"))
@@ -145,7 +145,9 @@ type syncState struct {
 	cluster string
 	// resync is true after ResyncRequired until a replace_all batch or a chunked resync
 	// applies.
-	resync  bool
+	resync bool
+	// gen is the cluster's generation (Server.generation) the stream's state is of.
+	gen     uint64
 	lastSeq uint64
 	seen    bool
 	// open is the chunked resync in progress, if any.
@@ -172,7 +174,12 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 	if err == nil {
 		st.seen, st.lastSeq = true, seq
 		var rev uint64
-		rev, err = c.s.applyBatch(st.cluster, "", b)
+		rev, err = c.s.applyBatch(st.cluster, "", b, &st.gen)
+		if errors.Is(err, errDeletedSinceHello) {
+			st.resync = true
+			err = withInfo(codes.FailedPrecondition, ReasonResyncRequired, fmt.Sprintf(
+				"cluster %q was deleted after this stream's hello: send the whole state in a replace_all batch or a chunked resync", st.cluster))
+		}
 		if err == nil {
 			if b.GetReplaceAll() {
 				st.resync = false
@@ -237,6 +244,13 @@ func notFound(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", engine.ErrNotFound, fmt.Sprintf(format, args...))
 }
 
+// modRevision returns the modify revision of an object the snapshot holds (the API's
+// mod_revision).
+func modRevision(snap *state.Snapshot, k state.Kind, key string) uint64 {
+	rev, _ := snap.ModRevision(k, key)
+	return rev
+}
+
 // GetNode returns one node.
 func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest) (*sluicev1.GetNodeResponse, error) {
 	var fe fieldErrors
@@ -250,14 +264,14 @@ func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest
 	if !ok {
 		return nil, toStatus(notFound("node %q in cluster %q", req.GetName(), req.GetCluster()))
 	}
-	return &sluicev1.GetNodeResponse{Node: nodeToProto(n), Revision: snap.Revision()}, nil
+	return &sluicev1.GetNodeResponse{Node: nodeToProto(n, modRevision(snap, state.KindNode, n.Name)), Revision: snap.Revision()}, nil
 }
 
 // ListNodes returns a page of nodes.
 func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesRequest) (*sluicev1.ListNodesResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), "")
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedNodes})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
@@ -265,7 +279,7 @@ func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesReq
 	items, next := pageOf(snap.ListNodes, func(n *api.Node) string { return n.Name }, "", pg)
 	resp := &sluicev1.ListNodesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, n := range items {
-		resp.Nodes = append(resp.Nodes, nodeToProto(n))
+		resp.Nodes = append(resp.Nodes, nodeToProto(n, modRevision(snap, state.KindNode, n.Name)))
 	}
 	return resp, nil
 }
@@ -290,7 +304,7 @@ func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueReque
 func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesRequest) (*sluicev1.ListQueuesResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), "")
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedQueues})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
@@ -306,7 +320,7 @@ func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesR
 // queueWithStatus converts a queue and fills in its status: the engine's figures from the
 // last cycle that was not a dry run or, before any, the allocation the snapshot shows.
 func (s *Server) queueWithStatus(snap *state.Snapshot, q *api.Queue) *sluicev1.Queue {
-	out := queueToProto(q)
+	out := queueToProto(q, modRevision(snap, state.KindQueue, q.Name))
 	f, rev, ok := s.engine.QueueFigures(snap.Cluster(), q.Name)
 	if !ok {
 		alloc := api.EmptyResource()
@@ -345,27 +359,33 @@ func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) 
 	if !ok {
 		return nil, toStatus(notFound("job %q in cluster %q", k, req.GetCluster()))
 	}
-	return &sluicev1.GetJobResponse{Job: jobToProto(j), Revision: snap.Revision()}, nil
+	return &sluicev1.GetJobResponse{Job: jobToProto(j, modRevision(snap, state.KindJob, k)), Revision: snap.Revision()}, nil
 }
 
-// ListJobs returns a page of jobs, optionally of one queue and one namespace.
+// ListJobs returns a page of jobs, optionally of one queue and one namespace, in some phases.
 func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsRequest) (*sluicev1.ListJobsResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkRefName(&fe, "queue", req.GetQueue())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), filterKey(req.GetQueue(), req.GetNamespace()))
+	phases, phaseKey := enumFilter(&fe, "phases", req.GetPhases(), sluicev1.JobPhase_name)
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedJobs,
+		filter: filterKey(req.GetQueue(), req.GetNamespace(), phaseKey)})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
+	filter := state.JobFilter{Queue: req.GetQueue()}
+	for _, p := range phases {
+		filter.Phases = append(filter.Phases, jobPhasesIn[p])
+	}
 	snap := c.s.store.Snapshot(req.GetCluster())
 	list := func(after string, limit int) ([]*api.Job, string) {
-		return snap.ListJobs(after, limit, state.JobFilter{Queue: req.GetQueue()})
+		return snap.ListJobs(after, limit, filter)
 	}
 	items, next := pageOf(list, (*api.Job).Key, namespacePrefix(req.GetNamespace()), pg)
 	resp := &sluicev1.ListJobsResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, j := range items {
-		resp.Jobs = append(resp.Jobs, jobToProto(j))
+		resp.Jobs = append(resp.Jobs, jobToProto(j, modRevision(snap, state.KindJob, j.Key())))
 	}
 	return resp, nil
 }
@@ -385,23 +405,28 @@ func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest
 	if !ok {
 		return nil, toStatus(notFound("task %q in cluster %q", k, req.GetCluster()))
 	}
-	return &sluicev1.GetTaskResponse{Task: taskToProto(t), Revision: snap.Revision()}, nil
+	return &sluicev1.GetTaskResponse{Task: taskToProto(t, modRevision(snap, state.KindTask, k)), Revision: snap.Revision()}, nil
 }
 
-// ListTasks returns a page of tasks, optionally of one namespace, job and node.
+// ListTasks returns a page of tasks, optionally of one namespace, job and node, in some
+// statuses.
 func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
 	var fe fieldErrors
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkRefName(&fe, "job", req.GetJob())
 	checkRefName(&fe, "node", req.GetNode())
-	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(),
-		filterKey(req.GetNamespace(), req.GetJob(), req.GetNode()))
+	statuses, statusKey := enumFilter(&fe, "statuses", req.GetStatuses(), sluicev1.TaskStatus_name)
+	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedTasks,
+		filter: filterKey(req.GetNamespace(), req.GetJob(), req.GetNode(), statusKey)})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
 	snap := c.s.store.Snapshot(req.GetCluster())
 	filter := state.TaskFilter{Node: req.GetNode()}
+	for _, st := range statuses {
+		filter.Statuses = append(filter.Statuses, taskStatusesIn[st])
+	}
 	prefix := namespacePrefix(req.GetNamespace())
 	if req.GetJob() != "" {
 		filter.Job = orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetJob()
@@ -413,7 +438,7 @@ func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksReq
 	items, next := pageOf(list, (*api.Task).Key, prefix, pg)
 	resp := &sluicev1.ListTasksResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, t := range items {
-		resp.Tasks = append(resp.Tasks, taskToProto(t))
+		resp.Tasks = append(resp.Tasks, taskToProto(t, modRevision(snap, state.KindTask, t.Key())))
 	}
 	return resp, nil
 }

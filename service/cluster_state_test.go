@@ -422,6 +422,14 @@ func TestEveryRequestChecksTheCluster(t *testing.T) {
 			_, err := h.cs.ListTasks(ctx, &sluicev1.ListTasksRequest{Cluster: c})
 			return err
 		},
+		"GetCluster": func(c string) error {
+			_, err := h.cs.GetCluster(ctx, &sluicev1.GetClusterRequest{Cluster: c})
+			return err
+		},
+		"DeleteCluster": func(c string) error {
+			_, err := h.cs.DeleteCluster(ctx, &sluicev1.DeleteClusterRequest{Cluster: c})
+			return err
+		},
 		"Schedule": func(c string) error { _, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: c}); return err },
 		"CommitPlan": func(c string) error {
 			_, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: c, PlanId: "p"})

@@ -28,13 +28,6 @@ const (
 	resourceEphemeralStorage = "ephemeral-storage"
 )
 
-// inputContext is what conversion needs beyond the message: the clock, and the stored state
-// for the defaults that depend on it (a job's creation time, a task's start time).
-type inputContext struct {
-	now  time.Time
-	snap *state.Snapshot
-}
-
 // orDefault returns s, or dflt when s is empty.
 func orDefault(s, dflt string) string {
 	if s == "" {
@@ -177,16 +170,20 @@ func queueFromProto(fe *fieldErrors, p string, q *sluicev1.Queue) *api.Queue {
 	return out
 }
 
+// jobPhasesIn maps the API's phases to the engine's; an unspecified phase is left unset (""),
+// which the store fills in (the stored phase, or Inqueue for a new job).
 var jobPhasesIn = map[sluicev1.JobPhase]api.JobPhase{
-	sluicev1.JobPhase_JOB_PHASE_UNSPECIFIED: api.JobInqueue,
-	sluicev1.JobPhase_JOB_PHASE_PENDING:     api.JobPending,
-	sluicev1.JobPhase_JOB_PHASE_INQUEUE:     api.JobInqueue,
-	sluicev1.JobPhase_JOB_PHASE_RUNNING:     api.JobRunning,
-	sluicev1.JobPhase_JOB_PHASE_COMPLETED:   api.JobCompleted,
-	sluicev1.JobPhase_JOB_PHASE_UNKNOWN:     api.JobUnknown,
+	sluicev1.JobPhase_JOB_PHASE_PENDING:   api.JobPending,
+	sluicev1.JobPhase_JOB_PHASE_INQUEUE:   api.JobInqueue,
+	sluicev1.JobPhase_JOB_PHASE_RUNNING:   api.JobRunning,
+	sluicev1.JobPhase_JOB_PHASE_COMPLETED: api.JobCompleted,
+	sluicev1.JobPhase_JOB_PHASE_UNKNOWN:   api.JobUnknown,
 }
 
-func jobFromProto(fe *fieldErrors, p string, j *sluicev1.Job, in inputContext) *api.Job {
+// jobFromProto converts a job. The fields the server owns are left unset when the message
+// leaves them unset (phase, created_at), for the store to keep or default (engine/state's
+// merge.go).
+func jobFromProto(fe *fieldErrors, p string, j *sluicev1.Job) *api.Job {
 	out := &api.Job{
 		Name:               j.GetName(),
 		Namespace:          orDefault(j.GetNamespace(), defaultNamespace),
@@ -208,29 +205,22 @@ func jobFromProto(fe *fieldErrors, p string, j *sluicev1.Job, in inputContext) *
 	if nt := j.GetNetworkTopology(); nt != nil {
 		out.NetworkTopology = &api.NetworkTopology{Mode: nt.GetMode(), HighestTierAllowed: nt.GetHighestTierAllowed()}
 	}
-	if out.CreatedAt.IsZero() {
-		out.CreatedAt = in.now
-		if in.snap != nil {
-			if old, ok := in.snap.Job(out.Key()); ok && !old.CreatedAt.IsZero() {
-				out.CreatedAt = old.CreatedAt
-			}
-		}
-	}
 	return out
 }
 
+// taskStatusesIn maps the API's statuses to the engine's; an unspecified status is left unset
+// (0), which the store fills in (the stored status, or Pending for a new task).
 var taskStatusesIn = map[sluicev1.TaskStatus]api.TaskStatus{
-	sluicev1.TaskStatus_TASK_STATUS_UNSPECIFIED: api.Pending,
-	sluicev1.TaskStatus_TASK_STATUS_PENDING:     api.Pending,
-	sluicev1.TaskStatus_TASK_STATUS_ALLOCATED:   api.Allocated,
-	sluicev1.TaskStatus_TASK_STATUS_PIPELINED:   api.Pipelined,
-	sluicev1.TaskStatus_TASK_STATUS_BINDING:     api.Binding,
-	sluicev1.TaskStatus_TASK_STATUS_BOUND:       api.Bound,
-	sluicev1.TaskStatus_TASK_STATUS_RUNNING:     api.Running,
-	sluicev1.TaskStatus_TASK_STATUS_RELEASING:   api.Releasing,
-	sluicev1.TaskStatus_TASK_STATUS_SUCCEEDED:   api.Succeeded,
-	sluicev1.TaskStatus_TASK_STATUS_FAILED:      api.Failed,
-	sluicev1.TaskStatus_TASK_STATUS_UNKNOWN:     api.Unknown,
+	sluicev1.TaskStatus_TASK_STATUS_PENDING:   api.Pending,
+	sluicev1.TaskStatus_TASK_STATUS_ALLOCATED: api.Allocated,
+	sluicev1.TaskStatus_TASK_STATUS_PIPELINED: api.Pipelined,
+	sluicev1.TaskStatus_TASK_STATUS_BINDING:   api.Binding,
+	sluicev1.TaskStatus_TASK_STATUS_BOUND:     api.Bound,
+	sluicev1.TaskStatus_TASK_STATUS_RUNNING:   api.Running,
+	sluicev1.TaskStatus_TASK_STATUS_RELEASING: api.Releasing,
+	sluicev1.TaskStatus_TASK_STATUS_SUCCEEDED: api.Succeeded,
+	sluicev1.TaskStatus_TASK_STATUS_FAILED:    api.Failed,
+	sluicev1.TaskStatus_TASK_STATUS_UNKNOWN:   api.Unknown,
 }
 
 func selectorFromProto(reqs []*sluicev1.NodeSelectorRequirement) api.NodeSelectorTerm {
@@ -277,7 +267,10 @@ func affinityFromProto(a *sluicev1.Affinity) *api.Affinity {
 	return out
 }
 
-func taskFromProto(fe *fieldErrors, p string, t *sluicev1.Task, in inputContext) *api.Task {
+// taskFromProto converts a task. The fields the server owns are left unset when the message
+// leaves them unset (status, node, device_ids, started_at), for the store to keep or default
+// (engine/state's merge.go).
+func taskFromProto(fe *fieldErrors, p string, t *sluicev1.Task) *api.Task {
 	seen := len(fe.list)
 	out := &api.Task{
 		Name:          t.GetName(),
@@ -330,14 +323,6 @@ func taskFromProto(fe *fieldErrors, p string, t *sluicev1.Task, in inputContext)
 			Memory: bytesFromProto(fe, sub(idx(sub(p, "devices"), i), "memory"), d.GetMemory()),
 			Cores:  d.GetCores(), Model: d.GetModel(),
 		})
-	}
-	if out.Status == api.Running && out.StartedAt.IsZero() {
-		out.StartedAt = in.now
-		if in.snap != nil {
-			if old, ok := in.snap.Task(out.Key()); ok && old.Status == api.Running && !old.StartedAt.IsZero() {
-				out.StartedAt = old.StartedAt
-			}
-		}
 	}
 	return out
 }
@@ -465,8 +450,12 @@ func optionalBytes(v float64) string {
 	return formatBytes(v)
 }
 
-func nodeToProto(n *api.Node) *sluicev1.Node {
+// The *ToProto functions of the objects take the object's modify revision (state's
+// View.ModRevision), which the API calls mod_revision.
+
+func nodeToProto(n *api.Node, modRev uint64) *sluicev1.Node {
 	out := &sluicev1.Node{
+		ModRevision:   modRev,
 		Name:          n.Name,
 		Allocatable:   resourceToProto(&n.Allocatable),
 		Labels:        cloneMap(n.Labels),
@@ -500,8 +489,9 @@ func nodeGroupsToProto(a api.NodeGroupAffinity) *sluicev1.NodeGroupAffinity {
 }
 
 // queueToProto converts a queue; status is filled in by the caller.
-func queueToProto(q *api.Queue) *sluicev1.Queue {
+func queueToProto(q *api.Queue, modRev uint64) *sluicev1.Queue {
 	return &sluicev1.Queue{
+		ModRevision:           modRev,
 		Name:                  q.Name,
 		Parent:                q.Parent,
 		Weight:                q.Weight,
@@ -528,8 +518,9 @@ var jobPhasesOut = map[api.JobPhase]sluicev1.JobPhase{
 
 func jobPhaseToProto(p api.JobPhase) sluicev1.JobPhase { return jobPhasesOut[p] }
 
-func jobToProto(j *api.Job) *sluicev1.Job {
+func jobToProto(j *api.Job, modRev uint64) *sluicev1.Job {
 	out := &sluicev1.Job{
+		ModRevision:        modRev,
 		Name:               j.Name,
 		Namespace:          j.Namespace,
 		Queue:              j.Queue,
@@ -601,8 +592,9 @@ func affinityToProto(a *api.Affinity) *sluicev1.Affinity {
 	return out
 }
 
-func taskToProto(t *api.Task) *sluicev1.Task {
+func taskToProto(t *api.Task, modRev uint64) *sluicev1.Task {
 	out := &sluicev1.Task{
+		ModRevision:   modRev,
 		Name:          t.Name,
 		Namespace:     t.Namespace,
 		Job:           t.Job,

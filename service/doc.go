@@ -14,6 +14,9 @@
 //   - errors.go holds toStatus, the one function that gives errors their gRPC codes.
 //   - apply.go applies delta batches (for ApplyDeltas and Sync) atomically, mapping the
 //     store's referential errors back to the delta that caused them.
+//   - clusters.go holds ListClusters, GetCluster and DeleteCluster (which ends the cluster's
+//     watch, waits for its cycle, and moves its generation on so that open Sync streams
+//     resync); pagination.go the opaque page tokens, bound to cluster, list and filters.
 //   - cluster_state.go and scheduler.go are the two services; watch.go is WatchPlans
 //     (continuous scheduling, one subscriber per cluster, takeover); server.go wires them into
 //     a grpc.Server with the otelgrpc stats handler, logging, panic recovery, authentication,
@@ -22,7 +25,9 @@
 //     time, mTLS client certificates) and the per-method, per-cluster authorization;
 //     ratelimit.go the per-client token buckets; tls.go the server's TLS configuration.
 //   - telemetry.go holds the metrics (exported by NewPrometheusMetrics with the "sluice_"
-//     prefix; queue figures and plan expiries are read from the engine when scraped) and the
+//     prefix; queue figures and plan expiries are read from the engine when scraped, the
+//     per-cluster counters from counts the service keeps, so that a deleted cluster's series
+//     go) and the
 //     engine observer that turns a cycle's plugin opens and actions into spans; config.go
 //     the reload of the server's default configuration and the change notifications that
 //     wake watches.

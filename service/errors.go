@@ -32,7 +32,8 @@ const (
 	ReasonNotFound = "NOT_FOUND"
 	// ReasonFailedPrecondition: the plan is not in a state that allows the call.
 	ReasonFailedPrecondition = "FAILED_PRECONDITION"
-	// ReasonResyncRequired: a Sync batch came after ResyncRequired without replace_all.
+	// ReasonResyncRequired: a Sync batch came after ResyncRequired (or after its cluster was
+	// deleted) without replace_all.
 	ReasonResyncRequired = "RESYNC_REQUIRED"
 	// ReasonShuttingDown: the server is stopping; reconnect to another or later.
 	ReasonShuttingDown = "SHUTTING_DOWN"
@@ -66,6 +67,11 @@ const (
 	ReasonCancelled = "CANCELLED"
 	// ReasonDeadlineExceeded: the call's deadline passed.
 	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"
+	// ReasonStaleReadRefused: this member cannot answer a stale read within its bounds.
+	ReasonStaleReadRefused = "STALE_READ_REFUSED"
+	// ReasonResyncTooLarge: a chunked resync is larger than the server takes (sluiced
+	// --max-resync-bytes); RESOURCE_EXHAUSTED, with a BadRequest naming the chunk.
+	ReasonResyncTooLarge = "RESYNC_TOO_LARGE"
 )
 
 // planReasons gives the reason of a plan that cannot make a transition, by its state.
@@ -76,10 +82,13 @@ var planReasons = map[engine.PlanState]string{
 	engine.PlanDryRun:    ReasonPlanDryRun,
 }
 
-// MetadataLeader and MetadataLeaderID are the ErrorInfo metadata keys of a NOT_LEADER error.
+// MetadataLeader and MetadataLeaderID are the ErrorInfo metadata keys of a NOT_LEADER error;
+// MetadataField names the request field an error that is not INVALID_ARGUMENT is about (the
+// etag of a CONFIG_ETAG_MISMATCH).
 const (
 	MetadataLeader   = "leader"
 	MetadataLeaderID = "leader_id"
+	MetadataField    = "field"
 )
 
 // maxViolations caps the field violations of one error: status details travel in trailers,
@@ -156,6 +165,8 @@ var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server shutt
 //	*invalidError            INVALID_ARGUMENT, BadRequest + ErrorInfo
 //	*state.ValidationError   INVALID_ARGUMENT, BadRequest (the store's field path) + ErrorInfo
 //	engine.ErrInvalidConfig  INVALID_ARGUMENT, ErrorInfo INVALID_CONFIG
+//	state.ErrClusterNotFound NOT_FOUND, ErrorInfo CLUSTER_NOT_FOUND
+//	state.ErrConfigEtagMismatch  ABORTED, ErrorInfo CONFIG_ETAG_MISMATCH (metadata field=etag)
 //	*engine.PlanError        NOT_FOUND PLAN_NOT_FOUND, or FAILED_PRECONDITION PLAN_COMMITTED,
 //	                         PLAN_DISCARDED, PLAN_EXPIRED or PLAN_DRY_RUN
 //	engine.ErrNotFound       NOT_FOUND
@@ -193,6 +204,10 @@ func toStatus(err error) error {
 		return withInfo(codes.FailedPrecondition, planReasons[pe.State], err.Error())
 	case errors.Is(err, engine.ErrInvalidConfig):
 		return withInfo(codes.InvalidArgument, ReasonInvalidConfig, err.Error())
+	case errors.Is(err, state.ErrClusterNotFound):
+		return withInfo(codes.NotFound, ReasonClusterNotFound, err.Error())
+	case errors.Is(err, state.ErrConfigEtagMismatch):
+		return withInfoMetadata(codes.Aborted, ReasonConfigEtagMismatch, err.Error(), map[string]string{MetadataField: "etag"})
 	case errors.Is(err, engine.ErrNotFound):
 		return withInfo(codes.NotFound, ReasonNotFound, err.Error())
 	case errors.Is(err, engine.ErrFailedPrecondition):

@@ -127,7 +127,6 @@ func checkRoundTrip(t *testing.T, s *Server, cluster string) {
 	ctx := context.Background()
 	cs := &clusterState{s: s}
 	snap := s.store.Snapshot(cluster)
-	in := inputContext{now: time.Now(), snap: snap}
 	nodes, err := cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: cluster, PageSize: maxPageSize})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +156,7 @@ func checkRoundTrip(t *testing.T, s *Server, cluster string) {
 	for _, j := range jobs.GetJobs() {
 		var fe fieldErrors
 		checkJob(&fe, "", j)
-		got := jobFromProto(&fe, "", j, in)
+		got := jobFromProto(&fe, "", j)
 		want, _ := snap.Job(got.Key())
 		sameObject(t, &fe, got, want)
 	}
@@ -168,7 +167,7 @@ func checkRoundTrip(t *testing.T, s *Server, cluster string) {
 	for _, x := range tasks.GetTasks() {
 		var fe fieldErrors
 		checkTask(&fe, "", x)
-		got := taskFromProto(&fe, "", x, in)
+		got := taskFromProto(&fe, "", x)
 		want, _ := snap.Task(got.Key())
 		sameObject(t, &fe, got, want)
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
@@ -24,8 +26,9 @@ import (
 
 // TestPlansUnderConcurrency runs proposals, commits, discards, plan reads, dry runs, a
 // committing WatchPlans subscriber and deltas on one cluster at once, with plans that expire
-// within milliseconds. Under -race it must report nothing; no plan may be committed twice or
-// be both committed and discarded, and every stored plan ends in one state.
+// within milliseconds. Under -race it must report nothing; a plan committed more than once
+// answers every commit alike (it applied once), no plan is both committed and discarded, and
+// every stored plan ends in one state.
 func TestPlansUnderConcurrency(t *testing.T) {
 	h := newHarnessWith(t, setup{planTTL: 30 * time.Millisecond, opts: func(o *Options) { o.SchedulePeriod = MinWatchPeriod }})
 	ctx := ctxT(t)
@@ -34,11 +37,24 @@ func TestPlansUnderConcurrency(t *testing.T) {
 	var mu sync.Mutex
 	var ids []string
 	committed := map[string]int{}
+	// answers holds the first successful commit response of each plan: a repeated commit
+	// must answer the same (nothing applied twice).
+	answers := map[string]*sluicev1.CommitPlanResponse{}
 	discarded := map[string]bool{}
 	note := func(id string) {
 		mu.Lock()
 		ids = append(ids, id)
 		mu.Unlock()
+	}
+	record := func(id string, resp *sluicev1.CommitPlanResponse) {
+		mu.Lock()
+		defer mu.Unlock()
+		committed[id]++
+		if first, ok := answers[id]; !ok {
+			answers[id] = resp
+		} else if !proto.Equal(first, resp) {
+			t.Errorf("plan %s: a repeated commit answered\n%v\nthe first answered\n%v", id, resp, first)
+		}
 	}
 	pick := func(r *rand.Rand) string {
 		mu.Lock()
@@ -96,12 +112,10 @@ func TestPlansUnderConcurrency(t *testing.T) {
 	}
 	run(20, func(r *rand.Rand) {
 		if id := pick(r); id != "" {
-			_, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c", PlanId: id})
+			resp, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c", PlanId: id})
 			wantCodes(err, codes.FailedPrecondition, codes.NotFound)
 			if err == nil {
-				mu.Lock()
-				committed[id]++
-				mu.Unlock()
+				record(id, resp)
 			}
 		}
 	})
@@ -147,11 +161,9 @@ func TestPlansUnderConcurrency(t *testing.T) {
 			}
 			id := m.GetPlan().GetId()
 			note(id)
-			_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c", PlanId: id})
+			resp, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c", PlanId: id})
 			if err == nil {
-				mu.Lock()
-				committed[id]++
-				mu.Unlock()
+				record(id, resp)
 			}
 		}
 	}()
@@ -164,10 +176,7 @@ func TestPlansUnderConcurrency(t *testing.T) {
 	if len(ids) < 10 || len(committed) == 0 {
 		t.Fatalf("too little happened: %d plans, %d committed", len(ids), len(committed))
 	}
-	for id, n := range committed {
-		if n > 1 {
-			t.Errorf("plan %s was committed %d times", id, n)
-		}
+	for id := range committed {
 		if discarded[id] {
 			t.Errorf("plan %s was both committed and discarded", id)
 		}
@@ -179,8 +188,8 @@ func TestPlansUnderConcurrency(t *testing.T) {
 			t.Errorf("plan %s was committed but is %s", p.ID, st)
 		case committed[p.ID] == 0 && st == state.PlanCommitted:
 			t.Errorf("plan %s is committed, but no commit succeeded", p.ID)
-		case st.Finished() && p.Decisions != nil:
-			t.Errorf("finished plan %s still holds its decisions", p.ID)
+		case st.Finished() && st != state.PlanCommitted && p.Decisions != nil:
+			t.Errorf("%s plan %s still holds its decisions", st, p.ID)
 		}
 	}
 	t.Logf("%d plans, %d committed, %d discarded", len(ids), len(committed), len(discarded))
@@ -288,5 +297,105 @@ func TestCancelledCycleStopsAtOnce(t *testing.T) {
 	unlock()
 	if n := len(h.store.Snapshot("big").Plans()); n != 0 {
 		t.Fatalf("a cancelled dry run stored %d plans", n)
+	}
+}
+
+// pageThrough reads every page of a plan through GetPlan, starting from a response's first
+// page and token, and returns its decisions' tasks and its jobs, in order.
+func pageThrough(t *testing.T, h *harness, first *sluicev1.Plan, token string, size int32) (tasks, jobs []string) {
+	t.Helper()
+	add := func(p *sluicev1.Plan) {
+		if n := len(p.GetDecisions()); n > int(size) {
+			t.Fatalf("a page of %d decisions, page size %d", n, size)
+		}
+		for _, d := range p.GetDecisions() {
+			tasks = append(tasks, d.GetBind().GetTask()+d.GetPipeline().GetTask()+d.GetEvict().GetTask())
+		}
+		for _, j := range p.GetJobs() {
+			jobs = append(jobs, j.GetJob())
+		}
+	}
+	add(first)
+	for token != "" {
+		resp, err := h.sc.GetPlan(ctxT(t), &sluicev1.GetPlanRequest{Cluster: first.GetCluster(), PlanId: first.GetId(), PageSize: size, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetPlan().GetCounts().GetBinds() != first.GetCounts().GetBinds() {
+			t.Fatalf("counts differ between pages: %v vs %v", resp.GetPlan().GetCounts(), first.GetCounts())
+		}
+		add(resp.GetPlan())
+		token = resp.GetNextPageToken()
+	}
+	return tasks, jobs
+}
+
+func TestPlansArePaged(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	deltas := []*sluicev1.Delta{node("n1", cpu("100")), queue("q1", 1)}
+	var want []string
+	for i := range 7 {
+		name := fmt.Sprintf("j%d", i)
+		deltas = append(deltas, job(name, "q1", 1), task(name+"-0", name, cpu("1")))
+		want = append(want, "default/"+name+"-0")
+	}
+	h.apply("c", deltas...)
+
+	for _, mode := range []sluicev1.ScheduleMode{sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN, sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE} {
+		resp, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c", Mode: mode, PageSize: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.GetPlan()
+		if len(p.GetDecisions()) != 3 || p.GetCounts().GetBinds() != 7 || p.GetCounts().GetJobs() != 7 || resp.GetNextPageToken() == "" {
+			t.Fatalf("%s: first page %d decisions, counts %v, token %q", mode, len(p.GetDecisions()), p.GetCounts(), resp.GetNextPageToken())
+		}
+		tasks, jobs := pageThrough(t, h, p, resp.GetNextPageToken(), 3)
+		if !reflect.DeepEqual(tasks, want) || len(jobs) != 7 {
+			t.Fatalf("%s: paged decisions %v, want %v; %d jobs", mode, tasks, want, len(jobs))
+		}
+		if mode != sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE {
+			continue
+		}
+		// A token is bound to its plan.
+		other, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.sc.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: "c", PlanId: other.GetPlan().GetId(), PageToken: resp.GetNextPageToken()})
+		wantViolation(t, err, "page_token", ReasonInvalidField)
+		_, err = h.sc.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: "c", PlanId: p.GetId(), PageToken: "garbage"})
+		wantViolation(t, err, "page_token", ReasonInvalidField)
+		_, err = h.sc.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: "c", PlanId: p.GetId(), PageSize: -1})
+		wantViolation(t, err, "page_size", ReasonInvalidField)
+		_, err = h.sc.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: "c", PlanId: "c-r1-999"})
+		wantReason(t, err, codes.NotFound, ReasonPlanNotFound)
+
+		// Committed with a page of 3, read back with its outcomes page by page.
+		cr, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c", PlanId: p.GetId(), PageSize: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cr.GetApplied()) != 3 || cr.GetPlan().GetCounts().GetApplied() != 7 || cr.GetNextPageToken() == "" {
+			t.Fatalf("commit answer: %d applied on its page, counts %v, token %q", len(cr.GetApplied()), cr.GetPlan().GetCounts(), cr.GetNextPageToken())
+		}
+		applied := 0
+		token := ""
+		for first := true; first || token != ""; first = false {
+			gp, err := h.sc.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: "c", PlanId: p.GetId(), PageSize: 3, PageToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range gp.GetPlan().GetDecisions() {
+				if d.GetOutcome() == sluicev1.DecisionOutcome_DECISION_OUTCOME_APPLIED {
+					applied++
+				}
+			}
+			token = gp.GetNextPageToken()
+		}
+		if applied != 7 {
+			t.Fatalf("%d decisions read back as applied, want 7", applied)
+		}
 	}
 }

@@ -1,10 +1,10 @@
 package service
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -23,10 +23,13 @@ const DefaultMaxResyncBytes = 1 << 30
 const minChunkCost = 4 << 10
 
 // openResync is the chunked resync a Sync stream has open: the store's Resync, where each
-// chunk's changes start within it, and the objects seen so far (an object may appear once).
-// It holds nothing the resync's own chunks did not bring, and is dropped with the stream.
+// chunk's changes start within it, the objects seen so far (an object may appear once), and
+// the cluster's generation (Server.generation) when it opened: a DeleteCluster before its last
+// chunk abandons it. It holds nothing the resync's own chunks did not bring, and is dropped
+// with the stream.
 type openResync struct {
 	seq    uint64
+	gen    uint64
 	r      *state.Resync
 	starts []int
 	seen   map[objectID]chunkDelta
@@ -42,7 +45,7 @@ func (d chunkDelta) String() string { return fmt.Sprintf("chunks[%d].deltas[%d]"
 // until the resync's last chunk, or its refusal; an abandoned resync's rejection first), or
 // the error that ends the stream (the store cannot write here: the client sends the resync
 // again on its next stream).
-func (c *clusterState) syncChunk(ctx context.Context, st *syncState, ch *sluicev1.ResyncChunk) ([]*sluicev1.SyncResponse, error) {
+func (c *clusterState) syncChunk(st *syncState, ch *sluicev1.ResyncChunk) ([]*sluicev1.SyncResponse, error) {
 	seq := ch.GetSequence()
 	if st.dropping && seq == st.dropSeq {
 		// The rest of a refused resync.
@@ -54,6 +57,9 @@ func (c *clusterState) syncChunk(ctx context.Context, st *syncState, ch *sluicev
 	if st.open != nil && st.open.seq != seq {
 		out = append(out, c.abandon(st, fmt.Sprintf("a chunk of resync %d arrived before its last chunk", seq)))
 	}
+	if st.open != nil && st.open.gen != c.s.generation(st.cluster) {
+		return append(out, c.refuseChunk(st, ch, deletedDuringResync(st))), nil
+	}
 	if st.open == nil {
 		if st.seen && seq <= st.lastSeq {
 			return append(out, c.refuseChunk(st, ch, invalid("sequence", "must increase within a stream: got %d after %d", seq, st.lastSeq))), nil
@@ -63,7 +69,9 @@ func (c *clusterState) syncChunk(ctx context.Context, st *syncState, ch *sluicev
 		if err != nil {
 			return append(out, c.refuseChunk(st, ch, err)), nil
 		}
-		st.open = &openResync{seq: seq, r: r, seen: map[objectID]chunkDelta{}}
+		// Like a replace_all batch, a resync applies whatever the stream's generation: it
+		// is the whole state of the cluster as it is now.
+		st.open = &openResync{seq: seq, gen: c.s.generation(st.cluster), r: r, seen: map[objectID]chunkDelta{}}
 	}
 	o := st.open
 	k := len(o.starts)
@@ -88,15 +96,18 @@ func (c *clusterState) syncChunk(ctx context.Context, st *syncState, ch *sluicev
 		}
 		return out, nil
 	}
-	rev, err := c.s.commitResync(ctx, st.cluster, o, changes)
+	rev, err := c.s.commitResync(st.cluster, o, changes)
 	st.open = nil
+	if errors.Is(err, errDeletedSinceHello) {
+		return append(out, rejection(seq, deletedDuringResync(st))), nil
+	}
 	if err != nil {
 		if isStoreUnavailable(err) {
 			return out, err
 		}
 		return append(out, rejection(seq, err)), nil
 	}
-	st.resync = false
+	st.resync, st.gen = false, o.gen
 	return append(out, &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Ack{
 		Ack: &sluicev1.BatchAck{Sequence: seq, Revision: rev},
 	}}), nil
@@ -106,10 +117,9 @@ func (c *clusterState) syncChunk(ctx context.Context, st *syncState, ch *sluicev
 // resync.
 func (c *clusterState) decodeChunk(o *openResync, k int, ch *sluicev1.ResyncChunk) ([]state.Change, error) {
 	prefix := fmt.Sprintf("chunks[%d]", k)
-	// Defaults taken from stored objects (a job's creation time) read the state as it is when
-	// the chunk arrives; the stream holds no lock between chunks.
-	in := inputContext{now: c.s.clock().Round(0).UTC(), snap: c.s.store.Snapshot(o.r.Cluster())}
-	d, err := decodeBatch(prefix, &sluicev1.DeltaBatch{Deltas: ch.GetDeltas(), ReplaceAll: true}, in)
+	// The server-owned fields the deltas leave unset stay unset: the store merges them at the
+	// commit, against the state the resync replaces, with the commit's time (commitResync).
+	d, err := decodeBatch(prefix, &sluicev1.DeltaBatch{Deltas: ch.GetDeltas(), ReplaceAll: true}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -130,17 +140,32 @@ func (c *clusterState) decodeChunk(o *openResync, k int, ch *sluicev1.ResyncChun
 	return d.batch.Changes, nil
 }
 
-// commitResync swaps the cluster with the resync's chunks and the last one's changes.
-func (s *Server) commitResync(ctx context.Context, cluster string, o *openResync, last []state.Change) (uint64, error) {
+// commitResync swaps the cluster with the resync's chunks and the last one's changes, unless
+// the cluster was deleted since the resync opened (errDeletedSinceHello: the resync is
+// aborted). Times are stored as the API carries them: UTC, without a monotonic reading.
+func (s *Server) commitResync(cluster string, o *openResync, last []state.Change) (uint64, error) {
 	unlock := s.lockCluster(cluster)
-	rev, err := o.r.Commit(last)
+	if s.generation(cluster) != o.gen {
+		unlock()
+		_ = o.r.Abort()
+		return 0, errDeletedSinceHello
+	}
+	rev, err := o.r.Commit(last, s.clock().Round(0).UTC())
 	unlock()
 	err = o.mapError(err)
-	s.metrics.countBatch(ctx, cluster, int64(o.r.Changes()+len(last)), 0, err)
+	s.metrics.countBatch(cluster, int64(o.r.Changes()+len(last)), 0, err)
 	if err == nil {
 		s.changes.notify(cluster)
 	}
 	return rev, err
+}
+
+// deletedDuringResync is the error of a resync whose cluster was deleted before its last
+// chunk: the stream must send the whole state again.
+func deletedDuringResync(st *syncState) error {
+	st.resync = true
+	return withInfo(codes.FailedPrecondition, ReasonResyncRequired, fmt.Sprintf(
+		"cluster %q was deleted before the resync's last chunk: nothing of it was applied; send the whole state again", st.cluster))
 }
 
 // abandon ends the open resync, which another message interrupted, and returns its
@@ -207,7 +232,7 @@ func resyncTooLarge(chunk, limit int) error {
 		&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{
 			Field: fmt.Sprintf("chunks[%d]", chunk), Description: fmt.Sprintf("the resync's chunks so far exceed %d bytes", limit),
 		}}},
-		&errdetails.ErrorInfo{Reason: ReasonInvalidField, Domain: ErrorDomain},
+		&errdetails.ErrorInfo{Reason: ReasonResyncTooLarge, Domain: ErrorDomain},
 	); err == nil {
 		st = d
 	}

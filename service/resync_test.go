@@ -198,8 +198,8 @@ func TestSyncResyncTooLarge(t *testing.T) {
 	c.chunk(1, false, big[30:]...)
 	c.chunk(1, true)
 	rej := wantRejected(t, c.recv(), 1, codes.ResourceExhausted)
-	if _, _, fields := statusOf(t, rej); len(fields) != 1 || fields[0] != "chunks[1]" {
-		t.Fatalf("fields %v, want chunks[1]", fields)
+	if _, reason, fields := statusOf(t, rej); len(fields) != 1 || fields[0] != "chunks[1]" || reason != ReasonResyncTooLarge {
+		t.Fatalf("fields %v reason %q, want chunks[1] and %s", fields, reason, ReasonResyncTooLarge)
 	}
 	h.waitStaged(0)
 	if got := h.nodeNames("c1"); got != "n1" {
@@ -280,5 +280,63 @@ func TestSyncRejectionCarriesTheApplyDeltasStatus(t *testing.T) {
 	}
 	if info == nil || info.GetDomain() != ErrorDomain {
 		t.Fatalf("no ErrorInfo of domain %s in %v", ErrorDomain, got.Details())
+	}
+}
+
+// TestDeleteClusterAbandonsAnOpenResync: a cluster deleted (and written again) while a Sync
+// stream has a chunked resync open: the store drops what was staged, the resync's next chunk
+// is rejected with RESYNC_REQUIRED and its remaining chunks ignored, nothing of it applies,
+// and the stream's next resync does.
+func TestDeleteClusterAbandonsAnOpenResync(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	h.apply("c1", node("n1", cpu("4")))
+	c, _ := h.openSync(ctx, "c1", 0)
+	c.chunk(1, false, node("n2", cpu("4")))
+	h.waitStaged(1)
+	if _, err := h.cs.DeleteCluster(ctx, &sluicev1.DeleteClusterRequest{Cluster: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStaged(0)
+	h.apply("c1", node("x1", cpu("4"))) // created again by another writer
+	c.chunk(1, false, node("n3", cpu("4")))
+	c.chunk(1, true, node("n4", cpu("4")))
+	rej := wantRejected(t, c.recv(), 1, codes.FailedPrecondition)
+	if _, reason, _ := statusOf(t, rej); reason != ReasonResyncRequired || !strings.Contains(rej.GetMessage(), "deleted") {
+		t.Fatalf("rejection %q with reason %s, want one saying the cluster was deleted, %s", rej.GetMessage(), reason, ReasonResyncRequired)
+	}
+	h.waitStaged(0)
+	if got := h.nodeNames("c1"); got != "x1" {
+		t.Fatalf("nodes after the abandoned resync: %s, want x1", got)
+	}
+	// The stream sends its whole state again, then deltas on it.
+	c.chunk(2, false, node("n5", cpu("4")))
+	c.chunk(2, true, node("n6", cpu("4")))
+	wantAck(t, c.recv(), 2)
+	wantAck(t, c.batch(3, false, node("n7", cpu("4"))), 3)
+	if got := h.nodeNames("c1"); got != "n5,n6,n7" {
+		t.Fatalf("nodes after the new resync: %s", got)
+	}
+}
+
+// TestChunkedResyncAppliesAfterADelete: like a replace_all batch, a chunked resync applies to
+// a cluster deleted after the stream's hello, and the stream's deltas apply after it.
+func TestChunkedResyncAppliesAfterADelete(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	c, _ := h.openSync(ctx, "c1", 0)
+	wantAck(t, c.batch(1, true, node("n1", cpu("4"))), 1)
+	if _, err := h.cs.DeleteCluster(ctx, &sluicev1.DeleteClusterRequest{Cluster: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	wantRejected(t, c.batch(2, false, node("n2", cpu("4"))), 2, codes.FailedPrecondition)
+	c.chunk(3, false, node("n3", cpu("4")))
+	c.chunk(3, true, node("n4", cpu("4")))
+	if rev := wantAck(t, c.recv(), 3); rev != 1 {
+		t.Fatalf("revision of the resync: %d, want 1", rev)
+	}
+	wantAck(t, c.batch(4, false, node("n5", cpu("4"))), 4)
+	if got := h.nodeNames("c1"); got != "n3,n4,n5" {
+		t.Fatalf("nodes: %s", got)
 	}
 }

@@ -39,36 +39,71 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 		fe.add("config_override", "only allowed with SCHEDULE_MODE_DRY_RUN")
 	}
 	checkTimestamp(&fe, "now", req.GetNow())
+	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN: a plan that may be committed is always made on the confirmed leader")
+	}
+	if err := checkReadOptions(req.GetRead()); err != nil {
+		return nil, toStatus(err)
+	}
+	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), false)
+	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), nil)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	logging.AddFields(ctx, logging.Fields{"plan", p.ID})
-	out := &sluicev1.ScheduleResponse{Plan: planToProto(p)}
+	out := &sluicev1.ScheduleResponse{}
+	out.Plan, out.NextPageToken = planToProto(p, pg)
 	if p.Commit != nil {
-		out.Commit = commitToProto(p.Commit)
+		out.Commit = commitToProto(p.Commit, pg)
 	}
+	return out, nil
+}
+
+// GetPlan returns a plan with one page of its decisions and job outcomes.
+func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) (*sluicev1.GetPlanResponse, error) {
+	var fe fieldErrors
+	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkName(&fe, "plan_id", req.GetPlanId())
+	pg := readPlanPage(&fe, req.GetPageSize(), req.GetPageToken(), req.GetPlanId())
+	if err := fe.err(); err != nil {
+		return nil, toStatus(err)
+	}
+	p, err := sc.s.engine.GetPlan(req.GetCluster(), req.GetPlanId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &sluicev1.GetPlanResponse{}
+	out.Plan, out.NextPageToken = planToProto(p, pg)
 	return out, nil
 }
 
 // schedule runs one cycle and converts its plan. Cycles of one cluster never overlap: they
 // take the cluster's cycle lock (waiting for it ends with ctx). The cycle is traced as a
 // "Schedule" span with a child span per plugin session open and per action: a child of the
-// call's span, or for a WatchPlans cycle (watched) the root of a trace of its own, linked to
-// the stream's span.
-func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string, watched bool) (*engine.Plan, error) {
+// call's span, or for a WatchPlans cycle (watched: its subscriber) the root of a trace of its
+// own, linked to the stream's span. A watched cycle does not run once its subscriber was
+// aborted (checked under the cycle lock, which DeleteCluster takes after aborting the
+// cluster's subscriber, so that no watched cycle stores a plan after a delete).
+func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string,
+	read *sluicev1.ReadOptions, watched *watchSub) (*engine.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Cycles whose plans may be committed run on the leader of a replicated store; dry runs
-	// run anywhere, on the member's own state.
+	// On a replicated store a cycle whose plan may be committed runs on the leader once it
+	// confirmed its leadership (a deposed leader that has not noticed yet runs none); a dry
+	// run reads as its read options say (linearizable by default).
 	if mode != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		if err := s.store.CheckWritable(); err != nil {
 			return nil, err
 		}
+		if err := s.readBarrier(ctx); err != nil {
+			return nil, err
+		}
+	} else if err := s.readGate(ctx, cluster, read); err != nil {
+		return nil, err
 	}
 	req := engine.ScheduleRequest{Mode: modesIn[mode], Now: now}
 	if override != "" {
@@ -83,10 +118,15 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		return nil, err
 	}
 	defer unlock()
+	if watched != nil {
+		if err := watched.ended(); err != nil {
+			return nil, err
+		}
+	}
 
 	opts := []trace.SpanStartOption{trace.WithAttributes(
 		attribute.String("sluice.cluster", cluster), attribute.String("sluice.mode", modeNames[mode]))}
-	if watched {
+	if watched != nil {
 		opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.LinkFromContext(ctx)))
 	}
 	ctx, span := s.tracer.Start(ctx, "Schedule", opts...)
@@ -97,7 +137,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		span.RecordError(err)
 		span.SetStatus(otelcodes.Error, err.Error())
 		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			s.metrics.committed(ctx, cluster, nil, err)
+			s.metrics.committed(cluster, nil, err)
 		}
 		return nil, err
 	}
@@ -105,7 +145,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		attribute.Int("sluice.decisions", len(p.Result.Decisions)))
 	s.metrics.cycleDone(ctx, cluster, mode, p)
 	if p.Commit != nil {
-		s.metrics.committed(ctx, cluster, p.Commit, nil)
+		s.metrics.committed(cluster, p.Commit, nil)
 		s.changes.notify(cluster)
 	}
 	return p, nil
@@ -142,7 +182,7 @@ func configError(field string, err error) error {
 	}
 }
 
-// checkPlanRequest checks the cluster and plan id of CommitPlan and DiscardPlan.
+// checkPlanRequest checks the cluster and plan id of DiscardPlan.
 func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) error {
 	var fe fieldErrors
 	sc.s.checkCluster(ctx, &fe, "cluster", cluster)
@@ -150,25 +190,31 @@ func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) e
 	return fe.err()
 }
 
-// CommitPlan applies a proposed plan.
+// CommitPlan applies a proposed plan; a committed plan answers with its stored outcome.
 func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanRequest) (*sluicev1.CommitPlanResponse, error) {
-	if err := sc.checkPlanRequest(ctx, req.GetCluster(), req.GetPlanId()); err != nil {
+	var fe fieldErrors
+	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
+	checkName(&fe, "plan_id", req.GetPlanId())
+	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
+	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
 	logging.AddFields(ctx, logging.Fields{"plan", req.GetPlanId()})
 	if err := sc.s.store.CheckWritable(); err != nil {
 		return nil, toStatus(err)
 	}
-	res, err := sc.s.engine.CommitPlan(req.GetCluster(), req.GetPlanId())
+	res, err := sc.s.engine.CommitPlan(ctx, req.GetCluster(), req.GetPlanId())
 	if err != nil {
 		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) {
-			sc.s.metrics.committed(ctx, req.GetCluster(), nil, err)
+			sc.s.metrics.committed(req.GetCluster(), nil, err)
 		}
 		return nil, toStatus(err)
 	}
-	sc.s.metrics.committed(ctx, req.GetCluster(), res, nil)
-	sc.s.changes.notify(req.GetCluster())
-	return commitToProto(res), nil
+	if !res.Repeated {
+		sc.s.metrics.committed(req.GetCluster(), res, nil)
+		sc.s.changes.notify(req.GetCluster())
+	}
+	return commitToProto(res, pg), nil
 }
 
 // DiscardPlan drops a proposed plan; discarding one already discarded or expired succeeds.
@@ -214,55 +260,48 @@ func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobReq
 	return &sluicev1.ExplainJobResponse{Outcome: outcomeToProto(o), PlanId: planID}, nil
 }
 
-// GetSchedulerConfig returns the cluster's configuration text.
+// GetSchedulerConfig returns the cluster's configuration text and its etag.
 func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSchedulerConfigRequest) (*sluicev1.GetSchedulerConfigResponse, error) {
 	var fe fieldErrors
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	text, err := configText(sc.s.engine, req.GetCluster())
+	cfg, etag, err := sc.s.engine.ConfigWithEtag(req.GetCluster())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &sluicev1.GetSchedulerConfigResponse{Config: text}, nil
-}
-
-// configText returns the text of a cluster's configuration: as it was given, or rendered when
-// the configuration was built in code.
-func configText(e *engine.Engine, cluster string) (string, error) {
-	cfg, err := e.Config(cluster)
+	text, err := engine.ConfigText(cfg)
 	if err != nil {
-		return "", err
+		return nil, toStatus(err)
 	}
-	if raw := cfg.Raw(); raw != nil {
-		return string(raw), nil
-	}
-	raw, err := cfg.Marshal()
-	return string(raw), err
+	return &sluicev1.GetSchedulerConfigResponse{Config: text, Etag: etag}, nil
 }
 
-// UpdateSchedulerConfig validates and installs a cluster's configuration.
+// UpdateSchedulerConfig validates and installs a cluster's configuration; with an etag, only
+// if the configuration in effect still has it (the store checks it in the write).
 func (sc *scheduler) UpdateSchedulerConfig(ctx context.Context, req *sluicev1.UpdateSchedulerConfigRequest) (*sluicev1.UpdateSchedulerConfigResponse, error) {
 	var fe fieldErrors
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if strings.TrimSpace(req.GetConfig()) == "" {
 		fe.add("config", "must not be empty; give Volcano scheduler-conf YAML")
 	}
+	checkEtag(&fe, "etag", req.GetEtag())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
 	if err := sc.s.store.CheckWritable(); err != nil {
 		return nil, toStatus(err)
 	}
-	if _, err := sc.s.engine.SetConfig(req.GetCluster(), []byte(req.GetConfig())); err != nil {
+	cfg, etag, err := sc.s.engine.UpdateConfig(req.GetCluster(), []byte(req.GetConfig()), req.GetEtag())
+	if err != nil {
 		sc.s.log.WarnContext(ctx, "scheduler configuration refused", "cluster", req.GetCluster(), "reason", err.Error())
 		return nil, toStatus(configError("config", err))
 	}
 	sc.s.changes.notify(req.GetCluster())
-	text, err := configText(sc.s.engine, req.GetCluster())
+	text, err := engine.ConfigText(cfg)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &sluicev1.UpdateSchedulerConfigResponse{Config: text}, nil
+	return &sluicev1.UpdateSchedulerConfigResponse{Config: text, Etag: etag}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -90,8 +91,25 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 	if tk.GetTask().GetNode() != "n1" || tk.GetTask().GetStatus() == sluicev1.TaskStatus_TASK_STATUS_PENDING {
 		t.Fatalf("task after commit: %v", tk.GetTask())
 	}
-	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p.GetId()})
-	wantReason(t, err, codes.FailedPrecondition, ReasonPlanCommitted)
+	// A repeated commit answers what the first did, and changes nothing.
+	after := h.store.Revision("c1")
+	again, err := h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p.GetId()})
+	if err != nil || !proto.Equal(again, cr) || h.store.Revision("c1") != after {
+		t.Fatalf("repeated commit: %v (%v), first %v; revision %d, was %d", again, err, cr, h.store.Revision("c1"), after)
+	}
+	// The plan is a record: every decision carries its outcome.
+	gp, err := h.sc.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: "c1", PlanId: p.GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED || gp.GetPlan().GetCounts().GetApplied() != 2 {
+		t.Fatalf("GetPlan after the commit: %v", gp.GetPlan())
+	}
+	for _, d := range gp.GetPlan().GetDecisions() {
+		if d.GetBind() != nil && d.GetOutcome() != sluicev1.DecisionOutcome_DECISION_OUTCOME_APPLIED {
+			t.Fatalf("bind without its outcome: %v", d)
+		}
+	}
 	_, err = h.sc.DiscardPlan(ctx, &sluicev1.DiscardPlanRequest{Cluster: "c1", PlanId: p.GetId()})
 	wantReason(t, err, codes.FailedPrecondition, ReasonPlanCommitted)
 	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: "nope"})

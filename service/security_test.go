@@ -84,6 +84,9 @@ type rpc struct {
 	stream           *grpc.StreamDesc
 	input, output    protoreflect.MessageType
 	isAdmin, isWrite bool
+	// allClusters: the request names no cluster; the answer is scoped instead
+	// (TestListClustersIsScoped).
+	allClusters bool
 }
 
 // allRPCs lists every method and stream of both services, from the generated descriptors,
@@ -115,7 +118,8 @@ func allRPCs(t *testing.T) []rpc {
 			if !ok {
 				t.Errorf("%s has no entry in methodPolicies: it is refused to everyone", full)
 			}
-			out = append(out, rpc{full: full, stream: stream, input: in, output: outT, isAdmin: pol.admin, isWrite: pol.write})
+			out = append(out, rpc{full: full, stream: stream, input: in, output: outT, isAdmin: pol.admin, isWrite: pol.write,
+				allClusters: pol.allClusters})
 		}
 		for _, m := range sd.Methods {
 			add(m.MethodName, nil)
@@ -124,7 +128,7 @@ func allRPCs(t *testing.T) []rpc {
 			add(s.StreamName, &grpc.StreamDesc{StreamName: s.StreamName, ServerStreams: s.ServerStreams, ClientStreams: s.ClientStreams})
 		}
 	}
-	if len(out) < 17 {
+	if len(out) < 20 {
 		t.Fatalf("only %d RPCs found", len(out))
 	}
 	return out
@@ -195,6 +199,14 @@ func TestEveryRPCNeedsCredentialsAndScope(t *testing.T) {
 			}
 			check("no token", "", "east", codes.Unauthenticated)
 			check("wrong token", "tok-nope", "east", codes.Unauthenticated)
+			if r.allClusters {
+				if r.input.Descriptor().Fields().ByName("cluster") != nil {
+					t.Fatalf("%s names a cluster: authorize it by its cluster", r.full)
+				}
+				allowed("writer token", "tok-east", "")
+				allowed("read-only token", "tok-read", "")
+				return
+			}
 			check("token for another cluster", "tok-admin", "west", codes.PermissionDenied)
 			check("writer token for another cluster", "tok-east", "west", codes.PermissionDenied)
 			allowed("admin token for the cluster", "tok-admin", "east")

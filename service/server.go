@@ -53,7 +53,8 @@ type Options struct {
 	MaxRecvBytes int
 	// MaxResyncBytes bounds the size of one chunked resync on a Sync stream (its chunks'
 	// encoded sizes added up), which the server holds until the last chunk; 0 means
-	// DefaultMaxResyncBytes. A larger resync is rejected with RESOURCE_EXHAUSTED.
+	// DefaultMaxResyncBytes. A larger resync is rejected with RESOURCE_EXHAUSTED (reason
+	// RESYNC_TOO_LARGE).
 	MaxResyncBytes int
 
 	// TracerProvider receives the spans of calls (the otelgrpc stats handler) and of cycles
@@ -70,6 +71,10 @@ type Options struct {
 	// WatchDebounce is how long a watch lets changes settle before the cycle they trigger;
 	// 0 means DefaultWatchDebounce.
 	WatchDebounce time.Duration
+
+	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
+	// with a store in memory.
+	Reads ReadGate
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -88,6 +93,7 @@ type Server struct {
 	done     chan struct{}
 	shutOnce sync.Once
 
+	reads          ReadGate
 	auth           *Authenticator
 	limiter        *clientLimiter
 	maxRecv        int
@@ -104,6 +110,9 @@ type Server struct {
 	mu     sync.Mutex
 	locks  map[string]*sync.Mutex
 	cycles map[string]chan struct{}
+	// gens counts each cluster's deletions (its generation), so that a Sync stream can tell
+	// that the state it streams deltas of is gone.
+	gens map[string]uint64
 }
 
 // New returns a server over the store and engine of opts. It panics if either is missing.
@@ -120,7 +129,9 @@ func New(opts Options) *Server {
 		done:   make(chan struct{}),
 		locks:  map[string]*sync.Mutex{},
 		cycles: map[string]chan struct{}{},
+		gens:   map[string]uint64{},
 
+		reads:          opts.Reads,
 		auth:           opts.Auth,
 		maxRecv:        opts.MaxRecvBytes,
 		maxResync:      opts.MaxResyncBytes,
@@ -192,9 +203,16 @@ func (s *Server) Shutdown() {
 	})
 }
 
-// lockCluster serializes the service's writes to one cluster, so that a batch's
-// snapshot-dependent checks (deletes of missing objects, defaults from the stored objects)
-// hold until the batch is applied. It returns the unlock function.
+// generation returns how many times a cluster was deleted through this server.
+func (s *Server) generation(cluster string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gens[cluster]
+}
+
+// lockCluster serializes the service's writes to one cluster, so that a batch is applied
+// to the generation of the cluster it was checked against (a DeleteCluster in between makes
+// a Sync stream resync). It returns the unlock function.
 func (s *Server) lockCluster(cluster string) func() {
 	s.mu.Lock()
 	l, ok := s.locks[cluster]
@@ -264,6 +282,7 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		unary = append(unary, s.limiter.unaryLimit)
 		stream = append(stream, s.limiter.streamLimit)
 	}
+	unary = append(unary, s.gateReads)
 	all := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.maxRecv),
 		grpc.ChainUnaryInterceptor(unary...),

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,18 +54,55 @@ var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 // metrics holds the service's instruments. Names are given without the "sluice_" prefix,
 // which the Prometheus exporter adds (NewPrometheusMetrics); units become suffixes
 // ("_seconds", "_bytes") and counters end in "_total".
+//
+// The per-cluster counters and the unschedulable gauge are observed from counts the service
+// keeps (perCluster), rather than recorded on synchronous instruments, because the SDK never
+// forgets a synchronous instrument's series: observed series vanish once they are no longer
+// observed, so DeleteCluster can remove a cluster's (forget). The latency histograms have no
+// observable form and keep a deleted cluster's series until the server restarts.
 type metrics struct {
 	cycleDuration  metric.Float64Histogram
 	actionDuration metric.Float64Histogram
 	pluginDuration metric.Float64Histogram
-	decisions      metric.Int64Counter
-	unschedulable  metric.Int64Gauge
-	commits        metric.Int64Counter
-	conflicts      metric.Int64Counter
 	streams        metric.Int64UpDownCounter
-	deltas         metric.Int64Counter
-	batches        metric.Int64Counter
 	reloads        metric.Int64Counter
+
+	mu         sync.Mutex
+	perCluster map[string]*clusterCounts
+}
+
+// clusterCounts are one cluster's observed counters and gauge. A map entry, or a has* flag,
+// makes its series exist, even at zero.
+type clusterCounts struct {
+	decisions        map[string]int64 // by kind; every kind after the first cycle that is not a dry run
+	commits          map[string]int64 // by result
+	conflicts        int64
+	hasConflicts     bool
+	deltas           map[string]int64 // by op; only ops that happened
+	batches          map[string]int64 // by result
+	unschedulable    int64
+	hasUnschedulable bool
+}
+
+// count runs fn on a cluster's counts, under the lock.
+func (m *metrics) count(cluster string, fn func(c *clusterCounts)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.perCluster[cluster]
+	if !ok {
+		c = &clusterCounts{decisions: map[string]int64{}, commits: map[string]int64{},
+			deltas: map[string]int64{}, batches: map[string]int64{}}
+		m.perCluster[cluster] = c
+	}
+	fn(c)
+}
+
+// forget drops a cluster's counts: their series are not observed any more. The engine's
+// figures (queue gauges) and the store's (plan expiries) go with the cluster by themselves.
+func (m *metrics) forget(cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.perCluster, cluster)
 }
 
 // newMetrics creates the instruments on mp (a no-op provider when nil). The observed gauges
@@ -73,7 +111,7 @@ func newMetrics(mp metric.MeterProvider, eng *engine.Engine) (*metrics, error) {
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	m := &metrics{}
+	m := &metrics{perCluster: map[string]*clusterCounts{}}
 	meter := mp.Meter(instrumentationName)
 	var errs []error
 	hist := func(name, desc string) metric.Float64Histogram {
@@ -82,22 +120,24 @@ func newMetrics(mp metric.MeterProvider, eng *engine.Engine) (*metrics, error) {
 		errs = append(errs, err)
 		return h
 	}
-	counter := func(name, unit, desc string) metric.Int64Counter {
-		c, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	observed := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, err := meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		errs = append(errs, err)
 		return c
 	}
 	m.cycleDuration = hist("cycle.duration", "Duration of scheduling cycles, by cluster and mode.")
 	m.actionDuration = hist("action.duration", "Duration of each action of a scheduling cycle, by cluster and action.")
 	m.pluginDuration = hist("plugin.open.duration", "Duration of each plugin's session open, by cluster and plugin.")
-	m.decisions = counter("decisions", "{decision}", "Decisions of proposed and auto-committed plans (dry runs excluded), by cluster and kind (bind, pipeline, evict).")
-	m.commits = counter("plan.commits", "{plan}", "Plan commits, by cluster and result (committed, failed); auto-commits included.")
-	m.conflicts = counter("plan.conflicts", "{decision}", "Decisions a commit rejected because the cluster changed since the plan's revision, by cluster.")
-	m.deltas = counter("deltas", "{delta}", "Deltas applied to the state store, by cluster and operation (upsert, delete).")
-	m.batches = counter("delta.batches", "{batch}", "Delta batches received, by cluster and result (applied, rejected).")
-	m.reloads = counter("config.reloads", "{reload}", "Reloads of the server's scheduler configuration file, by result (applied, refused).")
+	decisions := observed("decisions", "{decision}", "Decisions of proposed and auto-committed plans (dry runs excluded), by cluster and kind (bind, pipeline, evict).")
+	commits := observed("plan.commits", "{plan}", "Plan commits, by cluster and result (committed, failed); auto-commits included.")
+	conflicts := observed("plan.conflicts", "{decision}", "Decisions a commit rejected because the cluster changed since the plan's revision, by cluster.")
+	deltas := observed("deltas", "{delta}", "Deltas applied to the state store, by cluster and operation (upsert, delete).")
+	batches := observed("delta.batches", "{batch}", "Delta batches received, by cluster and result (applied, rejected).")
 	var err error
-	m.unschedulable, err = meter.Int64Gauge("unschedulable.jobs", metric.WithUnit("{job}"),
+	m.reloads, err = meter.Int64Counter("config.reloads", metric.WithUnit("{reload}"),
+		metric.WithDescription("Reloads of the server's scheduler configuration file, by result (applied, refused)."))
+	errs = append(errs, err)
+	unschedulable, err := meter.Int64ObservableGauge("unschedulable.jobs", metric.WithUnit("{job}"),
 		metric.WithDescription("Jobs with pending tasks after the cluster's last cycle that was not a dry run."))
 	errs = append(errs, err)
 	m.streams, err = meter.Int64UpDownCounter("streams", metric.WithUnit("{stream}"),
@@ -149,6 +189,13 @@ func newMetrics(mp metric.MeterProvider, eng *engine.Engine) (*metrics, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		m.observe(o, decisions, commits, conflicts, deltas, batches, unschedulable)
+		return nil
+	}, decisions, commits, conflicts, deltas, batches, unschedulable)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for cluster, n := range eng.ExpiredPlans() {
 			o.ObserveInt64(expiries, int64(n), metric.WithAttributes(attribute.String("cluster", cluster)))
 		}
@@ -158,6 +205,31 @@ func newMetrics(mp metric.MeterProvider, eng *engine.Engine) (*metrics, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return m, nil
+}
+
+// observe reports the per-cluster counts.
+func (m *metrics) observe(o metric.Observer, decisions, commits, conflicts, deltas, batches metric.Int64ObservableCounter,
+	unschedulable metric.Int64ObservableGauge) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for cluster, c := range m.perCluster {
+		cl := attribute.String("cluster", cluster)
+		by := func(inst metric.Int64Observable, key string, vals map[string]int64) {
+			for v, n := range vals {
+				o.ObserveInt64(inst, n, metric.WithAttributes(cl, attribute.String(key, v)))
+			}
+		}
+		by(decisions, "kind", c.decisions)
+		by(commits, "result", c.commits)
+		by(deltas, "op", c.deltas)
+		by(batches, "result", c.batches)
+		if c.hasConflicts {
+			o.ObserveInt64(conflicts, c.conflicts, metric.WithAttributes(cl))
+		}
+		if c.hasUnschedulable {
+			o.ObserveInt64(unschedulable, c.unschedulable, metric.WithAttributes(cl))
+		}
+	}
 }
 
 // observeResource reports one resource amount as the Volcano-style trio of gauges: milli-CPU,
@@ -194,32 +266,36 @@ func (m *metrics) cycleDone(ctx context.Context, cluster string, mode sluicev1.S
 	for _, d := range p.Result.Decisions {
 		kinds[d.Kind]++
 	}
-	for _, k := range []framework.DecisionKind{framework.DecisionBind, framework.DecisionPipeline, framework.DecisionEvict} {
-		// Adding zero too makes every kind's series exist from the first cycle on.
-		m.decisions.Add(ctx, kinds[k], metric.WithAttributes(c, attribute.String("kind", k.String())))
-	}
 	var pending int64
 	for _, o := range p.Result.Jobs {
 		if o.Pending > 0 {
 			pending++
 		}
 	}
-	m.unschedulable.Record(ctx, pending, metric.WithAttributes(c))
+	m.count(cluster, func(cc *clusterCounts) {
+		for _, k := range []framework.DecisionKind{framework.DecisionBind, framework.DecisionPipeline, framework.DecisionEvict} {
+			// Adding zero too makes every kind's series exist from the first cycle on.
+			cc.decisions[k.String()] += kinds[k]
+		}
+		cc.unschedulable, cc.hasUnschedulable = pending, true
+	})
 }
 
 // committed records a commit's outcome.
-func (m *metrics) committed(ctx context.Context, cluster string, res *engine.CommitResult, err error) {
-	c := attribute.String("cluster", cluster)
-	if err != nil {
-		m.commits.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "failed")))
-		return
-	}
-	m.commits.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "committed")))
-	m.conflicts.Add(ctx, int64(len(res.Rejected)), metric.WithAttributes(c))
+func (m *metrics) committed(cluster string, res *engine.CommitResult, err error) {
+	m.count(cluster, func(c *clusterCounts) {
+		if err != nil {
+			c.commits["failed"]++
+			return
+		}
+		c.commits["committed"]++
+		c.conflicts += int64(len(res.Rejected))
+		c.hasConflicts = true
+	})
 }
 
 // batchDone records a delta batch.
-func (m *metrics) batchDone(ctx context.Context, cluster string, b *sluicev1.DeltaBatch, err error) {
+func (m *metrics) batchDone(cluster string, b *sluicev1.DeltaBatch, err error) {
 	var upserts, deletes int64
 	for _, d := range b.GetDeltas() {
 		if d.GetDelete() != nil {
@@ -228,23 +304,24 @@ func (m *metrics) batchDone(ctx context.Context, cluster string, b *sluicev1.Del
 			upserts++
 		}
 	}
-	m.countBatch(ctx, cluster, upserts, deletes, err)
+	m.countBatch(cluster, upserts, deletes, err)
 }
 
 // countBatch counts one batch (or chunked resync), and its deltas when it applied.
-func (m *metrics) countBatch(ctx context.Context, cluster string, upserts, deletes int64, err error) {
-	c := attribute.String("cluster", cluster)
-	if err != nil {
-		m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "rejected")))
-		return
-	}
-	m.batches.Add(ctx, 1, metric.WithAttributes(c, attribute.String("result", "applied")))
-	if upserts > 0 {
-		m.deltas.Add(ctx, upserts, metric.WithAttributes(c, attribute.String("op", "upsert")))
-	}
-	if deletes > 0 {
-		m.deltas.Add(ctx, deletes, metric.WithAttributes(c, attribute.String("op", "delete")))
-	}
+func (m *metrics) countBatch(cluster string, upserts, deletes int64, err error) {
+	m.count(cluster, func(c *clusterCounts) {
+		if err != nil {
+			c.batches["rejected"]++
+			return
+		}
+		c.batches["applied"]++
+		if upserts > 0 {
+			c.deltas["upsert"] += upserts
+		}
+		if deletes > 0 {
+			c.deltas["delete"] += deletes
+		}
+	})
 }
 
 // cycleObserver turns the engine's timings of one cycle into child spans of the cycle's span

@@ -431,12 +431,16 @@ func checkTask(fe *fieldErrors, p string, t *sluicev1.Task) {
 			"RUNNING, RELEASING, SUCCEEDED, FAILED or UNKNOWN", st)
 	case sluicev1.TaskStatus_TASK_STATUS_BINDING, sluicev1.TaskStatus_TASK_STATUS_BOUND,
 		sluicev1.TaskStatus_TASK_STATUS_RUNNING, sluicev1.TaskStatus_TASK_STATUS_RELEASING:
-		if t.GetNode() == "" {
-			fe.add(sub(p, "node"), "must not be empty for a task in status %s", st)
-		}
-	case sluicev1.TaskStatus_TASK_STATUS_UNSPECIFIED, sluicev1.TaskStatus_TASK_STATUS_PENDING:
+		// An empty node keeps the stored one of a task already placed; the store refuses it
+		// for any other task.
+	case sluicev1.TaskStatus_TASK_STATUS_PENDING:
 		if t.GetNode() != "" {
 			fe.add(sub(p, "node"), "must be empty for a pending task, got %s", quoteShort(t.GetNode()))
+		}
+	case sluicev1.TaskStatus_TASK_STATUS_UNSPECIFIED:
+		if t.GetNode() != "" {
+			fe.add(sub(p, "node"), "must be empty when status is unset (the stored status stays); "+
+				"report a node with its status, got %s", quoteShort(t.GetNode()))
 		}
 	default:
 		checkEnum(fe, sp, int32(st), sluicev1.TaskStatus_name)
@@ -551,6 +555,42 @@ func checkRef(fe *fieldErrors, p string, r *sluicev1.ObjectRef) {
 		checkEnum(fe, kp, int32(k), sluicev1.ObjectKind_name)
 	}
 	checkName(fe, sub(p, "name"), r.GetName())
+}
+
+// enumFilter checks a repeated enum filter of a List request: every value must be defined and
+// not the unspecified zero. It returns the values sorted without duplicates, and a key of
+// them for page tokens (the same for the same set, in any order).
+func enumFilter[E ~int32](fe *fieldErrors, field string, vals []E, names map[int32]string) ([]E, string) {
+	var out []E
+	for i, v := range vals {
+		switch _, ok := names[int32(v)]; {
+		case !ok:
+			fe.add(idx(field, i), "unknown value %d", v)
+		case v == 0:
+			fe.add(idx(field, i), "must not be %s; leave %s empty for every value", names[0], field)
+		default:
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	parts := make([]string, len(out))
+	for i, v := range out {
+		parts[i] = strconv.Itoa(int(v))
+	}
+	return out, strings.Join(parts, ",")
+}
+
+// etagFormat is what the etags the service issues look like (state.ConfigEtag): a version and
+// a digest. Clients treat them as opaque; the check only turns a mangled one into a field
+// violation rather than a mismatch.
+var etagFormat = regexp.MustCompile(`^[0-9]{1,20}-[0-9a-f]{16}$`)
+
+// checkEtag checks an optional etag.
+func checkEtag(fe *fieldErrors, field, etag string) {
+	if etag != "" && !etagFormat.MatchString(etag) {
+		fe.add(field, "invalid etag %s: pass the etag of GetSchedulerConfig, GetCluster or UpdateSchedulerConfig, or none", quoteShort(etag))
+	}
 }
 
 // checkPageSize checks a List request's page size.

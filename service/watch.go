@@ -40,9 +40,30 @@ const (
 // watchSub is a cluster's WatchPlans subscriber.
 type watchSub struct {
 	cluster string
-	// abort is closed when another subscriber takes over; exited when the handler returns.
+	// abort is closed when another subscriber takes over or the cluster is deleted, after
+	// reason is set to the error the stream ends with; exited is closed when the handler
+	// returns.
 	abort, exited chan struct{}
 	abortOnce     sync.Once
+	reason        error
+}
+
+// end aborts the subscriber with reason (the first reason given wins).
+func (sub *watchSub) end(reason error) {
+	sub.abortOnce.Do(func() {
+		sub.reason = reason
+		close(sub.abort)
+	})
+}
+
+// ended returns the reason the subscriber was aborted with, or nil.
+func (sub *watchSub) ended() error {
+	select {
+	case <-sub.abort:
+		return sub.reason
+	default:
+		return nil
+	}
 }
 
 // watchRegistry holds at most one subscriber per cluster.
@@ -64,11 +85,21 @@ func (r *watchRegistry) register(cluster string, takeover bool) (sub, old *watch
 				"cluster %q already has a WatchPlans subscriber; set takeover to replace it", cluster))
 		}
 		old = cur
-		old.abortOnce.Do(func() { close(old.abort) })
+		old.end(withInfo(codes.Aborted, ReasonTakenOver, fmt.Sprintf(
+			"another WatchPlans subscriber took cluster %q over", cluster)))
 	}
 	sub = &watchSub{cluster: cluster, abort: make(chan struct{}), exited: make(chan struct{})}
 	r.subs[cluster] = sub
 	return sub, old, nil
+}
+
+// end aborts a cluster's subscriber, if it has one, with reason.
+func (r *watchRegistry) end(cluster string, reason error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sub, ok := r.subs[cluster]; ok {
+		sub.end(reason)
+	}
 }
 
 // unregister removes a subscriber that is still the cluster's.
@@ -87,8 +118,8 @@ func (r *watchRegistry) unregister(sub *watchSub) {
 // is the subscriber's to commit or discard: the next cycle waits until it has done so or the
 // plan expired. One subscriber per cluster: another fails with ALREADY_EXISTS unless it sets
 // takeover, which ends the current one with ABORTED and discards its proposed plan. The
-// stream ends when the client goes away, or with UNAVAILABLE when the server shuts down
-// (after the cycle in progress).
+// stream ends when the client goes away, with NOT_FOUND (CLUSTER_NOT_FOUND) when the cluster
+// is deleted, or with UNAVAILABLE when the server shuts down (after the cycle in progress).
 func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1.SchedulerService_WatchPlansServer) error {
 	s := sc.s
 	ctx := stream.Context()
@@ -96,6 +127,13 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 	s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
 	checkDuration(&fe, "period", req.GetPeriod())
+	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
+	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN")
+	}
+	if err := checkReadOptions(req.GetRead()); err != nil {
+		return toStatus(err)
+	}
 	if err := fe.err(); err != nil {
 		return toStatus(err)
 	}
@@ -122,7 +160,7 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 	changes, unsubscribe := s.changes.subscribe(cluster)
 	defer unsubscribe()
 
-	w := &watch{s: s, stream: stream, ctx: ctx, cluster: cluster, mode: mode}
+	w := &watch{s: s, sub: sub, stream: stream, ctx: ctx, cluster: cluster, mode: mode, page: pg, read: req.GetRead()}
 	tick := time.NewTimer(0)
 	defer tick.Stop()
 	var settle *time.Timer
@@ -140,8 +178,7 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 			return shuttingDown
 		case <-sub.abort:
 			w.discardPending()
-			return withInfo(codes.Aborted, ReasonTakenOver, fmt.Sprintf(
-				"another WatchPlans subscriber took cluster %q over", cluster))
+			return sub.reason
 		case <-changes:
 			if settled == nil {
 				settle = time.NewTimer(s.watchDebounce)
@@ -168,6 +205,7 @@ func (sc *scheduler) WatchPlans(req *sluicev1.WatchPlansRequest, stream sluicev1
 // watch is the state of one WatchPlans stream.
 type watch struct {
 	s       *Server
+	sub     *watchSub
 	stream  sluicev1.SchedulerService_WatchPlansServer
 	ctx     context.Context
 	cluster string
@@ -178,6 +216,10 @@ type watch struct {
 	seen, cfg uint64
 	// pending is the last plan while it may still be proposed.
 	pending string
+	// page is the size of each message's page of the plan.
+	page planPage
+	// read are a dry-run watch's read options.
+	read *sluicev1.ReadOptions
 }
 
 // changed reports whether the cluster's state or configuration moved since the last cycle.
@@ -210,8 +252,11 @@ func (w *watch) cycle() error {
 		return nil
 	}
 	cfg := w.s.engine.ConfigVersion(w.cluster)
-	p, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", true)
+	p, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", w.read, w.sub)
 	if err != nil {
+		if w.sub.ended() != nil {
+			w.discardPending()
+		}
 		return toStatus(err)
 	}
 	w.cycles++
@@ -221,9 +266,10 @@ func (w *watch) cycle() error {
 	}
 	w.s.log.DebugContext(w.ctx, "WatchPlans cycle", "cluster", w.cluster, "plan", p.ID,
 		"revision", p.BaseRevision, "decisions", len(p.Result.Decisions))
-	out := &sluicev1.WatchPlansResponse{Plan: planToProto(p)}
+	out := &sluicev1.WatchPlansResponse{}
+	out.Plan, out.NextPageToken = planToProto(p, w.page)
 	if p.Commit != nil {
-		out.Commit = commitToProto(p.Commit)
+		out.Commit = commitToProto(p.Commit, w.page)
 	}
 	return w.stream.Send(out)
 }

@@ -27,9 +27,9 @@ var (
 	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench completion help"
 	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name -o"
 	completionKinds    = map[string]string{
-		"get":        "nodes queues jobs tasks",
-		"describe":   "queue",
-		"delete":     "node queue job task priorityclass quota pdb hypernode",
+		"get":        "nodes queues jobs tasks clusters",
+		"describe":   "queue cluster",
+		"delete":     "node queue job task priorityclass quota pdb hypernode cluster",
 		"config":     "get set",
 		"scenario":   "run",
 		"completion": "bash zsh",
@@ -65,7 +65,7 @@ _sluicectl() {
       schedule) extra="--dry-run --commit" ;;
       delete) extra="--ignore-not-found" ;;
       watch) extra="--commit --period --takeover --count" ;;
-      config) extra="-f" ;;
+      config) extra="-f --etag --force" ;;
       bench) extra="--nodes --jobs --tasks-per-job --queues --shapes --config --seed --cycles --grpc --batch --cpuprofile --memprofile" ;;
     esac
     COMPREPLY=($(compgen -W "` + completionFlags + ` $extra" -- "$cur"))

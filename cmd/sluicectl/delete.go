@@ -29,8 +29,8 @@ var namespaced = map[sluicev1.ObjectKind]bool{
 	sluicev1.ObjectKind_OBJECT_KIND_DISRUPTION_BUDGET: true,
 }
 
-// delete deletes one object through ApplyDeltas. For kinds the API can read, a missing object
-// is an error unless --ignore-not-found.
+// delete deletes one object through ApplyDeltas, or a whole cluster through DeleteCluster. For
+// kinds the API can read, a missing object is an error unless --ignore-not-found.
 func (a *app) delete(args []string) error {
 	fs := a.flags("delete")
 	ignore := fs.Bool("ignore-not-found", false, "succeed when the object does not exist")
@@ -45,9 +45,17 @@ func (a *app) delete(args []string) error {
 	if len(pos) != 2 {
 		return usagef("delete: expected KIND NAME")
 	}
+	if k := strings.ToLower(pos[0]); k == "cluster" || k == "clusters" {
+		conn, err := a.dial()
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		return a.deleteCluster(sluicev1.NewClusterStateServiceClient(conn), pos[1], *ignore, *out)
+	}
 	kind, ok := deleteKinds[strings.ToLower(pos[0])]
 	if !ok {
-		return usagef("delete: unknown kind %q (expected node, queue, job, task, priorityclass, quota, pdb or hypernode)", pos[0])
+		return usagef("delete: unknown kind %q (expected node, queue, job, task, priorityclass, quota, pdb, hypernode or cluster)", pos[0])
 	}
 	ref := &sluicev1.ObjectRef{Kind: kind, Name: pos[1]}
 	display := pos[1]

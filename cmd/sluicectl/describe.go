@@ -10,7 +10,7 @@ import (
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
-// describe prints one object in detail; queues only, with their derived figures.
+// describe prints one queue, with its derived figures, or one cluster in detail.
 func (a *app) describe(args []string) error {
 	fs := a.flags("describe")
 	out := outputFlag(fs)
@@ -22,12 +22,12 @@ func (a *app) describe(args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("describe: expected queue NAME")
+		return usagef("describe: expected queue NAME or cluster NAME")
 	}
 	switch pos[0] {
-	case "queue", "queues":
+	case "queue", "queues", "cluster", "clusters":
 	default:
-		return usagef("describe: unknown kind %q (expected queue; for other objects use get KIND NAME -o yaml)", pos[0])
+		return usagef("describe: unknown kind %q (expected queue or cluster; for other objects use get KIND NAME -o yaml)", pos[0])
 	}
 	conn, err := a.dial()
 	if err != nil {
@@ -35,6 +35,9 @@ func (a *app) describe(args []string) error {
 	}
 	defer conn.Close()
 	c := sluicev1.NewClusterStateServiceClient(conn)
+	if pos[0] == "cluster" || pos[0] == "clusters" {
+		return a.describeCluster(c, pos[1], *out)
+	}
 	resp, err := c.GetQueue(a.ctx, &sluicev1.GetQueueRequest{Cluster: a.cluster, Name: pos[1]})
 	if err != nil {
 		return a.rpcError("describe queue", err)

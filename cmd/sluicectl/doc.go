@@ -8,17 +8,21 @@
 //
 //	apply -f FILE [--replace]        send a cluster file (a scenario or its cluster section)
 //	get nodes|queues|jobs|tasks [NAME]
+//	get clusters [NAME]              the clusters the token covers, with object counts
 //	describe queue NAME              a queue with allocated, deserved, share and overused
+//	describe cluster NAME            a cluster: revision, configuration and etag, objects
 //	delete KIND NAME                 delete a node, queue, job, task, priorityclass, quota,
 //	                                 pdb or hypernode (--ignore-not-found)
+//	delete cluster NAME              delete a cluster and everything of it (admin token)
 //	schedule [--dry-run|--commit]    run one cycle and print its plan
 //	commit PLAN_ID                   commit a proposed plan
 //	discard PLAN_ID                  discard a proposed plan
 //	explain JOB                      why a job (namespace/name) is where it is
 //	watch [--commit] [--period D] [--takeover] [--count N]
 //	                                 stream plans (WatchPlans); --commit commits each
-//	config get                       print the scheduler configuration
-//	config set -f FILE               replace the scheduler configuration
+//	config get                       print the scheduler configuration, after an etag line
+//	config set -f FILE               replace the scheduler configuration, only if its etag is
+//	                                 the file's "# etag:" line or --etag (--force: whatever)
 //	scenario run PATH...             play scenario files through the API
 //	bench [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
 //	      [--config FILE] [--seed N] [--cycles N] [--grpc] [--cpuprofile FILE]

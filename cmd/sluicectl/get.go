@@ -32,7 +32,7 @@ func pages[T any](fetch func(token string) ([]T, string, error)) ([]T, error) {
 	}
 }
 
-// get prints nodes, queues, jobs or tasks.
+// get prints nodes, queues, jobs, tasks or clusters.
 func (a *app) get(args []string) error {
 	fs := a.flags("get")
 	out := outputFlag(fs)
@@ -44,7 +44,7 @@ func (a *app) get(args []string) error {
 		return err
 	}
 	if len(pos) == 0 || len(pos) > 2 {
-		return usagef("get: expected nodes, queues, jobs or tasks and an optional name")
+		return usagef("get: expected nodes, queues, jobs, tasks or clusters and an optional name")
 	}
 	kind, name := pos[0], ""
 	if len(pos) == 2 {
@@ -60,6 +60,9 @@ func (a *app) get(args []string) error {
 	structured := *out != "table"
 
 	switch kind {
+	case "clusters", "cluster":
+		return a.getClusters(c, name, *out)
+
 	case "nodes", "node":
 		var nodes []*sluicev1.Node
 		if name != "" {
@@ -174,7 +177,7 @@ func (a *app) get(args []string) error {
 		}
 		return a.taskTable(tasks)
 	}
-	return usagef("get: unknown kind %q (expected nodes, queues, jobs or tasks)", kind)
+	return usagef("get: unknown kind %q (expected nodes, queues, jobs, tasks or clusters)", kind)
 }
 
 func (a *app) nodeTable(nodes []*sluicev1.Node) error {

@@ -84,8 +84,12 @@ const usage = `usage: sluicectl [GLOBAL FLAGS] COMMAND [ARGS]
 Commands:
   apply -f FILE [--replace]              send a cluster file (scenario or cluster section) over Sync
   get nodes|queues|jobs|tasks [NAME]     list objects, or show one
+  get clusters [NAME]                    list the clusters the token covers (revision, object counts), or show one
   describe queue NAME                    a queue with its derived figures (allocated, deserved, share, overused)
+  describe cluster NAME                  a cluster: revision, configuration, etag, plans, objects by kind
   delete KIND NAME [--ignore-not-found]  delete a node, queue, job, task, priorityclass, quota, pdb or hypernode
+  delete cluster NAME [--ignore-not-found]
+                                         delete a cluster and everything of it (admin token)
   schedule [--dry-run|--commit]          run one scheduling cycle and print its plan
   commit PLAN_ID                         commit a proposed plan
   discard PLAN_ID                        discard a proposed plan
@@ -93,8 +97,9 @@ Commands:
   watch [--commit] [--period D] [--takeover] [--count N]
                                          stream plans as the cluster changes (WatchPlans); dry runs
                                          unless --commit, which commits each plan
-  config get                             print the scheduler configuration (admin token)
-  config set -f FILE                     replace the scheduler configuration (admin token)
+  config get                             print the scheduler configuration and its etag (admin token)
+  config set -f FILE [--etag E|--force]  replace the scheduler configuration (admin token), only if its
+                                         etag is still the file's "# etag:" line or --etag
   scenario run [--server ADDR] PATH...   play scenario files or directories
   bench [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
         [--config FILE] [--seed N] [--cycles N] [--grpc] [--cpuprofile FILE]
@@ -358,8 +363,11 @@ func (a *app) hint(st *status.Status) string {
 			return "another client is watching this cluster: stop it, or pass --takeover to replace it"
 		}
 	case codes.Aborted:
-		if strings.Contains(msg, "took cluster") {
+		switch {
+		case strings.Contains(msg, "took cluster"):
 			return "another watch replaced this one (--takeover)"
+		case strings.Contains(msg, "etag"):
+			return "the configuration changed since it was read: get it again ('sluicectl config get'), redo the change and set it, or pass --force to replace it anyway"
 		}
 	case codes.Unavailable:
 		switch {

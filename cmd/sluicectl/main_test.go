@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,8 @@ type fake struct {
 	clusters []string
 	modes    []sluicev1.ScheduleMode
 	config   string
+	etag     string
+	setEtags []string
 	cfgErr   error
 	plan     *sluicev1.Plan
 	commits  []string
@@ -199,7 +202,7 @@ func (f *fake) ExplainJob(_ context.Context, r *sluicev1.ExplainJobRequest) (*sl
 }
 
 func (f *fake) GetSchedulerConfig(context.Context, *sluicev1.GetSchedulerConfigRequest) (*sluicev1.GetSchedulerConfigResponse, error) {
-	return &sluicev1.GetSchedulerConfigResponse{Config: f.config}, nil
+	return &sluicev1.GetSchedulerConfigResponse{Config: f.config, Etag: f.etag}, nil
 }
 
 func (f *fake) UpdateSchedulerConfig(_ context.Context, r *sluicev1.UpdateSchedulerConfigRequest) (*sluicev1.UpdateSchedulerConfigResponse, error) {
@@ -207,6 +210,7 @@ func (f *fake) UpdateSchedulerConfig(_ context.Context, r *sluicev1.UpdateSchedu
 		return nil, f.cfgErr
 	}
 	f.config = r.Config
+	f.setEtags = append(f.setEtags, r.Etag)
 	return &sluicev1.UpdateSchedulerConfigResponse{Config: r.Config}, nil
 }
 
@@ -510,6 +514,33 @@ func TestConfig(t *testing.T) {
 	code, _, errOut := sluicectl(t, "", "--server", addr, "config", "set", "-f", path)
 	if want := "sluicectl: config set: InvalidArgument: invalid configuration\n  tiers[0].plugins[0].name: unknown plugin \"x\"\n"; code != 1 || errOut != want {
 		t.Errorf("exit %d stderr %q, want %q", code, errOut, want)
+	}
+	f.cfgErr = nil
+
+	// With an etag, get prints it first and set sends it back, without the line.
+	f.etag = "4-0123456789abcdef"
+	if code, out, _ := sluicectl(t, "", "--server", addr, "config", "get"); code != 0 || out != "# etag: 4-0123456789abcdef\nactions: \"enqueue, allocate\"\n" {
+		t.Errorf("config get with an etag: %d %q", code, out)
+	}
+	tagged := writeFile(t, "tagged.yaml", "# etag: 4-0123456789abcdef\r\nactions: \"allocate\"\n")
+	sets := []struct {
+		args []string
+		etag string
+	}{
+		{nil, "4-0123456789abcdef"},
+		{[]string{"--etag", "5-0123456789abcdef"}, "5-0123456789abcdef"},
+		{[]string{"--force"}, ""},
+	}
+	for _, tc := range sets {
+		f.setEtags = nil
+		args := append([]string{"--server", addr, "config", "set", "-f", tagged}, tc.args...)
+		if code, _, errOut := sluicectl(t, "", args...); code != 0 || f.config != "actions: \"allocate\"\n" || !slices.Equal(f.setEtags, []string{tc.etag}) {
+			t.Errorf("config set %v: %d %q, sent %q with etags %q", tc.args, code, errOut, f.config, f.setEtags)
+		}
+	}
+	f.setEtags = nil
+	if code, _, _ := sluicectl(t, "", "--server", addr, "config", "set", "-f", path); code != 0 || !slices.Equal(f.setEtags, []string{""}) {
+		t.Errorf("a file without an etag line sent etags %q", f.setEtags)
 	}
 }
 

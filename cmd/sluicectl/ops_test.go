@@ -267,3 +267,92 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("completion fish: %d %q", code, errOut)
 	}
 }
+
+// admin runs sluicectl against the secured server with the admin token.
+func (s *secured) admin(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return sluicectl(t, "", append([]string{"--server", s.addr, "--tls-ca", s.caFile, "--token-file", s.adminTF}, args...)...)
+}
+
+func TestClusterCommands(t *testing.T) {
+	s := startSecured(t)
+	if code, _, errOut := s.ctl(t, "apply", "-f", writeFile(t, "c.yaml", cpuCluster)); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := s.admin(t, "--cluster", "c2", "apply", "-f", writeFile(t, "c.yaml", cpuCluster)); code != 0 {
+		t.Fatal(errOut)
+	}
+	// The rm's token covers c1 only.
+	code, out, errOut := s.ctl(t, "get", "clusters")
+	if code != 0 || !strings.Contains(out, "NAME") || !strings.Contains(out, "c1") || strings.Contains(out, "c2") {
+		t.Fatalf("get clusters as rm: %d %q %q", code, out, errOut)
+	}
+	want := []string{"NAME REVISION NODES QUEUES JOBS TASKS PLANS CONFIG", "c1 1 1 1 1 2 0 default", "c2 1 1 1 1 2 0 default"}
+	code, out, _ = s.admin(t, "get", "clusters")
+	if got := lines(out); code != 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("get clusters as admin: %d\n%s", code, strings.Join(got, "\n"))
+	}
+	code, out, _ = s.admin(t, "get", "cluster", "c2", "-o", "json")
+	var c2 map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &c2) != nil || c2["name"] != "c2" || c2["configEtag"] == "" {
+		t.Fatalf("get cluster c2 -o json: %d %s", code, out)
+	}
+	code, out, _ = s.ctl(t, "describe", "cluster", "c1")
+	for _, w := range []string{"Name: c1", "Revision: 1", "Configuration: server default", "Config etag: 0-", "tasks 2", "hypernodes 0"} {
+		if code != 0 || !strings.Contains(strings.Join(lines(out), "\n"), w) {
+			t.Errorf("describe cluster lacks %q: %d\n%s", w, code, out)
+		}
+	}
+
+	// Deleting a cluster needs an admin token.
+	code, _, errOut = s.ctl(t, "delete", "cluster", "c1")
+	if code != 1 || !strings.Contains(errOut, "PermissionDenied") || !strings.Contains(errOut, "admin: true") {
+		t.Errorf("delete cluster as rm: %d %q", code, errOut)
+	}
+	code, out, errOut = s.admin(t, "delete", "cluster", "c2")
+	if code != 0 || out != "deleted cluster c2 at revision 1 (1 nodes, 1 queues, 1 jobs, 2 tasks, 0 plans; configuration: default)\n" {
+		t.Errorf("delete cluster: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := s.admin(t, "delete", "cluster", "c2"); code != 1 || !strings.Contains(errOut, "--ignore-not-found") {
+		t.Errorf("delete a missing cluster: %d %q", code, errOut)
+	}
+	if code, out, _ := s.admin(t, "delete", "cluster", "c2", "--ignore-not-found", "-o", "json"); code != 0 || !strings.Contains(out, `"deleted": false`) {
+		t.Errorf("delete --ignore-not-found: %d %q", code, out)
+	}
+	if code, _, errOut := s.admin(t, "describe", "cluster", "c2"); code != 1 || !strings.Contains(errOut, "NotFound") {
+		t.Errorf("describe a deleted cluster: %d %q", code, errOut)
+	}
+}
+
+func TestConfigSetChecksTheEtag(t *testing.T) {
+	s := startSecured(t)
+	code, got, errOut := s.admin(t, "--cluster", "c1", "config", "get")
+	if code != 0 || !strings.HasPrefix(got, "# etag: 0-") {
+		t.Fatalf("config get: %d %q %q", code, got, errOut)
+	}
+	// Got, edited and set: the etag line makes the update conditional, and is not stored.
+	edited := writeFile(t, "conf.yaml", got+"# edited\n")
+	code, out, errOut := s.admin(t, "--cluster", "c1", "config", "set", "-f", edited)
+	if code != 0 || !strings.Contains(out, "updated (etag 1-") {
+		t.Fatalf("config set: %d %q %q", code, out, errOut)
+	}
+	_, now, _ := s.admin(t, "--cluster", "c1", "config", "get")
+	if strings.Count(now, "# etag:") != 1 || strings.HasPrefix(now, "# etag: 0-") {
+		t.Fatalf("configuration after the set:\n%s", now)
+	}
+	// The same file again: the configuration changed since it was got.
+	code, _, errOut = s.admin(t, "--cluster", "c1", "config", "set", "-f", edited)
+	if code != 1 || !strings.Contains(errOut, "Aborted") || !strings.Contains(errOut, "hint: the configuration changed since it was read") {
+		t.Fatalf("stale config set: %d %q", code, errOut)
+	}
+	etag, _ := splitEtag(now)
+	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "set", "-f", edited, "--etag", etag); code != 0 {
+		t.Fatalf("config set --etag: %d %q", code, errOut)
+	}
+	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "set", "-f", edited, "--force"); code != 0 {
+		t.Fatalf("config set --force: %d %q", code, errOut)
+	}
+	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "set", "-f", edited, "--force", "--etag", etag); code != 1 || !strings.Contains(errOut, "exclude each other") {
+		t.Fatalf("--force with --etag: %d %q", code, errOut)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluice-sched/sluice/clients/go/scenario"
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -39,14 +40,19 @@ func (a *app) schedule(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	resp, err := sluicev1.NewSchedulerServiceClient(conn).Schedule(a.ctx, &sluicev1.ScheduleRequest{Cluster: a.cluster, Mode: mode})
+	sc := sluicev1.NewSchedulerServiceClient(conn)
+	resp, err := sc.Schedule(a.ctx, &sluicev1.ScheduleRequest{Cluster: a.cluster, Mode: mode})
+	if err != nil {
+		return a.rpcError("schedule", err)
+	}
+	plan, err := sluice.WholePlan(a.ctx, sc, resp.GetPlan(), resp.GetNextPageToken())
 	if err != nil {
 		return a.rpcError("schedule", err)
 	}
 	if *out != "table" {
-		return writeProto(a.stdout, *out, resp.GetPlan())
+		return writeProto(a.stdout, *out, plan)
 	}
-	return a.printPlan(resp.GetPlan())
+	return a.printPlan(plan)
 }
 
 func (a *app) printPlan(p *sluicev1.Plan) error {
@@ -154,9 +160,18 @@ func (a *app) commit(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	resp, err := sluicev1.NewSchedulerServiceClient(conn).CommitPlan(a.ctx, &sluicev1.CommitPlanRequest{Cluster: a.cluster, PlanId: pos[0]})
+	sc := sluicev1.NewSchedulerServiceClient(conn)
+	resp, err := sc.CommitPlan(a.ctx, &sluicev1.CommitPlanRequest{Cluster: a.cluster, PlanId: pos[0]})
 	if err != nil {
 		return a.rpcError("commit", err)
+	}
+	if resp.GetNextPageToken() != "" {
+		whole, err := sluice.WholePlan(a.ctx, sc, resp.GetPlan(), resp.GetNextPageToken())
+		if err != nil {
+			return a.rpcError("commit", err)
+		}
+		resp.Applied, resp.Rejected = sluice.Outcomes(whole)
+		resp.Plan, resp.NextPageToken = whole, ""
 	}
 	if *out != "table" {
 		return writeProto(a.stdout, *out, resp)
@@ -269,7 +284,24 @@ func (a *app) explain(args []string) error {
 	return nil
 }
 
-// config gets or sets the scheduler configuration.
+// etagLine starts the comment line that "config get" prints first, and that "config set"
+// reads back: the configuration's etag, so that a configuration got, edited and set replaces
+// only the one it was got from.
+const etagLine = "# etag: "
+
+// splitEtag returns the etag of a configuration file that starts with an etag line, and the
+// text without that line.
+func splitEtag(text string) (etag, rest string) {
+	line, after, _ := strings.Cut(text, "\n")
+	if e, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), etagLine); ok {
+		return strings.TrimSpace(e), after
+	}
+	return "", text
+}
+
+// config gets or sets the scheduler configuration. "config get" prints an etag line before the
+// configuration (YAML output); "config set" sends the etag of --etag, else of the file's etag
+// line, so that it fails if the configuration changed since; --force sends none.
 func (a *app) config(args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return usagef("config: expected get or set")
@@ -277,11 +309,14 @@ func (a *app) config(args []string) error {
 	sub, args := args[0], args[1:]
 	fs := a.flags("config " + sub)
 	out := fs.String("o", "yaml", "output `format`: yaml (the configuration as it is), table (the same) or json")
-	var file *string
+	var file, etag *string
+	var force *bool
 	switch sub {
 	case "get":
 	case "set":
 		file = fs.String("f", "", "configuration `file` in Volcano scheduler-conf YAML (- for standard input)")
+		etag = fs.String("etag", "", "replace the configuration only if its etag is still `ETAG` (default: the file's \"# etag:\" line)")
+		force = fs.Bool("force", false, "replace the configuration whatever its etag")
 	default:
 		return usagef("config: unknown subcommand %q (expected get or set)", sub)
 	}
@@ -298,10 +333,21 @@ func (a *app) config(args []string) error {
 	if sub == "set" && *file == "" {
 		return usagef("config set: -f FILE is required")
 	}
-	var data []byte
+	if sub == "set" && *force && *etag != "" {
+		return usagef("config set: --etag and --force exclude each other")
+	}
+	var text, ifEtag string
 	if sub == "set" {
-		if data, err = a.readInput(*file); err != nil {
+		data, err := a.readInput(*file)
+		if err != nil {
 			return err
+		}
+		ifEtag, text = splitEtag(string(data))
+		switch {
+		case *force:
+			ifEtag = ""
+		case *etag != "":
+			ifEtag = *etag
 		}
 	}
 	conn, err := a.dial()
@@ -322,17 +368,24 @@ func (a *app) config(args []string) error {
 		if !strings.HasSuffix(cfg, "\n") {
 			cfg += "\n"
 		}
+		if e := resp.GetEtag(); e != "" {
+			cfg = etagLine + e + "\n" + cfg
+		}
 		_, err = fmt.Fprint(a.stdout, cfg)
 		return err
 	}
-	resp, err := c.UpdateSchedulerConfig(a.ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: a.cluster, Config: string(data)})
+	resp, err := c.UpdateSchedulerConfig(a.ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: a.cluster, Config: text, Etag: ifEtag})
 	if err != nil {
 		return a.rpcError("config set", err)
 	}
 	if *out == "json" {
 		return writeProto(a.stdout, "json", resp)
 	}
-	fmt.Fprintf(a.stdout, "scheduler configuration of cluster %s updated\n", a.cluster)
+	fmt.Fprintf(a.stdout, "scheduler configuration of cluster %s updated", a.cluster)
+	if e := resp.GetEtag(); e != "" {
+		fmt.Fprintf(a.stdout, " (etag %s)", e)
+	}
+	fmt.Fprintln(a.stdout)
 	return nil
 }
 

@@ -348,6 +348,9 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		}()
 	}
 	srvOpts.Store, srvOpts.Engine = store, eng
+	if node != nil {
+		srvOpts.Reads = node
+	}
 	srv := service.New(srvOpts)
 	gs := service.NewGRPCServer(srv, grpcOpts...)
 

@@ -79,11 +79,17 @@ type Node struct {
 	// clientAddrs maps node ids to gRPC addresses.
 	clientAddrs map[string]string
 
-	caughtUp  atomic.Bool
-	closing   chan struct{}
-	closeOnce sync.Once
-	closeErr  error
-	watchDone chan struct{}
+	caughtUp atomic.Bool
+	// followerReady is set while this node follows a leader and caught up with it;
+	// everCaughtUp once it caught up (as leader or follower) since it started.
+	followerReady atomic.Bool
+	everCaughtUp  atomic.Bool
+	started       time.Time
+	verifier      *verifier
+	closing       chan struct{}
+	closeOnce     sync.Once
+	closeErr      error
+	watchDone     chan struct{}
 }
 
 // Open opens (or creates) the data directory, restores the store from it, starts raft and
@@ -209,9 +215,12 @@ func Open(store *state.Store, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("durable: starting raft: %w", err)
 	}
 	n.raft = r
+	n.started = start
+	n.verifier = &verifier{r: r}
 	ok = true
 	store.SetReplicator(n)
 	go n.watchLeadership()
+	go n.watchCatchUp(start)
 	n.log.Info("raft started", "node_id", opts.NodeID, "data_dir", opts.DataDir, "raft_addr", string(self),
 		"restored_index", n.fsm.applied.Load(), "restore_duration", time.Since(start).String())
 	return n, nil
@@ -340,6 +349,7 @@ func (n *Node) watchLeadership() {
 			}
 			if n.raft.State() == raft.Leader {
 				n.caughtUp.Store(true)
+				n.everCaughtUp.Store(true)
 				n.log.Info("raft: leader", "node_id", n.opts.NodeID, "term", n.raft.CurrentTerm(),
 					"applied_index", n.raft.AppliedIndex(), "catch_up", time.Since(start).String())
 			}
@@ -429,7 +439,8 @@ type Status struct {
 	NodeID string `json:"node_id"`
 	// State is Leader, Follower, Candidate or Shutdown.
 	State string `json:"state"`
-	// Ready: a leader that caught up, or a follower that knows the leader.
+	// Ready: a leader that caught up, or a follower that follows a leader and applied the
+	// log up to the commit index the leader told it after this node started.
 	Ready      bool   `json:"ready"`
 	LeaderID   string `json:"leader_id"`
 	LeaderAddr string `json:"leader_addr"`
@@ -464,7 +475,7 @@ func (n *Node) Status() Status {
 	if n.raft.State() == raft.Leader {
 		s.Ready = n.caughtUp.Load()
 	} else {
-		s.Ready = id != ""
+		s.Ready = id != "" && n.followerReady.Load()
 	}
 	if se, _ := n.guard.failure(); se != nil {
 		s.StorageError = se.Error()

@@ -206,7 +206,9 @@ func (st *Statement) Discard() {
 }
 
 // Commit turns the operations into plan decisions: allocations become binds (the task moves
-// to Binding), evictions become evict decisions. Pipelines stay as they are; the session
+// to Binding, as in Volcano: a bind decided but not yet carried out, so that later actions of
+// the cycle treat it as Volcano does, not as a preemption victim; committing the plan makes
+// the stored task Bound), evictions become evict decisions. Pipelines stay as they are; the session
 // reports them as pipeline decisions when it closes.
 func (st *Statement) Commit() {
 	for _, op := range st.ops {

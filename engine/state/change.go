@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
@@ -81,7 +82,10 @@ func (r Ref) Key() string {
 func (r Ref) String() string { return fmt.Sprintf("%s %q", r.Kind, r.Key()) }
 
 // Change is one delta: an upsert of one object, or a delete. Exactly one field is set.
-// Upserted objects become the store's: the caller must not modify them afterwards.
+// Upserted objects become the store's: the caller must not modify them afterwards. An upsert
+// replaces the stored object, except for the server-owned fields it leaves unset (a job's
+// phase, a task's status, node and devices, ...), which keep their stored values: merge.go
+// lists them.
 type Change struct {
 	Node          *api.Node
 	Queue         *api.Queue
@@ -112,7 +116,15 @@ func (c *Change) set() int {
 type Batch struct {
 	Changes []Change
 	// ReplaceAll makes the cluster exactly this batch: everything else is deleted first.
+	// Server-owned fields the batch leaves unset still keep their values from before it.
 	ReplaceAll bool
+	// Now fills in the unset times of new objects: a new job's creation time, the start
+	// time of a task first seen Running (see merge.go). The writer sets it (the leader's
+	// clock, in a replicated store), so that every replica fills in the same time.
+	Now time.Time
+	// whole is set on batches of a replicated log written before upserts kept server-owned
+	// fields: their upserts replace objects whole (see opHeader.Merges).
+	whole bool
 }
 
 // ValidationError is a change the store refuses: a bad name, a dangling reference, a

@@ -12,7 +12,7 @@ type DecisionKind int
 
 // Decision kinds a commit writes (pipelined placements are never written).
 const (
-	// Bind makes a Pending task Binding on the node, with its devices.
+	// Bind makes a Pending task Bound to the node, with its devices.
 	Bind DecisionKind = iota + 1
 	// Evict makes a task running on the node Releasing.
 	Evict
@@ -62,8 +62,10 @@ type CommitOutcome struct {
 	Rejected []string
 }
 
-// CommitPlan writes a plan's decisions in one transaction: a bind makes its task Binding on
-// the node with its devices, an eviction makes its task Releasing, and a job whose phase
+// CommitPlan writes a plan's decisions in one transaction: a bind makes its task Bound to
+// the node with its devices (Volcano's Bound: the binding is recorded where the cluster's
+// state is kept, and the task is not running yet; Binding is a bind still in flight, which a
+// commit never leaves behind), an eviction makes its task Releasing, and a job whose phase
 // changed gets it. A decision that conflicts with the state (its task changed since the
 // base revision or gone, its node gone or unschedulable, no room left, the task no longer
 // Pending or running there) is refused with the reason, and the others apply; a phase change
@@ -140,7 +142,7 @@ func (tx *Txn) applyDecision(base uint64, d PlanDecision) (string, error) {
 		if reason := tx.deviceConflict(node, cur, d.DeviceIDs); reason != "" {
 			return reason, nil
 		}
-		next.Status = api.Binding
+		next.Status = api.Bound
 		next.Node = d.Node
 		next.DeviceIDs = append([]string(nil), d.DeviceIDs...)
 	case Evict:

@@ -27,7 +27,22 @@
 // writer at a time, so writes, even to different clusters, are serialized.
 //
 // Every row records the revision of the write that stored it (its modify revision), so that
-// CommitPlan can tell what changed since a plan's base revision from the store alone.
+// CommitPlan can tell what changed since a plan's base revision from the store alone;
+// View.ModRevision reads it, for the API's mod_revision.
+//
+// # Server-owned fields
+//
+// An upsert replaces the stored object, except for the fields the server maintains (a job's
+// phase and creation time, a task's status, node, devices and start time) when it leaves them
+// unset: those keep their stored values, or get their defaults in a new object. merge.go is
+// the one place that does it, for every writer and every replica.
+//
+// # Clusters
+//
+// A cluster exists from the first row stored for it (a batch's revision row, a scheduler
+// configuration, a plan) until Store.DeleteCluster removes every row of it in one transaction,
+// revision row and any staged resync included: it then reads as a cluster never written.
+// View.Info sums a cluster up; Store.ClusterNames lists those that exist.
 //
 // # Plan commits
 //
@@ -54,8 +69,9 @@
 //
 // With a Replicator (engine/durable: a raft log), the store is the log's state machine:
 // Apply checks a batch in a transaction it throws away and hands it to the Replicator as an
-// Op; CommitPlan hands over its PlanCommit; each step of a resync is an op of its own (a part,
-// the commit, an abort); every replica applies the ops in log order with ApplyOp,
+// Op; CommitPlan hands over its PlanCommit, SetConfig its ConfigOp (whose etag check runs
+// when it applies) and DeleteCluster the delete; each step of a resync is an op of its own (a
+// part, the commit, an abort); every replica applies the ops in log order with ApplyOp,
 // deterministically. MarshalOp encodes ops for the log; Dump and Restore write and
 // read snapshots of the whole store, revisions included.
 //

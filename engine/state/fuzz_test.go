@@ -119,7 +119,7 @@ func checkInvariants(v *View) error {
 		if t.Node != "" && !nodes[t.Node] {
 			return fmt.Errorf("task %s: node %q missing", t.Key(), t.Node)
 		}
-		if t.Node == "" && needsNode(t.Status) {
+		if t.Node == "" && placed(t.Status) {
 			return fmt.Errorf("task %s: %s without a node", t.Key(), t.Status)
 		}
 		byJob[t.JobKey()] = append(byJob[t.JobKey()], t.Key())

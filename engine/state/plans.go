@@ -2,9 +2,12 @@ package state
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -47,8 +50,10 @@ func (s PlanState) Finished() bool {
 }
 
 // Plan is a stored plan: one cycle's decisions for a cluster and where they are in their life.
-// Like every stored object it is immutable: a state change stores a new Plan. A finished plan
-// keeps its figures but not its decisions, job outcomes or timings.
+// Like every stored object it is immutable: a state change stores a new Plan. A committed plan
+// keeps its decisions and their outcomes (Rejections) as the record of what it did, until the
+// retention rule's decision budget drops them (DecisionsDropped); a discarded or expired plan
+// keeps only its figures.
 type Plan struct {
 	ID string
 	// Seq orders the cluster's plans; IDs are made from it, so it never repeats.
@@ -67,11 +72,37 @@ type Plan struct {
 	Decisions []api.Decision
 	Jobs      []api.JobOutcome
 	Timings   []api.ActionTiming
-	// CommittedRevision is the revision the commit produced (0 before, and when it changed
-	// nothing).
+	// CommittedRevision is the cluster's revision after the commit (0 before it).
 	CommittedRevision uint64
 	// Applied and Rejected count a commit's bind and evict decisions.
 	Applied, Rejected int
+	// Rejections holds, once the plan is committed, the reason each decision was rejected
+	// ("" when it applied, and for pipelines), aligned with Decisions.
+	Rejections []string
+	// DecisionsDropped is set when a finished plan no longer holds its decisions, job
+	// outcomes and timings (Count* keep their numbers).
+	DecisionsDropped bool
+	// CountBinds, CountPipelines, CountEvicts and CountJobs count the plan's decisions by
+	// kind and its job outcomes, kept when the decisions are dropped.
+	CountBinds, CountPipelines, CountEvicts, CountJobs int
+}
+
+// withCounts returns p with its Count* fields set from its decisions and jobs.
+func (p *Plan) withCounts() *Plan {
+	c := *p
+	c.CountBinds, c.CountPipelines, c.CountEvicts = 0, 0, 0
+	for _, d := range p.Decisions {
+		switch d.Kind {
+		case api.DecisionBind:
+			c.CountBinds++
+		case api.DecisionPipeline:
+			c.CountPipelines++
+		case api.DecisionEvict:
+			c.CountEvicts++
+		}
+	}
+	c.CountJobs = len(p.Jobs)
+	return &c
 }
 
 // StateAt returns the plan's state at now: a proposed plan past its deadline is expired.
@@ -82,12 +113,20 @@ func (p *Plan) StateAt(now time.Time) PlanState {
 	return p.State
 }
 
-// finished returns a copy of p in a terminal state, without its decisions.
+// finished returns a copy of p in a terminal state; only a committed plan keeps its decisions.
 func (p *Plan) finished(state PlanState, at time.Time) *Plan {
 	c := *p
 	c.State, c.FinishedAt = state, at
-	c.Decisions, c.Jobs, c.Timings = nil, nil, nil
+	if state != PlanCommitted {
+		c.dropDecisions()
+	}
 	return &c
+}
+
+// dropDecisions forgets the plan's decisions, outcomes and timings (its counts stay).
+func (c *Plan) dropDecisions() {
+	c.Decisions, c.Jobs, c.Timings, c.Rejections = nil, nil, nil, nil
+	c.DecisionsDropped = true
 }
 
 // PlanRetention bounds the plans a cluster keeps. The leader puts its retention in every
@@ -102,6 +141,10 @@ type PlanRetention struct {
 	// MaxAge is how long a finished plan is kept after it finished. 0 means
 	// DefaultFinishedPlanAge.
 	MaxAge time.Duration
+	// MaxKeptDecisions bounds the decisions the cluster's committed plans keep as their
+	// record: beyond it the oldest drop theirs (keeping their figures). 0 means
+	// DefaultMaxKeptDecisions.
+	MaxKeptDecisions int
 }
 
 // Default plan retention.
@@ -109,6 +152,7 @@ const (
 	DefaultMaxProposedPlans = 64
 	DefaultMaxFinishedPlans = 256
 	DefaultFinishedPlanAge  = 10 * time.Minute
+	DefaultMaxKeptDecisions = 200000
 )
 
 func (r PlanRetention) withDefaults() PlanRetention {
@@ -120,6 +164,9 @@ func (r PlanRetention) withDefaults() PlanRetention {
 	}
 	if r.MaxAge <= 0 {
 		r.MaxAge = DefaultFinishedPlanAge
+	}
+	if r.MaxKeptDecisions <= 0 {
+		r.MaxKeptDecisions = DefaultMaxKeptDecisions
 	}
 	return r
 }
@@ -213,10 +260,64 @@ type SchedulerConfig struct {
 	UpdatedAt time.Time
 }
 
+// Etag returns the configuration's etag (see ConfigEtag).
+func (c *SchedulerConfig) Etag() string { return ConfigEtag(c.Version, c.Text) }
+
+// ConfigEtag returns the etag of a configuration: its version (0 for a server's default,
+// which is not stored) and a digest of its text. The version changes with every write, even
+// of the same text; the digest keeps an etag from before a DeleteCluster, whose versions start
+// again from 1, from matching a later configuration with other text.
+func ConfigEtag(version uint64, text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return strconv.FormatUint(version, 10) + "-" + hex.EncodeToString(sum[:8])
+}
+
 // ConfigOp sets a cluster's scheduler configuration.
 type ConfigOp struct {
 	Text string
 	Now  time.Time
+	// IfEtag, when not empty, makes the op conditional: it applies only if the etag of the
+	// configuration in effect is IfEtag (the cluster's own configuration's, or DefaultEtag
+	// when it has none); otherwise it fails with a *ConfigEtagError and changes nothing. The
+	// check runs when the op applies, in its transaction, so no other write comes between.
+	IfEtag string
+	// DefaultEtag is the etag of the leader's default configuration when the op was made.
+	DefaultEtag string
+}
+
+// ErrConfigEtagMismatch is matched (errors.Is) by every *ConfigEtagError.
+var ErrConfigEtagMismatch = errors.New("scheduler configuration changed since the etag")
+
+// ConfigEtagError says that a conditional ConfigOp found another configuration in effect.
+type ConfigEtagError struct {
+	Cluster string
+	// Want is the op's IfEtag; Have is the etag of the configuration in effect.
+	Want, Have string
+}
+
+// Error implements error.
+func (e *ConfigEtagError) Error() string {
+	return fmt.Sprintf("the scheduler configuration of cluster %q changed: its etag is %q, not %q; read it again and retry",
+		e.Cluster, e.Have, e.Want)
+}
+
+// Is makes errors.Is(err, ErrConfigEtagMismatch) true.
+func (e *ConfigEtagError) Is(target error) bool { return target == ErrConfigEtagMismatch }
+
+// checkEtag returns a *ConfigEtagError when a conditional op does not match the configuration
+// in effect (cur, or the default when cur is nil).
+func (op *ConfigOp) checkEtag(cluster string, cur *SchedulerConfig) error {
+	if op.IfEtag == "" {
+		return nil
+	}
+	have := op.DefaultEtag
+	if cur != nil {
+		have = cur.Etag()
+	}
+	if have != op.IfEtag {
+		return &ConfigEtagError{Cluster: cluster, Want: op.IfEtag, Have: have}
+	}
+	return nil
 }
 
 // planCounter is a cluster's highest plan sequence number, kept after its plans are dropped
@@ -361,10 +462,19 @@ func checkPlanOp(op *PlanOp) error {
 }
 
 // SetConfig stores a cluster's scheduler configuration (text the engine checked). It does not
-// change the cluster's revision. With a Replicator the op goes through the log.
+// change the cluster's revision. A conditional op (IfEtag) that does not match fails with a
+// *ConfigEtagError. With a Replicator the op goes through the log; one that the current
+// state already refuses never reaches it.
 func (s *Store) SetConfig(cluster string, op *ConfigOp) (*SchedulerConfig, error) {
 	if s.repl == nil {
 		return s.setConfig(cluster, op)
+	}
+	if err := checkCluster(cluster); err != nil {
+		return nil, err
+	}
+	cur, _ := s.Snapshot(cluster).Config()
+	if err := op.checkEtag(cluster, cur); err != nil {
+		return nil, err
 	}
 	res, err := s.replicate(cluster, &Op{Cluster: cluster, Config: op})
 	if err != nil {
@@ -380,6 +490,9 @@ func (s *Store) setConfig(cluster string, op *ConfigOp) (*SchedulerConfig, error
 	var out *SchedulerConfig
 	_, err := s.metaWrite(cluster, func(tx *Txn) error {
 		cur, _ := tx.Config()
+		if err := op.checkEtag(cluster, cur); err != nil {
+			return err
+		}
 		out = &SchedulerConfig{Text: op.Text, Version: 1, UpdatedAt: op.Now}
 		if cur != nil {
 			out.Version = cur.Version + 1
@@ -485,8 +598,9 @@ func (tx *Txn) proposePlan(p *Plan) (*Plan, error) {
 	if _, ok := tx.Plan(p.ID); ok {
 		return nil, &ValidationError{Index: -1, Field: "plan.id", Msg: fmt.Sprintf("plan %q already exists", p.ID)}
 	}
-	c := *p
+	c := *p.withCounts()
 	c.State = PlanProposed
+	c.Rejections, c.DecisionsDropped = nil, false
 	if err := tx.putMeta(tablePlans, c.ID, &c); err != nil {
 		return nil, err
 	}
@@ -550,9 +664,8 @@ func (tx *Txn) commitStoredPlan(p *Plan, now time.Time, res *PlanResult) error {
 	}
 	done := p.finished(PlanCommitted, now)
 	done.Applied, done.Rejected = applied, rejected
-	if tx.changed {
-		done.CommittedRevision = out.Revision
-	}
+	done.Rejections = out.Rejected
+	done.CommittedRevision = out.Revision
 	if err := tx.putMeta(tablePlans, done.ID, done); err != nil {
 		return err
 	}
@@ -622,12 +735,27 @@ func (tx *Txn) retainPlans(now time.Time, r PlanRetention) error {
 		}
 		return bySeq(b, a)
 	})
+	kept := 0
 	for i, p := range finished {
 		if i >= r.MaxFinished || now.Sub(p.FinishedAt) > r.MaxAge {
 			if err := tx.dropPlan(p); err != nil {
 				return err
 			}
+			continue
 		}
+		if p.DecisionsDropped || len(p.Decisions) == 0 {
+			continue
+		}
+		// Newest first: the oldest records go first when the budget runs out.
+		if kept+len(p.Decisions) > r.MaxKeptDecisions {
+			c := *p
+			c.dropDecisions()
+			if err := tx.putMeta(tablePlans, c.ID, &c); err != nil {
+				return err
+			}
+			continue
+		}
+		kept += len(p.Decisions)
 	}
 	return nil
 }

@@ -88,8 +88,8 @@ func TestPlanLifeCycle(t *testing.T) {
 				t.Fatalf("the commit result lost the plan's decisions: %+v", res.Decisions)
 			}
 			v := s.Snapshot("c")
-			if a, _ := v.Task("ns/a"); a.Status != api.Binding {
-				t.Fatalf("task a is %s, want Binding", a.Status)
+			if a, _ := v.Task("ns/a"); a.Status != api.Bound {
+				t.Fatalf("task a is %s, want Bound", a.Status)
 			}
 			if r, _ := v.Task("ns/r"); r.Status != api.Releasing {
 				t.Fatalf("task r is %s, want Releasing", r.Status)
@@ -98,8 +98,11 @@ func TestPlanLifeCycle(t *testing.T) {
 				t.Fatalf("job phase %s, want Running", j.Phase)
 			}
 			stored, _ := v.Plan(p.ID)
-			if stored.State != PlanCommitted || stored.Decisions != nil {
-				t.Fatalf("a finished plan keeps its figures, not its decisions: %+v", stored)
+			if stored.State != PlanCommitted || len(stored.Decisions) != 4 || !reflect.DeepEqual(stored.Rejections, wantRejected) {
+				t.Fatalf("a committed plan keeps its decisions and their outcomes as its record: %+v", stored)
+			}
+			if stored.CountBinds != 2 || stored.CountEvicts != 1 || stored.CountPipelines != 1 || stored.CountJobs != 1 {
+				t.Fatalf("plan counts %+v", stored)
 			}
 			// At most once.
 			_, err = s.ApplyPlan("c", &PlanOp{Action: PlanCommitByID, ID: p.ID, Now: t0.Add(2 * time.Second)})
@@ -155,7 +158,7 @@ func TestPlanDiscardAndExpiry(t *testing.T) {
 	// The next plan op records the expiry.
 	propose(t, s, newPlan(3, base, late), late)
 	got, _ = s.Snapshot("c").Plan(p1.ID)
-	if got.State != PlanExpired || got.Decisions != nil || !got.FinishedAt.Equal(p1.ExpiresAt) {
+	if got.State != PlanExpired || got.Decisions != nil || !got.DecisionsDropped || got.CountBinds != 2 || !got.FinishedAt.Equal(p1.ExpiresAt) {
 		t.Fatalf("after the next op: %+v", got)
 	}
 	if n := s.ExpiredPlans(late)["c"]; n != 1 {
@@ -334,5 +337,38 @@ func TestPlanOpEncoding(t *testing.T) {
 	}
 	if _, err := New().ApplyPlan("c", &PlanOp{Action: PlanPropose}); err == nil {
 		t.Fatal("a proposal without a plan was accepted")
+	}
+}
+
+func TestCommittedPlansKeepDecisionsWithinBudget(t *testing.T) {
+	s := New()
+	keep := PlanRetention{MaxKeptDecisions: 10}
+	var ids []string
+	for i := uint64(1); i <= 4; i++ {
+		base := mustApply(t, s, "c", node(fmt.Sprintf("n%d", i)))
+		p := &Plan{ID: fmt.Sprintf("p%d", i), Seq: i, BaseRevision: base, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+		for k := range 4 {
+			p.Decisions = append(p.Decisions, api.Decision{Kind: api.DecisionPipeline, Task: fmt.Sprintf("ns/t%d", k), Node: "n1"})
+		}
+		if _, err := s.ApplyPlan("c", &PlanOp{Action: PlanPropose, Plan: p, Now: t0, Retention: keep}); err != nil {
+			t.Fatal(err)
+		}
+		now := t0.Add(time.Duration(i) * time.Second)
+		if _, err := s.ApplyPlan("c", &PlanOp{Action: PlanCommitByID, ID: p.ID, Now: now, Retention: keep}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	// 4 decisions each, 10 kept: the two newest keep theirs, the older drop them.
+	v := s.Snapshot("c")
+	for i, id := range ids {
+		p, _ := v.Plan(id)
+		wantKept := i >= 2
+		if kept := !p.DecisionsDropped && len(p.Decisions) == 4; kept != wantKept {
+			t.Errorf("plan %s keeps its decisions: %v, want %v (%+v)", id, kept, wantKept, p)
+		}
+		if p.CountPipelines != 4 || p.State != PlanCommitted {
+			t.Errorf("plan %s lost its figures: %+v", id, p)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -114,6 +115,24 @@ func (v *View) HyperNode(name string) (*api.HyperNode, bool) {
 	return one[api.HyperNode](v, tableHyperNodes, name)
 }
 
+// ModRevision returns the modify revision of the object of kind k with key (as Ref.Key
+// names it: the name, namespace/name, or a quota's namespace): the revision of the last write
+// that stored it, an upsert or a plan commit. It is false when there is no such object (or k
+// is invalid).
+func (v *View) ModRevision(k Kind, key string) (uint64, bool) {
+	if !k.valid() {
+		return 0, false
+	}
+	o, err := v.txn.First(kindTables[k], indexID, v.cluster, key)
+	if err != nil {
+		panic(fmt.Sprintf("state: reading %s %q: %v", kindTables[k], key, err))
+	}
+	if o == nil {
+		return 0, false
+	}
+	return o.(keyed).modRevision(), true
+}
+
 // ListNodes returns up to limit nodes (all when limit <= 0) whose names sort after the cursor
 // after ("" starts at the beginning), and the cursor of the next page: the last name
 // returned when more follow, "" at the end.
@@ -130,15 +149,25 @@ func (v *View) ListQueues(after string, limit int) (items []*api.Queue, next str
 type JobFilter struct {
 	// Queue keeps the jobs of this queue.
 	Queue string
+	// Phases keeps the jobs in one of these phases.
+	Phases []api.JobPhase
+}
+
+// keep returns the filter's test of a job beyond its index, nil when there is none.
+func (f JobFilter) keep() func(*api.Job) bool {
+	if len(f.Phases) == 0 {
+		return nil
+	}
+	return func(j *api.Job) bool { return slices.Contains(f.Phases, j.Phase) }
 }
 
 // ListJobs pages through jobs (by key, namespace/name) like ListNodes, optionally only those
-// of one queue.
+// of one queue and in some phases.
 func (v *View) ListJobs(after string, limit int, f JobFilter) (items []*api.Job, next string) {
 	if f.Queue != "" {
-		return page[api.Job](v, tableJobs, indexQueue, slotA, f.Queue, after, limit, nil)
+		return page(v, tableJobs, indexQueue, slotA, f.Queue, after, limit, f.keep())
 	}
-	return page[api.Job](v, tableJobs, indexID, slotID, "", after, limit, nil)
+	return page(v, tableJobs, indexID, slotID, "", after, limit, f.keep())
 }
 
 // TaskFilter narrows ListTasks; empty fields match everything.
@@ -147,21 +176,32 @@ type TaskFilter struct {
 	Job string
 	// Node keeps the tasks placed on this node.
 	Node string
+	// Statuses keeps the tasks in one of these statuses.
+	Statuses []api.TaskStatus
+}
+
+// keep returns the filter's test of a task beyond the index ListTasks walks (the job's when
+// Job is set), nil when there is none.
+func (f TaskFilter) keep() func(*api.Task) bool {
+	node := f.Job != "" && f.Node != ""
+	if !node && len(f.Statuses) == 0 {
+		return nil
+	}
+	return func(t *api.Task) bool {
+		return (!node || t.Node == f.Node) && (len(f.Statuses) == 0 || slices.Contains(f.Statuses, t.Status))
+	}
 }
 
 // ListTasks pages through tasks (by key, namespace/name) like ListNodes, optionally only
-// those of one job and/or on one node.
+// those of one job, on one node and in some statuses.
 func (v *View) ListTasks(after string, limit int, f TaskFilter) (items []*api.Task, next string) {
 	switch {
-	case f.Job != "" && f.Node != "":
-		return page[api.Task](v, tableTasks, indexJob, slotA, f.Job, after, limit,
-			func(t *api.Task) bool { return t.Node == f.Node })
 	case f.Job != "":
-		return page[api.Task](v, tableTasks, indexJob, slotA, f.Job, after, limit, nil)
+		return page(v, tableTasks, indexJob, slotA, f.Job, after, limit, f.keep())
 	case f.Node != "":
-		return page[api.Task](v, tableTasks, indexNode, slotB, f.Node, after, limit, nil)
+		return page(v, tableTasks, indexNode, slotB, f.Node, after, limit, f.keep())
 	}
-	return page[api.Task](v, tableTasks, indexID, slotID, "", after, limit, nil)
+	return page(v, tableTasks, indexID, slotID, "", after, limit, f.keep())
 }
 
 // all lists a table's rows of the view's cluster.

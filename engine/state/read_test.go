@@ -163,6 +163,13 @@ func TestPagination(t *testing.T) {
 		{TaskFilter{Job: "ns/j05", Node: "n01"}, onN01InJob05},
 		{TaskFilter{Job: "ns/j05", Node: "n04"}, nil},
 		{TaskFilter{Job: "ns/nope"}, nil},
+		{TaskFilter{Statuses: []api.TaskStatus{api.Pending}}, keysWhere(v.Tasks(), func(t *api.Task) bool { return t.Status == api.Pending })},
+		{TaskFilter{Statuses: []api.TaskStatus{api.Pending, api.Running}}, taskKeys(v.Tasks())},
+		{TaskFilter{Statuses: []api.TaskStatus{api.Failed}}, nil},
+		{TaskFilter{Job: "ns/j05", Statuses: []api.TaskStatus{api.Running}}, []string{"ns/j05-t0", "ns/j05-t1"}},
+		{TaskFilter{Job: "ns/j05", Node: "n01", Statuses: []api.TaskStatus{api.Pending}}, nil},
+		{TaskFilter{Node: "n03", Statuses: []api.TaskStatus{api.Running}}, taskKeys(v.TasksOnNode("n03"))},
+		{TaskFilter{Node: "n03", Statuses: []api.TaskStatus{api.Pending}}, nil},
 	}
 	for _, tt := range taskFilters {
 		for _, limit := range []int{1, 2, 4, 100} {
@@ -190,5 +197,53 @@ func TestPagination(t *testing.T) {
 	// Exactly one full page: no next cursor, since nothing follows.
 	if items, next := v.ListQueues("", 3); len(items) != 3 || next != "" {
 		t.Errorf("ListQueues(\"\", 3) = %v, next %q", queueNames(items), next)
+	}
+}
+
+// keysWhere returns the keys of the tasks that keep accepts.
+func keysWhere(ts []*api.Task, keep func(*api.Task) bool) []string {
+	var out []string
+	for _, t := range ts {
+		if keep(t) {
+			out = append(out, t.Key())
+		}
+	}
+	return out
+}
+
+func TestListJobsByPhase(t *testing.T) {
+	s := New()
+	phases := []api.JobPhase{api.JobPending, api.JobRunning, api.JobPending, api.JobCompleted, api.JobRunning}
+	cs := []Change{queue("qa", ""), queue("qb", "")}
+	for i, ph := range phases {
+		q := "qa"
+		if i%2 == 1 {
+			q = "qb"
+		}
+		c := job("ns", fmt.Sprintf("j%d", i), q)
+		c.Job.Phase = ph
+		cs = append(cs, c)
+	}
+	mustApply(t, s, "c", cs...)
+	v := s.Snapshot("c")
+	tests := []struct {
+		f    JobFilter
+		want []string
+	}{
+		{JobFilter{Phases: []api.JobPhase{api.JobPending}}, []string{"ns/j0", "ns/j2"}},
+		{JobFilter{Phases: []api.JobPhase{api.JobRunning, api.JobCompleted}}, []string{"ns/j1", "ns/j3", "ns/j4"}},
+		{JobFilter{Queue: "qb", Phases: []api.JobPhase{api.JobRunning}}, []string{"ns/j1"}},
+		{JobFilter{Queue: "qa", Phases: []api.JobPhase{api.JobRunning}}, []string{"ns/j4"}},
+		{JobFilter{Phases: []api.JobPhase{api.JobUnknown}}, nil},
+	}
+	for _, tt := range tests {
+		for _, limit := range []int{1, 2, 10} {
+			got := pages(t, limit, func(after string, limit int) ([]*api.Job, string) {
+				return v.ListJobs(after, limit, tt.f)
+			}, (*api.Job).Key)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%+v limit %d: jobs %v, want %v", tt.f, limit, got, tt.want)
+			}
+		}
 	}
 }

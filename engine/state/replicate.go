@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
@@ -61,15 +62,19 @@ func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
 // Op is one entry of the replicated log, for one cluster: a delta batch, a plan commit (the
 // decisions themselves, as the first version wrote them), a step of a stored plan's life, a
-// scheduler configuration, or a step of a resync; or, for the store as a whole (Cluster
-// empty), its id. Exactly one of Batch, Commit, Plan, Config, Resync and StoreID is set.
+// scheduler configuration, the deletion of the cluster, or a step of a resync; or, for the
+// store as a whole (Cluster empty), its id. Exactly one of Batch, Commit, Plan, Config,
+// DeleteCluster, Resync and StoreID is set.
 type Op struct {
 	Cluster string
 	Batch   *Batch
 	Commit  *PlanCommit
 	Plan    *PlanOp
 	Config  *ConfigOp
-	Resync  *ResyncOp
+	// DeleteCluster deletes everything of the cluster (Store.DeleteCluster), staged resyncs
+	// included.
+	DeleteCluster bool
+	Resync        *ResyncOp
 	// StoreID gives the store its id, if it has none yet (the first leader writes it).
 	StoreID string
 }
@@ -78,7 +83,7 @@ type Op struct {
 func (op *Op) parts() int {
 	n := 0
 	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil,
-		op.Resync != nil, op.StoreID != ""} {
+		op.DeleteCluster, op.Resync != nil, op.StoreID != ""} {
 		if set {
 			n++
 		}
@@ -96,7 +101,10 @@ type OpResult struct {
 	Plan *PlanResult
 	// Config is the configuration a config op stored.
 	Config *SchedulerConfig
-	// Err is the store's refusal (a *ValidationError), or nil. Every replica refuses alike.
+	// Deleted is the cluster as a delete found it.
+	Deleted *ClusterInfo
+	// Err is the store's refusal (a *ValidationError, a *ConfigEtagError, a
+	// *ClusterNotFoundError, ...), or nil. Every replica refuses alike.
 	Err error
 }
 
@@ -153,7 +161,7 @@ func (s *Store) CheckWritable() error {
 // every node. It bypasses the Replicator.
 func (s *Store) ApplyOp(op *Op) *OpResult {
 	if op.parts() != 1 {
-		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op, a config op, a resync op or a store id")}
+		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op, a config op, a cluster delete, a resync op or a store id")}
 	}
 	switch {
 	case op.StoreID != "":
@@ -175,6 +183,9 @@ func (s *Store) ApplyOp(op *Op) *OpResult {
 	case op.Config != nil:
 		cfg, err := s.setConfig(op.Cluster, op.Config)
 		return &OpResult{Revision: s.Revision(op.Cluster), Config: cfg, Err: err}
+	case op.DeleteCluster:
+		info, err := s.deleteCluster(op.Cluster)
+		return &OpResult{Revision: s.Revision(op.Cluster), Deleted: info, Err: err}
 	default:
 		out, err := s.commitPlan(op.Cluster, op.Commit)
 		res := &OpResult{Commit: out, Err: err}
@@ -222,8 +233,8 @@ func (s *Store) replicateCommit(cluster string, pc *PlanCommit) (*CommitOutcome,
 	return res.Commit, nil
 }
 
-// replicate hands an op whose checks run when it applies (a commit, a plan op, a config) to
-// the Replicator, under the cluster's lock.
+// replicate hands an op whose checks run when it applies (a commit, a plan op, a config, a
+// cluster delete, a resync step) to the Replicator, under the cluster's lock.
 func (s *Store) replicate(cluster string, op *Op) (*OpResult, error) {
 	if err := checkCluster(cluster); err != nil {
 		return nil, err
@@ -254,23 +265,32 @@ const opFormat byte = 1
 
 // opHeader opens an encoded op. A batch's changes follow it, one gob value each (the object,
 // or the Ref of a delete), in order; Kinds says what each is. A commit's PlanCommit follows
-// it instead. Encoding the objects one by one, rather than the Op whole, sends gob type
-// descriptions only for the kinds of objects the op holds (they cost more than small
-// objects).
+// it instead; a plan op or a config op likewise, and a cluster delete or a store id nothing;
+// a resync op's changes follow as a batch's do. Encoding the objects one by one, rather than
+// the Op whole, sends gob type descriptions only for the kinds of objects the op holds (they
+// cost more than small objects).
 type opHeader struct {
 	Cluster    string
 	Commit     bool
 	Plan       bool
 	Config     bool
+	Delete     bool
 	ReplaceAll bool
 	Kinds      []Kind
-	// A resync op: its fields but Changes, which follow as a batch's do.
+	// A resync op: its fields but Changes, which follow as a batch's do (its Now is Now).
 	Resync       bool
 	ResyncID     uint64
 	ResyncPart   int
 	ResyncCommit bool
 	ResyncAbort  bool
 	StoreID      string
+	// Now is the batch's (or the resync op's) Now. Merges is true in every batch encoded
+	// since upserts keep server-owned fields (merge.go); a batch logged before decodes with
+	// false and replaces objects whole, as it did when first applied, so that a log replays
+	// to the state it gave then on every replica, whatever snapshot a replica starts from.
+	// Resync ops were never logged without merges: they always merge.
+	Now    time.Time
+	Merges bool
 }
 
 // MarshalOp encodes an op for the log: a format byte, then encoding/gob. Objects travel
@@ -281,15 +301,16 @@ func MarshalOp(op *Op) ([]byte, error) {
 	buf.WriteByte(opFormat)
 	enc := gob.NewEncoder(&buf)
 	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil,
-		StoreID: op.StoreID}
+		Delete: op.DeleteCluster, StoreID: op.StoreID}
 	var changes []Change
 	switch {
 	case op.Batch != nil:
-		h.ReplaceAll = op.Batch.ReplaceAll
+		h.ReplaceAll, h.Now, h.Merges = op.Batch.ReplaceAll, op.Batch.Now, !op.Batch.whole
 		changes = op.Batch.Changes
 	case op.Resync != nil:
 		r := op.Resync
 		h.Resync, h.ResyncID, h.ResyncPart, h.ResyncCommit, h.ResyncAbort = true, r.ID, r.Part, r.Commit, r.Abort
+		h.Now, h.Merges = r.Now, true
 		changes = r.Changes
 	}
 	if changes != nil {
@@ -334,6 +355,9 @@ func UnmarshalOp(data []byte) (*Op, error) {
 	}
 	op := &Op{Cluster: h.Cluster}
 	switch {
+	case h.Delete:
+		op.DeleteCluster = true
+		return op, nil
 	case h.Plan:
 		op.Plan = &PlanOp{}
 		if err := dec.Decode(op.Plan); err != nil {
@@ -368,13 +392,14 @@ func UnmarshalOp(data []byte) (*Op, error) {
 		}
 	}
 	if h.Resync {
-		op.Resync = &ResyncOp{ID: h.ResyncID, Part: h.ResyncPart, Commit: h.ResyncCommit, Abort: h.ResyncAbort, Changes: changes}
+		op.Resync = &ResyncOp{ID: h.ResyncID, Part: h.ResyncPart, Commit: h.ResyncCommit, Abort: h.ResyncAbort,
+			Now: h.Now, Changes: changes}
 		return op, nil
 	}
 	if changes == nil {
 		changes = []Change{}
 	}
-	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Changes: changes}
+	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Now: h.Now, whole: !h.Merges, Changes: changes}
 	return op, nil
 }
 

@@ -117,7 +117,7 @@ func TestCommitPlanAlike(t *testing.T) {
 			t.Fatalf("outcome %+v, want rejections %q at revision %d", out, want, base+2)
 		}
 		v := s.Snapshot("c")
-		if a, _ := v.Task("ns/a"); a.Status != api.Binding || a.Node != "n1" || !reflect.DeepEqual(a.DeviceIDs, []string{"g0"}) {
+		if a, _ := v.Task("ns/a"); a.Status != api.Bound || a.Node != "n1" || !reflect.DeepEqual(a.DeviceIDs, []string{"g0"}) {
 			t.Fatalf("task a = %+v", a)
 		}
 		if r, _ := v.Task("ns/r"); r.Status != api.Releasing {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // A resync replaces a whole cluster, like a ReplaceAll batch, but arrives in parts: a cluster
@@ -59,6 +60,9 @@ type ResyncOp struct {
 	Changes []Change
 	// Commit swaps the cluster with every staged part and Changes.
 	Commit bool
+	// Now is a commit's Batch.Now: it fills in the unset times of new objects (merge.go). The
+	// writer sets it (the leader's clock), so that every replica fills in the same time.
+	Now time.Time
 	// Abort drops the stage; Changes is empty.
 	Abort bool
 }
@@ -115,10 +119,12 @@ func (r *Resync) Add(changes []Change) error {
 
 // Commit stages a last part (which may be empty) and swaps the cluster: in one write
 // transaction everything of the cluster is deleted and every staged change applied, with the
-// referential checks of Store.Apply across all of them. It returns the cluster's new revision.
+// referential checks of Store.Apply across all of them. Like a ReplaceAll batch whose Now is
+// now, it keeps the server-owned fields the changes leave unset (merge.go) and fills in the
+// times of new objects with now. It returns the cluster's new revision.
 // On error (a *ValidationError whose Index counts the changes of the whole resync, or
 // ErrResyncLost) the cluster is unchanged. Either way the stage is dropped.
-func (r *Resync) Commit(changes []Change) (uint64, error) {
+func (r *Resync) Commit(changes []Change, now time.Time) (uint64, error) {
 	if r.done {
 		return r.s.Revision(r.cluster), errResyncDone
 	}
@@ -128,7 +134,7 @@ func (r *Resync) Commit(changes []Change) (uint64, error) {
 	}
 	r.done = true
 	defer r.s.live.remove(r.cluster, r.id)
-	res, err := r.s.resyncOp(r.cluster, &ResyncOp{ID: r.id, Part: r.parts, Changes: changes, Commit: true})
+	res, err := r.s.resyncOp(r.cluster, &ResyncOp{ID: r.id, Part: r.parts, Changes: changes, Commit: true, Now: now})
 	if err != nil {
 		r.s.abandon(r.cluster, r.id)
 		return r.s.Revision(r.cluster), err
@@ -181,9 +187,12 @@ func (r *Resync) fail() {
 
 // check runs the checks of changes that need nothing but the change (the referential checks
 // they queue are dropped: the commit runs them), with indexes counting from the changes
-// staged so far.
+// staged so far. The writer has no write transaction: the server-owned fields merge, as
+// the commit's do, against the state as it is now (prior), so that what depends on them (a
+// placed task that leaves its node unset keeps its stored one) is refused alike; the commit
+// checks again against the state it replaces.
 func (r *Resync) check(changes []Change) error {
-	w := &writer{cluster: r.cluster, checkOnly: true}
+	w := &writer{cluster: r.cluster, checkOnly: true, prior: r.s.load().Txn(false)}
 	for i := range changes {
 		c := &changes[i]
 		if c.Delete != nil && c.set() == 1 {
@@ -236,7 +245,7 @@ func (s *Store) applyResync(cluster string, op *ResyncOp) *OpResult {
 		}
 		return &OpResult{Revision: rev, Err: ErrResyncLost}
 	case op.Commit:
-		rev, err := s.commitResync(cluster, stage, op.Changes)
+		rev, err := s.commitResync(cluster, stage, op)
 		if err != nil && stage != nil {
 			s.putStage(cluster, stage, nil)
 		}
@@ -255,10 +264,14 @@ func (s *Store) applyResync(cluster string, op *ResyncOp) *OpResult {
 	return &OpResult{Revision: rev}
 }
 
-// commitResync swaps the cluster with the staged parts and last, in one write transaction
-// that also drops the stage.
-func (s *Store) commitResync(cluster string, stage *resyncStage, last []Change) (uint64, error) {
+// commitResync swaps the cluster with the staged parts and the commit op's changes, in one
+// write transaction that also drops the stage. Server-owned fields merge as in a ReplaceAll
+// batch (Store.apply): against the state before the swap, with the op's Now.
+func (s *Store) commitResync(cluster string, stage *resyncStage, op *ResyncOp) (uint64, error) {
+	last := op.Changes
 	return s.write(cluster, false, true, func(w *writer) (bool, error) {
+		w.now = op.Now
+		w.prior = s.load().Txn(false)
 		if err := w.deleteAll(); err != nil {
 			return false, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // oldCluster writes a cluster that a resync then replaces.
@@ -59,7 +60,7 @@ func TestResyncSwapsTheClusterAtCommit(t *testing.T) {
 	if st := s.StagedResyncs(); len(st) != 1 || st[0].Parts != 2 || st[0].Changes != 5 {
 		t.Fatalf("StagedResyncs = %+v, want one resync of 2 parts and 5 changes", st)
 	}
-	got, err := r.Commit(parts[2])
+	got, err := r.Commit(parts[2], time.Time{})
 	if err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
@@ -72,7 +73,7 @@ func TestResyncSwapsTheClusterAtCommit(t *testing.T) {
 	if st := s.StagedResyncs(); len(st) != 0 {
 		t.Fatalf("the stage outlived its commit: %+v", st)
 	}
-	if _, err := r.Commit(nil); err == nil {
+	if _, err := r.Commit(nil, time.Time{}); err == nil {
 		t.Fatal("a second Commit was accepted")
 	}
 }
@@ -111,7 +112,7 @@ func TestResyncRefusalsChangeNothing(t *testing.T) {
 				}
 			}
 			if err == nil {
-				_, err = r.Commit(tt.parts[last])
+				_, err = r.Commit(tt.parts[last], time.Time{})
 			}
 			wantValidation(t, err, tt.index, tt.field, tt.msg)
 			if got := dump(&s.Snapshot("c").View); got != before || s.Revision("c") != rev {
@@ -144,7 +145,7 @@ func TestResyncAbortKeepsTheOldState(t *testing.T) {
 	if st := s.StagedResyncs(); len(st) != 0 {
 		t.Fatalf("an aborted resync left its stage: %+v", st)
 	}
-	if _, err := r.Commit(nil); err == nil {
+	if _, err := r.Commit(nil, time.Time{}); err == nil {
 		t.Fatal("an aborted resync committed")
 	}
 }
@@ -226,7 +227,7 @@ func TestReplicatedResyncIsOneOpPerPart(t *testing.T) {
 	if got := follower.StagedResyncs(); len(got) != 1 || got[0].Parts != len(parts)-1 {
 		t.Fatalf("the follower stages %+v, want %d parts", got, len(parts)-1)
 	}
-	rev, err := r.Commit(parts[len(parts)-1])
+	rev, err := r.Commit(parts[len(parts)-1], time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +430,7 @@ func FuzzResync(f *testing.F) {
 		}
 		rev := leader.Revision("c")
 		if err == nil {
-			rev, err = r.Commit(parts[len(parts)-1])
+			rev, err = r.Commit(parts[len(parts)-1], time.Time{})
 		}
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) || rev != wantRev {
 			t.Fatalf("resync gave %d, %v; one ReplaceAll batch %d, %v", rev, err, wantRev, wantErr)

@@ -82,9 +82,10 @@ func (s *Store) load() *memdb.MemDB { return s.db.Load() }
 // and Apply returns the new revision. On error nothing changes and Apply returns the
 // unchanged revision with a *ValidationError (or, for an internal failure, another error).
 //
-// Upserting an existing object replaces it. Deleting a missing object is a no-op; deleting
-// a job deletes its tasks. With ReplaceAll, everything of the cluster is deleted first, in the
-// same transaction. The checks run after all changes, so a batch may list objects in any
+// Upserting an existing object replaces it, except for the server-owned fields the upsert
+// leaves unset, which keep their stored values (merge.go). Deleting a missing object is a
+// no-op; deleting a job deletes its tasks. With ReplaceAll, everything of the cluster is
+// deleted first, in the same transaction (the merges still read the objects as they were). The checks run after all changes, so a batch may list objects in any
 // order (a task before its job):
 //   - a task's job exists; a task naming a node names an existing one; a Running,
 //     Releasing, Binding or Bound task names a node;
@@ -111,7 +112,9 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 // away otherwise (a dry run: the checks alone).
 func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
 	return s.write(cluster, false, commit, func(w *writer) (bool, error) {
+		w.now, w.whole = b.Now, b.whole
 		if b.ReplaceAll {
+			w.prior = s.load().Txn(false)
 			if err := w.deleteAll(); err != nil {
 				return false, err
 			}

@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -16,14 +17,21 @@ type writer struct {
 	txn     *memdb.Txn
 	cluster string
 	// rev is the revision this transaction writes: every row it inserts records it.
-	rev  uint64
-	pend pending
+	rev uint64
+	// now is the time that fills in unset times of new objects (Batch.Now); prior, when not
+	// nil, is the state before a ReplaceAll batch, which merges read instead of txn (merge.go).
+	now   time.Time
+	prior *memdb.Txn
+	// whole disables the merges: upserts replace objects whole (old log entries).
+	whole bool
+	pend  pending
 	// undo, when tracking, records every mutation of the current Txn call so that a failed
 	// call can be taken back without aborting the transaction.
 	tracking bool
 	undo     []undoEntry
 	// checkOnly runs the checks that need nothing but the change, and writes nothing (txn
-	// may be nil); only upserts may be checked so.
+	// may be nil, and then prior must be set, or whole: merges read the stored object);
+	// only upserts may be checked so.
 	checkOnly bool
 }
 
@@ -95,6 +103,13 @@ func (w *writer) upsertJob(i int, j *api.Job) error {
 		return err
 	}
 	key := j.Key()
+	if !w.whole {
+		old, err := stored[api.Job](w, tableJobs, key)
+		if err != nil {
+			return err
+		}
+		j = mergeJob(j, old, w.now)
+	}
 	r := newRow(w.cluster, key, j, j.Queue, "")
 	if err := w.insert(tableJobs, key, r); err != nil {
 		return err
@@ -113,10 +128,17 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 	if err := checkRef(i, "task.node", t.Node); err != nil {
 		return err
 	}
-	if t.Node == "" && needsNode(t.Status) {
-		return invalid(i, "task.node", "a %s task must name its node", t.Status)
-	}
 	key := t.Key()
+	if !w.whole {
+		old, err := stored[api.Task](w, tableTasks, key)
+		if err != nil {
+			return err
+		}
+		t = mergeTask(t, old, w.now)
+	}
+	if t.Node == "" && placed(t.Status) {
+		return invalid(i, "task.node", "a %s task must name its node (only a task already placed keeps its stored one)", t.Status)
+	}
 	r := newRow(w.cluster, key, t, t.JobKey(), t.Node)
 	if err := w.insert(tableTasks, key, r); err != nil {
 		return err
@@ -336,15 +358,6 @@ func (w *writer) rollback(mark int) error {
 
 // defaultQueue is the queue the store creates when a job names it and it does not exist.
 const defaultQueue = "default"
-
-// needsNode reports whether a task in this status must be on a node.
-func needsNode(s api.TaskStatus) bool {
-	switch s {
-	case api.Running, api.Releasing, api.Binding, api.Bound:
-		return true
-	}
-	return false
-}
 
 // checkName rejects an empty name or one with a NUL (the key separator).
 func checkName(i int, field, name string) error {

@@ -202,7 +202,7 @@ func TestAdapterCyclesAgainstSluice(t *testing.T) {
 	}
 	server := listTasks(t, conn, "hpc")
 	for task, node := range planned {
-		if s := server["slurm/"+task]; s.GetStatus() != sluicev1.TaskStatus_TASK_STATUS_BINDING || s.GetNode() != node {
+		if s := server["slurm/"+task]; s.GetStatus() != sluicev1.TaskStatus_TASK_STATUS_BOUND || s.GetNode() != node {
 			t.Errorf("server task %s: %v", task, s)
 		}
 	}

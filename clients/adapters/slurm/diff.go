@@ -85,16 +85,18 @@ func (st *ClusterState) Diff(old *ClusterState) []*sluicev1.Delta {
 }
 
 // applyDecisions records in st what a committed plan changed on the server (binds make
-// tasks BINDING, evictions RELEASING), so that the next Diff corrects the server when Slurm
-// did not follow. The adapter itself never reports BINDING, so every task bound by a plan
-// is sent again in the next cycle with what Slurm then shows.
+// tasks BOUND to their node with their devices, evictions RELEASING), so that the next Diff
+// corrects the server when Slurm did not follow: a task Slurm shows pending, running or on
+// other nodes differs from the record and is sent again; one Slurm shows dispatched where the
+// plan put it is what the server holds already (a report without the plan's device ids,
+// which differs from the record, keeps them on the server).
 func (st *ClusterState) applyDecisions(applied []*sluicev1.Decision) {
 	for _, d := range applied {
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Bind:
 			if t := st.Tasks[shortName(k.Bind.GetTask())]; t != nil {
 				c := proto.CloneOf(t)
-				c.Status, c.Node = sluicev1.TaskStatus_TASK_STATUS_BINDING, k.Bind.GetNode()
+				c.Status, c.Node = sluicev1.TaskStatus_TASK_STATUS_BOUND, k.Bind.GetNode()
 				c.DeviceIds = k.Bind.GetDeviceIds()
 				st.Tasks[c.Name] = c
 			}

@@ -281,7 +281,7 @@ func (s *GRPCSluice) Schedule(ctx context.Context, dryRun bool) (*sluicev1.Plan,
 	if err != nil {
 		return nil, err
 	}
-	return resp.GetPlan(), nil
+	return sluice.WholePlan(ctx, s.sched, resp.GetPlan(), resp.GetNextPageToken())
 }
 
 // Commit implements Sluice.
@@ -291,6 +291,15 @@ func (s *GRPCSluice) Commit(ctx context.Context, planID string) (*sluicev1.Commi
 		return nil, err
 	}
 	s.noteRevision(resp.GetRevision())
+	if resp.GetNextPageToken() != "" {
+		// The lists cover the first page: take every decision's outcome from the record.
+		whole, err := sluice.WholePlan(ctx, s.sched, resp.GetPlan(), resp.GetNextPageToken())
+		if err != nil {
+			return nil, err
+		}
+		resp.Applied, resp.Rejected = sluice.Outcomes(whole)
+		resp.Plan, resp.NextPageToken = whole, ""
+	}
 	return resp, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -105,6 +106,17 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 		commit, err := sched.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: cluster, PlanId: plan.GetId()})
 		if err != nil {
 			return nil, fmt.Errorf("%s: CommitPlan %s: %s", where, plan.GetId(), StatusText(err))
+		}
+		if commit.GetPlan() != nil {
+			// The committed record, every page, each decision with its outcome.
+			if plan, err = sluice.WholePlan(ctx, sched, commit.GetPlan(), commit.GetNextPageToken()); err != nil {
+				return nil, fmt.Errorf("%s: GetPlan %s: %s", where, plan.GetId(), StatusText(err))
+			}
+		}
+		for _, d := range plan.GetDecisions() {
+			if d.GetOutcome() == sluicev1.DecisionOutcome_DECISION_OUTCOME_REJECTED {
+				return nil, fmt.Errorf("%s: commit rejected %s: %s", where, DescribeDecision(d), d.GetRejectedReason())
+			}
 		}
 		if rej := commit.GetRejected(); len(rej) > 0 {
 			return nil, fmt.Errorf("%s: commit rejected %s: %s (and %d more)",

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"os"
 
 	"google.golang.org/grpc"
@@ -189,16 +190,59 @@ func (c *Client) Apply(ctx context.Context, cluster string, replaceAll bool, del
 	return resp.GetRevision(), nil
 }
 
-// Schedule runs one cycle in mode and returns its plan.
+// Schedule runs one cycle in mode and returns its whole plan: the response holds the first
+// page of the decisions and job outcomes, and Schedule reads the others through GetPlan.
 func (c *Client) Schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode) (*sluicev1.Plan, error) {
 	resp, err := c.Scheduler.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: cluster, Mode: mode})
 	if err != nil {
 		return nil, err
 	}
-	return resp.GetPlan(), nil
+	return c.RestOfPlan(ctx, resp.GetPlan(), resp.GetNextPageToken())
 }
 
-// Commit commits a proposed plan.
+// GetPlan returns a plan with all its decisions and job outcomes (a committed plan's
+// decisions carry their outcomes), reading it page by page.
+func (c *Client) GetPlan(ctx context.Context, cluster, planID string) (*sluicev1.Plan, error) {
+	resp, err := c.Scheduler.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: cluster, PlanId: planID})
+	if err != nil {
+		return nil, err
+	}
+	return c.RestOfPlan(ctx, resp.GetPlan(), resp.GetNextPageToken())
+}
+
+// RestOfPlan completes a plan's first page (from Schedule, CommitPlan, WatchPlans or GetPlan)
+// with the pages that token and the tokens after it name (see WholePlan).
+func (c *Client) RestOfPlan(ctx context.Context, first *sluicev1.Plan, token string) (*sluicev1.Plan, error) {
+	return WholePlan(ctx, c.Scheduler, first, token)
+}
+
+// WholePlan completes a plan's first page with the pages that token and the tokens after it
+// name, read through GetPlan. It returns first itself when token is empty, else a new plan;
+// first is left as it is.
+func WholePlan(ctx context.Context, sc sluicev1.SchedulerServiceClient, first *sluicev1.Plan, token string) (*sluicev1.Plan, error) {
+	if token == "" {
+		return first, nil
+	}
+	whole := proto.Clone(first).(*sluicev1.Plan)
+	size := int32(max(len(first.GetDecisions()), len(first.GetJobs())))
+	for token != "" {
+		resp, err := sc.GetPlan(ctx, &sluicev1.GetPlanRequest{
+			Cluster: first.GetCluster(), PlanId: first.GetId(), PageSize: size, PageToken: token,
+		})
+		if err != nil {
+			return nil, err
+		}
+		whole.Decisions = append(whole.Decisions, resp.GetPlan().GetDecisions()...)
+		whole.Jobs = append(whole.Jobs, resp.GetPlan().GetJobs()...)
+		token = resp.GetNextPageToken()
+	}
+	return whole, nil
+}
+
+// Commit commits a proposed plan. Committing a committed plan again answers the same (so a
+// commit whose answer was lost may be retried). The response holds the first page of the
+// committed plan; its Applied and Rejected lists cover that page (GetPlan, or the scheduling
+// loop, gives every decision with its outcome).
 func (c *Client) Commit(ctx context.Context, cluster, planID string) (*sluicev1.CommitPlanResponse, error) {
 	return c.Scheduler.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: cluster, PlanId: planID})
 }
@@ -213,4 +257,64 @@ func (c *Client) Discard(ctx context.Context, cluster, planID string) error {
 // An empty namespace means "default".
 func (c *Client) Explain(ctx context.Context, cluster, namespace, job string) (*sluicev1.ExplainJobResponse, error) {
 	return c.Scheduler.ExplainJob(ctx, &sluicev1.ExplainJobRequest{Cluster: cluster, Namespace: namespace, Name: job})
+}
+
+// Clusters returns every cluster the client's credentials cover (ListClusters, page after
+// page), ordered by name.
+func (c *Client) Clusters(ctx context.Context) ([]*sluicev1.Cluster, error) {
+	var out []*sluicev1.Cluster
+	req := &sluicev1.ListClustersRequest{PageSize: 1000}
+	for {
+		resp, err := c.State.ListClusters(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.GetClusters()...)
+		if resp.GetNextPageToken() == "" {
+			return out, nil
+		}
+		req = &sluicev1.ListClustersRequest{PageSize: req.GetPageSize(), PageToken: resp.GetNextPageToken()}
+	}
+}
+
+// Cluster returns a cluster's revision, object counts and configuration etag. A cluster that
+// does not exist fails with NOT_FOUND (reason CLUSTER_NOT_FOUND).
+func (c *Client) Cluster(ctx context.Context, cluster string) (*sluicev1.Cluster, error) {
+	resp, err := c.State.GetCluster(ctx, &sluicev1.GetClusterRequest{Cluster: cluster})
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetCluster(), nil
+}
+
+// DeleteCluster deletes a cluster and everything of it (objects, plans, configuration,
+// revision, metrics) and returns it as it was. It needs an admin token.
+func (c *Client) DeleteCluster(ctx context.Context, cluster string) (*sluicev1.Cluster, error) {
+	resp, err := c.State.DeleteCluster(ctx, &sluicev1.DeleteClusterRequest{Cluster: cluster})
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetCluster(), nil
+}
+
+// Config returns a cluster's scheduler configuration (Volcano YAML) and its etag. It needs an
+// admin token.
+func (c *Client) Config(ctx context.Context, cluster string) (config, etag string, err error) {
+	resp, err := c.Scheduler.GetSchedulerConfig(ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: cluster})
+	if err != nil {
+		return "", "", err
+	}
+	return resp.GetConfig(), resp.GetEtag(), nil
+}
+
+// SetConfig replaces a cluster's scheduler configuration and returns the new etag. With an
+// etag (from Config, Cluster or a previous SetConfig) it applies only if the configuration did
+// not change since; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH). An empty
+// etag replaces it unconditionally. It needs an admin token.
+func (c *Client) SetConfig(ctx context.Context, cluster, config, etag string) (string, error) {
+	resp, err := c.Scheduler.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: cluster, Config: config, Etag: etag})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetEtag(), nil
 }

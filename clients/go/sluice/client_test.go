@@ -217,3 +217,42 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestClustersAndConfig lists, reads and deletes clusters and updates a configuration
+// conditionally, against a real server.
+func TestClustersAndConfig(t *testing.T) {
+	addr, _ := startServer(t)
+	c := dial(t, addr)
+	ctx := context.Background()
+	for _, name := range []string{"b", "a"} {
+		if _, err := c.Apply(ctx, name, true, node("n1", "8"), job("j", 1), task("j-0", "j")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := c.Clusters(ctx)
+	if err != nil || len(list) != 2 || list[0].GetName() != "a" || list[1].GetName() != "b" {
+		t.Fatalf("Clusters: %v, %v", list, err)
+	}
+	a, err := c.Cluster(ctx, "a")
+	if err != nil || a.GetObjects().GetTasks() != 1 || a.GetRevision() != 1 || a.GetHasConfig() {
+		t.Fatalf("Cluster: %v, %v", a, err)
+	}
+	text, etag, err := c.Config(ctx, "a")
+	if err != nil || etag != a.GetConfigEtag() {
+		t.Fatalf("Config: etag %q (cluster says %q), %v", etag, a.GetConfigEtag(), err)
+	}
+	next, err := c.SetConfig(ctx, "a", text, etag)
+	if err != nil || next == etag {
+		t.Fatalf("SetConfig: %q, %v", next, err)
+	}
+	if _, err := c.SetConfig(ctx, "a", text, etag); status.Code(err) != codes.Aborted {
+		t.Fatalf("SetConfig with a stale etag: %v, want ABORTED", err)
+	}
+	deleted, err := c.DeleteCluster(ctx, "a")
+	if err != nil || deleted.GetName() != "a" || !deleted.GetHasConfig() {
+		t.Fatalf("DeleteCluster: %v, %v", deleted, err)
+	}
+	if _, err := c.Cluster(ctx, "a"); status.Code(err) != codes.NotFound {
+		t.Fatalf("Cluster after the delete: %v, want NOT_FOUND", err)
+	}
+}

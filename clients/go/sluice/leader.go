@@ -56,6 +56,9 @@ type leaderConn struct {
 	conns     map[string]*grpc.ClientConn
 	endpoints []string
 	closed    bool
+
+	// floor gives stale reads this client's read-your-writes floor.
+	floor revisionFloor
 }
 
 func newLeaderConn(target string, conn *grpc.ClientConn, dial func(string) (*grpc.ClientConn, error), endpoints []string) *leaderConn {
@@ -79,10 +82,16 @@ func (l *leaderConn) current() *grpc.ClientConn {
 }
 
 // Invoke implements grpc.ClientConnInterface.
+// A stale read carries the client's revision floor for its cluster (see revisionFloor); every
+// reply's revision raises it.
 func (l *leaderConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	args = l.floor.apply(args)
 	for hop := 0; ; hop++ {
 		conn := l.current()
 		err := conn.Invoke(ctx, method, args, reply, opts...)
+		if err == nil {
+			l.floor.note(args, reply)
+		}
 		if err == nil || !l.observe(conn, err) || hop >= maxLeaderHops || ctx.Err() != nil {
 			return err
 		}

@@ -14,7 +14,8 @@ import (
 
 // PlanResult is a plan after its commit: what the RM has to carry out.
 type PlanResult struct {
-	// Plan is the cycle's plan as the server returned it.
+	// Plan is the cycle's plan, all its pages: once committed, the server's record of it,
+	// each bind and eviction with its outcome.
 	Plan *sluicev1.Plan
 	// Applied are the bind and evict decisions that took effect: carry these out.
 	// Pipeline decisions (reservations within the cycle) are never here.
@@ -36,24 +37,22 @@ func (c *Client) ScheduleAndCommit(ctx context.Context, cluster string) (*PlanRe
 	return c.commit(ctx, plan)
 }
 
-// commit commits a proposed plan (or discards it when it decides nothing); a plan
-// the server already committed is only summed up.
+// commit commits a proposed plan (or discards it when it decides nothing); a plan the
+// server already committed (auto-commit) is read from its record. Applied and Rejected come
+// from the committed plan's record, each decision with its outcome, page by page.
 func (c *Client) commit(ctx context.Context, plan *sluicev1.Plan) (*PlanResult, error) {
 	res := &PlanResult{Plan: plan}
 	switch plan.GetState() {
 	case sluicev1.PlanState_PLAN_STATE_COMMITTED:
-		for _, d := range plan.GetDecisions() {
-			if d.GetPipeline() == nil {
-				res.Applied = append(res.Applied, d)
-			}
-		}
 		res.Revision = plan.GetCommittedRevision()
+		res.Applied, res.Rejected = Outcomes(plan)
 		return res, nil
 	case sluicev1.PlanState_PLAN_STATE_PROPOSED:
 	default:
 		return nil, fmt.Errorf("sluice: plan %s is %s, not proposed", plan.GetId(), plan.GetState())
 	}
-	if len(plan.GetDecisions()) == 0 {
+	n := plan.GetCounts()
+	if n.GetBinds()+n.GetEvicts()+n.GetPipelines() == 0 && len(plan.GetDecisions()) == 0 {
 		res.Revision = plan.GetBaseRevision()
 		return res, c.Discard(ctx, plan.GetCluster(), plan.GetId())
 	}
@@ -61,8 +60,34 @@ func (c *Client) commit(ctx context.Context, plan *sluicev1.Plan) (*PlanResult, 
 	if err != nil {
 		return nil, err
 	}
-	res.Applied, res.Rejected, res.Revision = resp.GetApplied(), resp.GetRejected(), resp.GetRevision()
+	res.Revision = resp.GetRevision()
+	if resp.GetPlan() == nil {
+		// A server without plan records answers with the lists alone.
+		res.Applied, res.Rejected = resp.GetApplied(), resp.GetRejected()
+		return res, nil
+	}
+	committed, err := c.RestOfPlan(ctx, resp.GetPlan(), resp.GetNextPageToken())
+	if err != nil {
+		return nil, err
+	}
+	res.Plan = committed
+	res.Applied, res.Rejected = Outcomes(committed)
 	return res, nil
+}
+
+// Outcomes splits a committed plan's binds and evictions by their outcome. A decision without
+// one (a server that predates outcomes) counts as applied.
+func Outcomes(plan *sluicev1.Plan) (applied []*sluicev1.Decision, rejected []*sluicev1.RejectedDecision) {
+	for _, d := range plan.GetDecisions() {
+		switch {
+		case d.GetPipeline() != nil:
+		case d.GetOutcome() == sluicev1.DecisionOutcome_DECISION_OUTCOME_REJECTED:
+			rejected = append(rejected, &sluicev1.RejectedDecision{Decision: d, Reason: d.GetRejectedReason()})
+		default:
+			applied = append(applied, d)
+		}
+	}
+	return applied, rejected
 }
 
 // LoopOptions configure RunSchedulingLoop.
@@ -174,7 +199,11 @@ func (c *Client) watchOnce(ctx context.Context, cluster string, mode sluicev1.Sc
 			return err
 		}
 		healthy()
-		if err := handle(m.GetPlan()); err != nil {
+		plan, err := c.RestOfPlan(ctx, m.GetPlan(), m.GetNextPageToken())
+		if err != nil {
+			return err
+		}
+		if err := handle(plan); err != nil {
 			return err
 		}
 	}

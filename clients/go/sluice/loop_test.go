@@ -77,8 +77,14 @@ func checkBinds(t *testing.T, r *sluice.PlanResult) {
 func TestSchedulingLoopPeriodic(t *testing.T) {
 	r := runLoop(t, sluice.LoopOptions{Cluster: "periodic"})
 	checkBinds(t, r)
-	if r.Plan.GetState() != sluicev1.PlanState_PLAN_STATE_PROPOSED {
-		t.Errorf("plan state %s, want the proposed plan the loop committed", r.Plan.GetState())
+	// The result holds the committed plan's record, each decision with its outcome.
+	if r.Plan.GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED || r.Plan.GetCounts().GetApplied() != 2 {
+		t.Errorf("plan state %s, counts %v; want the committed record", r.Plan.GetState(), r.Plan.GetCounts())
+	}
+	for _, d := range r.Applied {
+		if d.GetOutcome() != sluicev1.DecisionOutcome_DECISION_OUTCOME_APPLIED {
+			t.Errorf("applied decision without its outcome: %v", d)
+		}
 	}
 }
 

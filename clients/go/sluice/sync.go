@@ -579,9 +579,10 @@ func (s *Syncer) rejected(b *sent, rej *sluicev1.BatchRejected) error {
 		return nil
 	}
 	if codes.Code(rej.GetCode()) == codes.FailedPrecondition {
-		// The server wants the whole state first; the resync covers this batch.
+		// The server wants the whole state first; the resync covers this batch. A resync
+		// refused so (its cluster was deleted before its last chunk) is sent again.
 		s.mu.Lock()
-		if !s.resync {
+		if !s.resync || b.replaceAll {
 			s.requestResync("server: " + rej.GetMessage())
 		}
 		s.mu.Unlock()

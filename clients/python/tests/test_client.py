@@ -7,8 +7,8 @@ import unittest
 
 import grpc
 
-from sluice import SluiceClient, binds, delete, job, node, task
-from sluice.v1 import types_pb2
+from sluice import SluiceClient, binds, delete, error_info, error_reason, job, node, outcomes, task
+from sluice.v1 import scheduler_pb2, types_pb2
 
 SERVER = os.environ.get("SLUICE_SERVER")
 TOKEN_SERVER = os.environ.get("SLUICE_TOKEN_SERVER")
@@ -87,6 +87,91 @@ class ServerTest(unittest.TestCase):
     def test_bad_mode(self):
         with self.assertRaises(ValueError):
             self.c.schedule("eventually")
+
+    def test_commit_discarded_plan(self):
+        self.c.apply([node("n1", {"cpu": "4"}), job("d", min_available=1), task("d-0", "d", {"cpu": "1"})],
+                     replace_all=True)
+        plan = self.c.schedule()
+        self.c.discard(plan)
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.c.commit(plan)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(error_reason(cm.exception), "PLAN_DISCARDED")
+        self.assertEqual(error_info(cm.exception).domain, "sluice.sched")
+        # The discarded plan is only its summary now.
+        self.assertEqual(self.c.get_plan(plan.id).state, scheduler_pb2.PLAN_STATE_DISCARDED)
+
+    def test_error_reasons(self):
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.c.get_plan("no-such-plan")
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
+        self.assertEqual(error_reason(cm.exception), "PLAN_NOT_FOUND")
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.c.apply([node("bad", {"cpu": "lots"})])
+        self.assertEqual(error_reason(cm.exception), "INVALID_FIELD")
+        self.assertIsNone(error_reason(ValueError("not an RPC error")))
+
+
+@unittest.skipUnless(SERVER, "SLUICE_SERVER is not set")
+class LargePlanTest(unittest.TestCase):
+    """A plan of more decisions than one page holds (the server sends 1000 at a time): 2,500
+    single-task jobs on one big node."""
+
+    N = 2500
+
+    def setUp(self):
+        self.c = SluiceClient(SERVER, cluster="py-large-" + self.id().rsplit(".", 1)[-1].replace("_", "-"),
+                              timeout=120)
+        self.addCleanup(self.c.close)
+        deltas = [node("n1", {"cpu": "10000", "memory": "10000Gi", "pods": "10000"})]
+        for i in range(self.N):
+            name = f"j{i:04d}"
+            deltas += [job(name, min_available=1), task(name + "-0", name, {"cpu": "1", "memory": "1Gi"})]
+        self.c.apply(deltas, replace_all=True)
+
+    def assert_whole(self, plan):
+        self.assertEqual(len(plan.decisions), self.N)
+        self.assertEqual(len(plan.jobs), self.N)
+        self.assertEqual(plan.counts.binds, self.N)
+        self.assertEqual(len({d.bind.task for d in plan.decisions}), self.N)
+        self.assertEqual([o.job for o in plan.jobs], sorted(f"default/j{i:04d}" for i in range(self.N)))
+
+    def test_schedule_and_get_plan_read_every_page(self):
+        dry = self.c.schedule("dry_run")
+        self.assert_whole(dry)
+        self.assertEqual(dry.state, scheduler_pb2.PLAN_STATE_DRY_RUN)
+        again = self.c.get_plan(dry)
+        self.assert_whole(again)
+        self.assertEqual(list(again.decisions), list(dry.decisions))
+
+    def test_commit_covers_the_whole_plan(self):
+        plan = self.c.schedule()
+        self.assert_whole(plan)
+        # A change to a task whose bind is on the last page: the commit rejects that decision,
+        # and only the committed record (not the first page's lists) can say so.
+        victim = plan.decisions[-1].bind.task
+        self.c.apply([delete("task", victim.split("/", 1)[1])])
+        resp = self.c.commit(plan)
+        self.assertEqual(len(resp.applied), self.N - 1)
+        self.assertEqual([r.decision.bind.task for r in resp.rejected], [victim])
+        self.assertTrue(resp.rejected[0].reason)
+        self.assertFalse(resp.next_page_token)
+        self.assertEqual(len(resp.plan.decisions), self.N)
+        self.assertEqual(resp.plan.state, scheduler_pb2.PLAN_STATE_COMMITTED)
+        self.assertEqual((resp.plan.counts.applied, resp.plan.counts.rejected), (self.N - 1, 1))
+        self.assertNotIn(victim, binds(resp.applied))
+
+        record = self.c.get_plan(plan.id)
+        self.assertEqual(len(record.decisions), self.N)
+        applied, rejected = outcomes(record)
+        self.assertEqual((len(applied), [r.decision.bind.task for r in rejected]), (self.N - 1, [victim]))
+        self.assertTrue(all(d.outcome == scheduler_pb2.DECISION_OUTCOME_APPLIED for d in applied))
+
+        # Committing again answers the same, whole.
+        again = self.c.commit(plan)
+        self.assertEqual(again.revision, resp.revision)
+        self.assertEqual((len(again.applied), len(again.rejected)), (self.N - 1, 1))
+        self.assertEqual(sum(1 for t in self.c.tasks() if t.node == "n1"), self.N - 1)
 
 
 @unittest.skipUnless(TOKEN_SERVER and TOKEN, "SLUICE_TOKEN_SERVER and SLUICE_TOKEN are not set")

@@ -1,19 +1,24 @@
 // TypeScript client of Sluice: the generated sluice.v1 messages (protobuf-es 2.x) and
 // a thin wrapper over Connect's gRPC transport for Node.js.
 
-import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { clone, create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 
 import { ClusterStateService } from "./gen/sluice/v1/cluster_state_pb.js";
 import {
+  CommitPlanResponseSchema,
+  DecisionOutcome,
+  PlanSchema,
+  RejectedDecisionSchema,
   SchedulerService,
   ScheduleMode,
   type CommitPlanResponse,
   type Decision,
   type ExplainJobResponse,
   type Plan,
+  type RejectedDecision,
 } from "./gen/sluice/v1/scheduler_pb.js";
 import {
   DeltaSchema,
@@ -31,6 +36,7 @@ export * from "./gen/sluice/v1/types_pb.js";
 export * from "./gen/sluice/v1/cluster_state_pb.js";
 export * from "./gen/sluice/v1/scheduler_pb.js";
 export * from "./gen/sluice/v1/errors_pb.js";
+export { ERROR_DOMAIN, errorInfo, errorReason, type ErrorInfo } from "./errors.js";
 
 /** How a cycle's plan is handled: see ScheduleMode. */
 export type Mode = "propose" | "auto_commit" | "dry_run";
@@ -63,7 +69,11 @@ export interface CallOptions {
 
 /**
  * A connection to a Sluice server. Calls reject with a ConnectError (code and
- * message, for example InvalidArgument naming the offending field).
+ * message, for example InvalidArgument naming the offending field); errorReason(err)
+ * is its reason, such as ErrorReason.PLAN_EXPIRED.
+ *
+ * Plans come whole: schedule, getPlan, commit and watchPlans read every page of a plan's
+ * decisions and job outcomes (the server sends them 1000 at a time).
  *
  *     const c = new SluiceClient("127.0.0.1:50051", { cluster: "demo" });
  *     await c.apply([node("n1", { cpu: "8" }), job("j"), task("j-0", "j", { cpu: "1" })], { replaceAll: true });
@@ -148,25 +158,82 @@ export class SluiceClient {
     return out;
   }
 
-  /** Runs one cycle and returns its plan. */
+  /**
+   * Runs one cycle and returns its whole plan. The response holds the plan's first page
+   * of decisions and job outcomes; schedule reads the others through GetPlan, so
+   * plan.decisions and plan.jobs are complete (plan.counts sums them up). An
+   * auto-committed plan's decisions carry their outcomes (see outcomes()).
+   */
   async schedule(mode: Mode = "propose", opts: CallOptions = {}): Promise<Plan> {
     const resp = await this.scheduler.schedule(
       { cluster: opts.cluster ?? this.cluster, mode: modes[mode] },
       { timeoutMs: this.timeoutMs },
     );
     if (!resp.plan) throw new Error("sluice: Schedule returned no plan");
-    return resp.plan;
+    return this.restOfPlan(resp.plan, resp.nextPageToken);
   }
 
   /**
-   * Commits a proposed plan: `applied` lists the decisions that took effect,
-   * `rejected` those refused because the cluster changed since the plan.
+   * A plan (by id, or a Plan to read again) with all its decisions and job outcomes, read
+   * page by page: a proposed or committed plan the server still keeps (a committed plan's
+   * decisions carry their outcome and rejectedReason), a discarded or expired one as its
+   * summary (decisionsDropped), or a recent dry run's. Rejects with reason PLAN_NOT_FOUND
+   * for any other.
    */
-  async commit(plan: Plan | string, opts: CallOptions = {}): Promise<CommitPlanResponse> {
-    return this.scheduler.commitPlan(
+  async getPlan(plan: Plan | string, opts: CallOptions = {}): Promise<Plan> {
+    const resp = await this.scheduler.getPlan(
       { cluster: clusterOf(plan, opts.cluster ?? this.cluster), planId: idOf(plan) },
       { timeoutMs: this.timeoutMs },
     );
+    if (!resp.plan) throw new Error("sluice: GetPlan returned no plan");
+    return this.restOfPlan(resp.plan, resp.nextPageToken);
+  }
+
+  /**
+   * Completes a plan's first page (of a Schedule, CommitPlan, WatchPlans or GetPlan
+   * response from the raw clients) with the pages that nextPageToken and the tokens after
+   * it name, read through GetPlan. Returns first itself when the token is empty, else a
+   * new Plan (first is left as it is). signal aborts the reading.
+   */
+  async restOfPlan(first: Plan, nextPageToken: string, opts: { signal?: AbortSignal } = {}): Promise<Plan> {
+    if (nextPageToken === "") return first;
+    const whole = clone(PlanSchema, first);
+    const pageSize = Math.max(first.decisions.length, first.jobs.length);
+    let pageToken = nextPageToken;
+    while (pageToken !== "") {
+      const resp = await this.scheduler.getPlan(
+        { cluster: first.cluster || this.cluster, planId: first.id, pageSize, pageToken },
+        { timeoutMs: this.timeoutMs, signal: opts.signal },
+      );
+      whole.decisions.push(...(resp.plan?.decisions ?? []));
+      whole.jobs.push(...(resp.plan?.jobs ?? []));
+      pageToken = resp.nextPageToken;
+    }
+    return whole;
+  }
+
+  /**
+   * Commits a proposed plan. `applied` lists, for the whole plan, the decisions that
+   * took effect, `rejected` those refused because the cluster changed since the plan's
+   * base revision (each with its reason); `plan` is the committed plan whole, each bind
+   * and eviction with its outcome.
+   *
+   * The server answers with the committed plan's first page and lists only that page's
+   * decisions: for a plan of more than one page, commit reads the rest through GetPlan
+   * and takes applied and rejected from the committed record (see outcomes()).
+   * Committing a committed plan again answers the same, so a commit whose answer was lost
+   * may be retried. A plan that is not proposed rejects with errorReason(err)
+   * PLAN_DISCARDED, PLAN_EXPIRED, PLAN_DRY_RUN or PLAN_NOT_FOUND.
+   */
+  async commit(plan: Plan | string, opts: CallOptions = {}): Promise<CommitPlanResponse> {
+    const resp = await this.scheduler.commitPlan(
+      { cluster: clusterOf(plan, opts.cluster ?? this.cluster), planId: idOf(plan) },
+      { timeoutMs: this.timeoutMs },
+    );
+    if (resp.nextPageToken === "" || !resp.plan) return resp;
+    const whole = await this.restOfPlan(resp.plan, resp.nextPageToken);
+    const { applied, rejected } = outcomes(whole);
+    return create(CommitPlanResponseSchema, { revision: resp.revision, applied, rejected, plan: whole });
   }
 
   /** Drops a proposed plan. */
@@ -186,8 +253,9 @@ export class SluiceClient {
   }
 
   /**
-   * The plan of every cycle the server runs as the cluster changes (and at least
-   * every periodMs). Stop with signal, or by leaving the for-await loop.
+   * The whole plan of every cycle the server runs as the cluster changes (and at least
+   * every periodMs), its pages after the first read through GetPlan. Stop with signal,
+   * or by leaving the for-await loop.
    */
   async *watchPlans(
     mode: Mode = "propose",
@@ -199,9 +267,28 @@ export class SluiceClient {
       period: opts.periodMs ? durationFromMs(opts.periodMs) : undefined,
     };
     for await (const resp of this.scheduler.watchPlans(req, { signal: opts.signal })) {
-      if (resp.plan) yield resp.plan;
+      if (resp.plan) yield await this.restOfPlan(resp.plan, resp.nextPageToken, { signal: opts.signal });
     }
   }
+}
+
+/**
+ * Splits a committed plan's binds and evictions by their outcome: the applied decisions,
+ * and the rejected ones with their reason. Pipelines are in neither; a decision without an
+ * outcome (from a server that predates outcomes) counts as applied.
+ */
+export function outcomes(plan: Plan): { applied: Decision[]; rejected: RejectedDecision[] } {
+  const applied: Decision[] = [];
+  const rejected: RejectedDecision[] = [];
+  for (const d of plan.decisions) {
+    if (d.kind.case === "pipeline") continue;
+    if (d.outcome === DecisionOutcome.REJECTED) {
+      rejected.push(create(RejectedDecisionSchema, { decision: d, reason: d.rejectedReason }));
+    } else {
+      applied.push(d);
+    }
+  }
+  return { applied, rejected };
 }
 
 function idOf(plan: Plan | string): string {

@@ -213,7 +213,7 @@ func verifyCrash(t *testing.T, ctx context.Context, c *sluice.Client, led *crash
 	}
 	for name, want := range led.binds {
 		tk := tasks[name]
-		if tk == nil || tk.GetNode() != want || tk.GetStatus() != sluicev1.TaskStatus_TASK_STATUS_BINDING {
+		if tk == nil || tk.GetNode() != want || tk.GetStatus() != sluicev1.TaskStatus_TASK_STATUS_BOUND {
 			t.Fatalf("round %d: committed bind of %s to %s is gone: %v", round, name, want, tk)
 		}
 	}

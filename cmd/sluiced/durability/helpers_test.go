@@ -268,6 +268,8 @@ type raftStatus struct {
 	FirstIndex    uint64 `json:"first_index"`
 	LastIndex     uint64 `json:"last_index"`
 	SnapshotIndex uint64 `json:"snapshot_index"`
+	CommitIndex   uint64 `json:"commit_index"`
+	AppliedIndex  uint64 `json:"applied_index"`
 	StorageError  string `json:"storage_error"`
 }
 
@@ -340,13 +342,18 @@ func task(name, jobName string, status sluicev1.TaskStatus) *sluicev1.Delta {
 
 // listAll lists every node, task and job of a cluster (waiting up to 30s for the server).
 func listAll(ctx context.Context, c *sluice.Client, cluster string) (nodes map[string]bool, tasks map[string]*sluicev1.Task, jobs map[string]bool, err error) {
+	return listAllRead(ctx, c, cluster, nil)
+}
+
+// listAllRead is listAll with read options.
+func listAllRead(ctx context.Context, c *sluice.Client, cluster string, ro *sluicev1.ReadOptions) (nodes map[string]bool, tasks map[string]*sluicev1.Task, jobs map[string]bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	wait := grpc.WaitForReady(true)
 	nodes, tasks, jobs = map[string]bool{}, map[string]*sluicev1.Task{}, map[string]bool{}
 	tok := ""
 	for {
-		r, err := c.State.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: cluster, PageSize: 1000, PageToken: tok}, wait)
+		r, err := c.State.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: cluster, PageSize: 1000, PageToken: tok, Read: ro}, wait)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -358,7 +365,7 @@ func listAll(ctx context.Context, c *sluice.Client, cluster string) (nodes map[s
 		}
 	}
 	for {
-		r, err := c.State.ListTasks(ctx, &sluicev1.ListTasksRequest{Cluster: cluster, PageSize: 1000, PageToken: tok}, wait)
+		r, err := c.State.ListTasks(ctx, &sluicev1.ListTasksRequest{Cluster: cluster, PageSize: 1000, PageToken: tok, Read: ro}, wait)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -370,7 +377,7 @@ func listAll(ctx context.Context, c *sluice.Client, cluster string) (nodes map[s
 		}
 	}
 	for {
-		r, err := c.State.ListJobs(ctx, &sluicev1.ListJobsRequest{Cluster: cluster, PageSize: 1000, PageToken: tok}, wait)
+		r, err := c.State.ListJobs(ctx, &sluicev1.ListJobsRequest{Cluster: cluster, PageSize: 1000, PageToken: tok, Read: ro}, wait)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -1,8 +1,10 @@
 """Python client of Sluice, the scheduling-decision service.
 
 ``SluiceClient`` wraps the generated gRPC stubs; ``node``, ``queue``, ``job``,
-``task`` and ``delete`` build deltas; the generated messages are in ``sluice.v1``
-(``types_pb2``, ``cluster_state_pb2``, ``scheduler_pb2``)::
+``task`` and ``delete`` build deltas; ``outcomes`` splits a committed plan's decisions;
+``error_reason`` gives a failed call's reason (``"PLAN_EXPIRED"``, ...); the generated
+messages are in ``sluice.v1`` (``types_pb2``, ``cluster_state_pb2``, ``scheduler_pb2``,
+``errors_pb2``)::
 
     from sluice import SluiceClient, node, job, task
 
@@ -13,7 +15,20 @@
         applied = c.commit(plan).applied
 """
 
-from sluice.client import SluiceClient, binds, delete, job, node, queue, task
+from sluice.client import SluiceClient, binds, delete, job, node, outcomes, queue, task
+from sluice.errors import ERROR_DOMAIN, error_info, error_reason
 
-__all__ = ["SluiceClient", "binds", "delete", "job", "node", "queue", "task"]
+__all__ = [
+    "ERROR_DOMAIN",
+    "SluiceClient",
+    "binds",
+    "delete",
+    "error_info",
+    "error_reason",
+    "job",
+    "node",
+    "outcomes",
+    "queue",
+    "task",
+]
 __version__ = "0.1.0"

@@ -21,6 +21,7 @@ __all__ = [
     "task",
     "delete",
     "binds",
+    "outcomes",
 ]
 
 _MODES = {
@@ -52,7 +53,10 @@ class SluiceClient:
     ``authorization: Bearer TOKEN`` with every call. Every method takes ``cluster=`` to
     act on another cluster than the default one, and raises ``grpc.RpcError`` when the
     call fails (``INVALID_ARGUMENT`` for a bad request, with the offending field in the
-    message).
+    message); ``sluice.error_reason(err)`` is its reason, such as ``"PLAN_EXPIRED"``.
+
+    Plans come whole: ``schedule``, ``get_plan``, ``commit`` and ``watch_plans`` read every
+    page of a plan's decisions and job outcomes (the server sends them 1000 at a time).
 
     The raw stubs are ``client.state`` (ClusterStateService) and ``client.scheduler``
     (SchedulerService). Use the client as a context manager, or call ``close()``.
@@ -145,18 +149,72 @@ class SluiceClient:
     # Scheduling.
 
     def schedule(self, mode: str = "propose", *, cluster: Optional[str] = None) -> sch.Plan:
-        """Runs one cycle and returns its plan. ``mode`` is "propose" (commit or
-        discard the plan afterwards), "auto_commit" or "dry_run"."""
+        """Runs one cycle and returns its whole plan. ``mode`` is "propose" (commit or
+        discard the plan afterwards), "auto_commit" or "dry_run".
+
+        The response holds the plan's first page of decisions and job outcomes;
+        ``schedule`` reads the others through GetPlan, so ``plan.decisions`` and
+        ``plan.jobs`` are complete (``plan.counts`` sums them up). An auto-committed
+        plan's decisions carry their outcomes (see ``outcomes``)."""
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
         req = sch.ScheduleRequest(cluster=cluster or self.cluster, mode=_MODES[mode])
-        return self._call(self.scheduler.Schedule, req).plan
+        resp = self._call(self.scheduler.Schedule, req)
+        return self.rest_of_plan(resp.plan, resp.next_page_token)
+
+    def get_plan(self, plan: PlanOrId, *, cluster: Optional[str] = None) -> sch.Plan:
+        """Returns a plan (by id, or a Plan to read again) with all its decisions and job
+        outcomes, reading it page by page: a proposed or committed plan the server still
+        keeps (a committed plan's decisions carry their outcome and rejected_reason), a
+        discarded or expired one as its summary (``decisions_dropped``), or a recent dry
+        run's. Raises ``grpc.RpcError`` with reason PLAN_NOT_FOUND for any other."""
+        req = sch.GetPlanRequest(cluster=_cluster_of(plan, cluster or self.cluster), plan_id=_id_of(plan))
+        resp = self._call(self.scheduler.GetPlan, req)
+        return self.rest_of_plan(resp.plan, resp.next_page_token)
+
+    def rest_of_plan(self, first: sch.Plan, next_page_token: str) -> sch.Plan:
+        """Completes a plan's first page (of a Schedule, CommitPlan, WatchPlans or GetPlan
+        response from the raw stubs) with the pages that ``next_page_token`` and the tokens
+        after it name, read through GetPlan. Returns ``first`` itself when the token is
+        empty, else a new Plan (``first`` is left as it is)."""
+        if not next_page_token:
+            return first
+        whole = sch.Plan()
+        whole.CopyFrom(first)
+        size = max(len(first.decisions), len(first.jobs))
+        token = next_page_token
+        while token:
+            resp = self._call(
+                self.scheduler.GetPlan,
+                sch.GetPlanRequest(
+                    cluster=first.cluster or self.cluster, plan_id=first.id, page_size=size, page_token=token
+                ),
+            )
+            whole.decisions.extend(resp.plan.decisions)
+            whole.jobs.extend(resp.plan.jobs)
+            token = resp.next_page_token
+        return whole
 
     def commit(self, plan: PlanOrId, *, cluster: Optional[str] = None) -> sch.CommitPlanResponse:
-        """Commits a proposed plan; the response lists the decisions that took effect
-        (``applied``) and those refused because the cluster changed (``rejected``)."""
+        """Commits a proposed plan. The response lists, for the whole plan, the decisions
+        that took effect (``applied``) and those refused because the cluster changed since
+        the plan's base revision (``rejected``, each with its reason); ``plan`` is the
+        committed plan whole, each bind and eviction with its outcome.
+
+        The server answers with the first page of the committed plan and lists only that
+        page's decisions: for a plan of more than one page, ``commit`` reads the rest
+        through GetPlan and takes ``applied`` and ``rejected`` from the committed record
+        (see ``outcomes``). Committing a committed plan again answers the same, so a commit
+        whose answer was lost may be retried. Raises ``grpc.RpcError`` for a plan that is
+        not proposed (``error_reason``: PLAN_DISCARDED, PLAN_EXPIRED, PLAN_DRY_RUN,
+        PLAN_NOT_FOUND)."""
         req = sch.CommitPlanRequest(cluster=_cluster_of(plan, cluster or self.cluster), plan_id=_id_of(plan))
-        return self._call(self.scheduler.CommitPlan, req)
+        resp = self._call(self.scheduler.CommitPlan, req)
+        if not resp.next_page_token:
+            return resp
+        whole = self.rest_of_plan(resp.plan, resp.next_page_token)
+        applied, rejected = outcomes(whole)
+        return sch.CommitPlanResponse(revision=resp.revision, applied=applied, rejected=rejected, plan=whole)
 
     def discard(self, plan: PlanOrId, *, cluster: Optional[str] = None) -> None:
         """Drops a proposed plan."""
@@ -173,16 +231,33 @@ class SluiceClient:
     def watch_plans(
         self, mode: str = "propose", *, period_seconds: float = 0, cluster: Optional[str] = None
     ) -> Iterator[sch.Plan]:
-        """Yields the plan of every cycle the server runs as the cluster changes (and
-        at least every ``period_seconds``, 0 meaning the server's default). Runs
-        without a timeout; cancel by closing the client or breaking out."""
+        """Yields the whole plan of every cycle the server runs as the cluster changes
+        (and at least every ``period_seconds``, 0 meaning the server's default), its
+        pages after the first read through GetPlan. The stream runs without a timeout;
+        cancel by closing the client or breaking out."""
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
         req = sch.WatchPlansRequest(cluster=cluster or self.cluster, mode=_MODES[mode])
         if period_seconds:
             req.period.FromNanoseconds(int(period_seconds * 1e9))
         for resp in self.scheduler.WatchPlans(req, metadata=self._metadata):
-            yield resp.plan
+            yield self.rest_of_plan(resp.plan, resp.next_page_token)
+
+
+def outcomes(plan: sch.Plan) -> tuple[list[sch.Decision], list[sch.RejectedDecision]]:
+    """Splits a committed plan's binds and evictions by their outcome: the applied
+    decisions, and the rejected ones with their reason. Pipelines are in neither; a decision
+    without an outcome (from a server that predates outcomes) counts as applied."""
+    applied: list[sch.Decision] = []
+    rejected: list[sch.RejectedDecision] = []
+    for d in plan.decisions:
+        if d.WhichOneof("kind") == "pipeline":
+            continue
+        if d.outcome == sch.DECISION_OUTCOME_REJECTED:
+            rejected.append(sch.RejectedDecision(decision=d, reason=d.rejected_reason))
+        else:
+            applied.append(d)
+    return applied, rejected
 
 
 def _id_of(plan: PlanOrId) -> str:

@@ -144,10 +144,15 @@ func (*SyncRequest_ResyncChunk) isSyncRequest_Message() {}
 // what was staged dropped, when the stream ends before the last chunk, or
 // when another message (a DeltaBatch, a chunk with another sequence) arrives
 // before it: the server then rejects the abandoned resync's sequence
-// (INVALID_ARGUMENT) and goes on with that message. The server bounds the
-// size of one resync, its chunks' encoded sizes added up with each chunk
-// counting for at least 4 KiB (RESOURCE_EXHAUSTED beyond it; sluiced's
-// --max-resync-bytes), and holds at most one open resync per stream.
+// (INVALID_ARGUMENT) and goes on with that message. It is abandoned too when
+// the cluster is deleted (DeleteCluster) before its last chunk: the server
+// rejects its sequence with FAILED_PRECONDITION, reason RESYNC_REQUIRED, and
+// ignores its remaining chunks; send it again. As in a replace_all batch, the
+// server-owned fields the chunks leave unset keep their stored values. The
+// server bounds the size of one resync, its chunks' encoded sizes added up
+// with each chunk counting for at least 4 KiB (RESOURCE_EXHAUSTED, reason
+// RESYNC_TOO_LARGE, beyond it; sluiced's --max-resync-bytes), and holds at
+// most one open resync per stream.
 type ResyncChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resync's sequence number, the same on each of its chunks. It follows
@@ -836,7 +841,9 @@ type GetNodeRequest struct {
 	// Cluster to read. Required.
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// Node name. Required.
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -883,6 +890,13 @@ func (x *GetNodeRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetNodeRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetNodeResponse is the response of GetNode.
@@ -948,8 +962,12 @@ type ListNodesRequest struct {
 	// Maximum number of nodes to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for (INVALID_ARGUMENT on page_token otherwise).
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1003,6 +1021,13 @@ func (x *ListNodesRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListNodesRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ListNodesResponse is the response of ListNodes.
@@ -1075,7 +1100,9 @@ type GetQueueRequest struct {
 	// Cluster to read. Required.
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// Queue name. Required.
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1122,6 +1149,13 @@ func (x *GetQueueRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetQueueRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetQueueResponse is the response of GetQueue.
@@ -1187,8 +1221,12 @@ type ListQueuesRequest struct {
 	// Maximum number of queues to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for (INVALID_ARGUMENT on page_token otherwise).
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1242,6 +1280,13 @@ func (x *ListQueuesRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListQueuesRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ListQueuesResponse is the response of ListQueues.
@@ -1316,7 +1361,9 @@ type GetJobRequest struct {
 	// Namespace. Empty means "default".
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Job name. Required.
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1370,6 +1417,13 @@ func (x *GetJobRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetJobRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetJobResponse is the response of GetJob.
@@ -1435,13 +1489,20 @@ type ListJobsRequest struct {
 	// Maximum number of jobs to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page. The other
-	// filters must not change between pages.
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for: the other fields but page_size must not change between pages
+	// (INVALID_ARGUMENT on page_token otherwise).
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only jobs in this queue. Empty means every queue.
 	Queue string `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Only jobs in this namespace. Empty means every namespace.
-	Namespace     string `protobuf:"bytes,5,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Namespace string `protobuf:"bytes,5,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Only jobs in one of these phases. Empty means every phase;
+	// JOB_PHASE_UNSPECIFIED is refused.
+	Phases []JobPhase `protobuf:"varint,6,rep,packed,name=phases,proto3,enum=sluice.v1.JobPhase" json:"phases,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1509,6 +1570,20 @@ func (x *ListJobsRequest) GetNamespace() string {
 		return x.Namespace
 	}
 	return ""
+}
+
+func (x *ListJobsRequest) GetPhases() []JobPhase {
+	if x != nil {
+		return x.Phases
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // ListJobsResponse is the response of ListJobs.
@@ -1583,7 +1658,9 @@ type GetTaskRequest struct {
 	// Namespace. Empty means "default".
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Task name. Required.
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1637,6 +1714,13 @@ func (x *GetTaskRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetTaskRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
 }
 
 // GetTaskResponse is the response of GetTask.
@@ -1702,8 +1786,10 @@ type ListTasksRequest struct {
 	// Maximum number of tasks to return. 0 means 100; values above 1000 are
 	// treated as 1000.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// next_page_token of the previous page; empty for the first page. The other
-	// filters must not change between pages.
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for the cluster, the list and the filters they were
+	// issued for: the other fields but page_size must not change between pages
+	// (INVALID_ARGUMENT on page_token otherwise).
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only tasks in this namespace. Empty means every namespace, unless job is
 	// set, in which case it means "default".
@@ -1711,7 +1797,12 @@ type ListTasksRequest struct {
 	// Only tasks of this job (in namespace). Empty means every job.
 	Job string `protobuf:"bytes,5,opt,name=job,proto3" json:"job,omitempty"`
 	// Only tasks on this node. Empty means any node, including none.
-	Node          string `protobuf:"bytes,6,opt,name=node,proto3" json:"node,omitempty"`
+	Node string `protobuf:"bytes,6,opt,name=node,proto3" json:"node,omitempty"`
+	// Only tasks in one of these statuses. Empty means every status;
+	// TASK_STATUS_UNSPECIFIED is refused.
+	Statuses []TaskStatus `protobuf:"varint,7,rep,packed,name=statuses,proto3,enum=sluice.v1.TaskStatus" json:"statuses,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1788,6 +1879,20 @@ func (x *ListTasksRequest) GetNode() string {
 	return ""
 }
 
+func (x *ListTasksRequest) GetStatuses() []TaskStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+func (x *ListTasksRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
 // ListTasksResponse is the response of ListTasks.
 type ListTasksResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1852,11 +1957,529 @@ func (x *ListTasksResponse) GetRevision() uint64 {
 	return 0
 }
 
+// ListClustersRequest is the request of ListClusters.
+type ListClustersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Maximum number of clusters to return. 0 means 100; values above 1000 are
+	// treated as 1000.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page; empty for the first page. Tokens are
+	// opaque and valid only for ListClusters.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersRequest) Reset() {
+	*x = ListClustersRequest{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersRequest) ProtoMessage() {}
+
+func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListClustersRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListClustersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListClustersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListClustersRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+// ListClustersResponse is the response of ListClusters.
+type ListClustersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page of clusters.
+	Clusters []*Cluster `protobuf:"bytes,1,rep,name=clusters,proto3" json:"clusters,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersResponse) Reset() {
+	*x = ListClustersResponse{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersResponse) ProtoMessage() {}
+
+func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListClustersResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ListClustersResponse) GetClusters() []*Cluster {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+func (x *ListClustersResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetClusterRequest is the request of GetCluster.
+type GetClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cluster to read. Required.
+	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterRequest) Reset() {
+	*x = GetClusterRequest{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterRequest) ProtoMessage() {}
+
+func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *GetClusterRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+// GetClusterResponse is the response of GetCluster.
+type GetClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterResponse) Reset() {
+	*x = GetClusterResponse{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterResponse) ProtoMessage() {}
+
+func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
+func (*GetClusterResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetClusterResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// DeleteClusterRequest is the request of DeleteCluster.
+type DeleteClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cluster to delete. Required.
+	Cluster       string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterRequest) Reset() {
+	*x = DeleteClusterRequest{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterRequest) ProtoMessage() {}
+
+func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterRequest.ProtoReflect.Descriptor instead.
+func (*DeleteClusterRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *DeleteClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+// DeleteClusterResponse is the response of DeleteCluster.
+type DeleteClusterResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster as it was when it was deleted.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteClusterResponse) Reset() {
+	*x = DeleteClusterResponse{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteClusterResponse) ProtoMessage() {}
+
+func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteClusterResponse.ProtoReflect.Descriptor instead.
+func (*DeleteClusterResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *DeleteClusterResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// Cluster sums up what Sluice holds for one cluster.
+type Cluster struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The cluster's revision (0 when only a configuration or plans were stored
+	// for it).
+	Revision uint64 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	// How many objects of each kind the cluster holds.
+	Objects *ObjectCounts `protobuf:"bytes,3,opt,name=objects,proto3" json:"objects,omitempty"`
+	// Whether the cluster has a scheduler configuration of its own (set with
+	// UpdateSchedulerConfig); without one it uses the server's default.
+	HasConfig bool `protobuf:"varint,4,opt,name=has_config,json=hasConfig,proto3" json:"has_config,omitempty"`
+	// The etag of the scheduler configuration in effect (the cluster's own, or
+	// the server's default), as GetSchedulerConfig returns it.
+	ConfigEtag string `protobuf:"bytes,5,opt,name=config_etag,json=configEtag,proto3" json:"config_etag,omitempty"`
+	// How many plans the cluster holds: proposed ones, and finished ones until
+	// the retention rule drops them.
+	Plans         int64 `protobuf:"varint,6,opt,name=plans,proto3" json:"plans,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cluster) Reset() {
+	*x = Cluster{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cluster) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cluster) ProtoMessage() {}
+
+func (x *Cluster) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cluster.ProtoReflect.Descriptor instead.
+func (*Cluster) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *Cluster) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Cluster) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *Cluster) GetObjects() *ObjectCounts {
+	if x != nil {
+		return x.Objects
+	}
+	return nil
+}
+
+func (x *Cluster) GetHasConfig() bool {
+	if x != nil {
+		return x.HasConfig
+	}
+	return false
+}
+
+func (x *Cluster) GetConfigEtag() string {
+	if x != nil {
+		return x.ConfigEtag
+	}
+	return ""
+}
+
+func (x *Cluster) GetPlans() int64 {
+	if x != nil {
+		return x.Plans
+	}
+	return 0
+}
+
+// ObjectCounts counts a cluster's objects by kind.
+type ObjectCounts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Nodes.
+	Nodes int64 `protobuf:"varint,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// Queues, the implicit "default" queue included once it exists.
+	Queues int64 `protobuf:"varint,2,opt,name=queues,proto3" json:"queues,omitempty"`
+	// Jobs.
+	Jobs int64 `protobuf:"varint,3,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	// Tasks.
+	Tasks int64 `protobuf:"varint,4,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	// Priority classes.
+	PriorityClasses int64 `protobuf:"varint,5,opt,name=priority_classes,json=priorityClasses,proto3" json:"priority_classes,omitempty"`
+	// Namespace quotas.
+	NamespaceQuotas int64 `protobuf:"varint,6,opt,name=namespace_quotas,json=namespaceQuotas,proto3" json:"namespace_quotas,omitempty"`
+	// Disruption budgets.
+	DisruptionBudgets int64 `protobuf:"varint,7,opt,name=disruption_budgets,json=disruptionBudgets,proto3" json:"disruption_budgets,omitempty"`
+	// Hypernodes.
+	HyperNodes    int64 `protobuf:"varint,8,opt,name=hyper_nodes,json=hyperNodes,proto3" json:"hyper_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ObjectCounts) Reset() {
+	*x = ObjectCounts{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectCounts) ProtoMessage() {}
+
+func (x *ObjectCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectCounts.ProtoReflect.Descriptor instead.
+func (*ObjectCounts) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ObjectCounts) GetNodes() int64 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetQueues() int64 {
+	if x != nil {
+		return x.Queues
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetTasks() int64 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetPriorityClasses() int64 {
+	if x != nil {
+		return x.PriorityClasses
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetNamespaceQuotas() int64 {
+	if x != nil {
+		return x.NamespaceQuotas
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetDisruptionBudgets() int64 {
+	if x != nil {
+		return x.DisruptionBudgets
+	}
+	return 0
+}
+
+func (x *ObjectCounts) GetHyperNodes() int64 {
+	if x != nil {
+		return x.HyperNodes
+	}
+	return 0
+}
+
 var File_sluice_v1_cluster_state_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x17google/rpc/status.proto\x1a\x15sluice/v1/types.proto\"\xb2\x01\n" +
+	"\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x17google/rpc/status.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xb2\x01\n" +
 	"\vSyncRequest\x12,\n" +
 	"\x05hello\x18\x01 \x01(\v2\x14.sluice.v1.SyncHelloH\x00R\x05hello\x12-\n" +
 	"\x05batch\x18\x02 \x01(\v2\x15.sluice.v1.DeltaBatchH\x00R\x05batch\x12;\n" +
@@ -1900,62 +2523,70 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x05batch\x18\x02 \x01(\v2\x15.sluice.v1.DeltaBatchR\x05batch\"1\n" +
 	"\x13ApplyDeltasResponse\x12\x1a\n" +
-	"\brevision\x18\x01 \x01(\x04R\brevision\">\n" +
+	"\brevision\x18\x01 \x01(\x04R\brevision\"j\n" +
 	"\x0eGetNodeRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"R\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"R\n" +
 	"\x0fGetNodeResponse\x12#\n" +
 	"\x04node\x18\x01 \x01(\v2\x0f.sluice.v1.NodeR\x04node\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"h\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\x94\x01\n" +
 	"\x10ListNodesRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"~\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"~\n" +
 	"\x11ListNodesResponse\x12%\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x0f.sluice.v1.NodeR\x05nodes\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"?\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"k\n" +
 	"\x0fGetQueueRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"V\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"V\n" +
 	"\x10GetQueueResponse\x12&\n" +
 	"\x05queue\x18\x01 \x01(\v2\x10.sluice.v1.QueueR\x05queue\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"i\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\x95\x01\n" +
 	"\x11ListQueuesRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"\x82\x01\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"\x82\x01\n" +
 	"\x12ListQueuesResponse\x12(\n" +
 	"\x06queues\x18\x01 \x03(\v2\x10.sluice.v1.QueueR\x06queues\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"[\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"\x87\x01\n" +
 	"\rGetJobRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"N\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"N\n" +
 	"\x0eGetJobResponse\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.sluice.v1.JobR\x03job\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"\x9b\x01\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\xf4\x01\n" +
 	"\x0fListJobsRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x14\n" +
 	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x1c\n" +
-	"\tnamespace\x18\x05 \x01(\tR\tnamespace\"z\n" +
+	"\tnamespace\x18\x05 \x01(\tR\tnamespace\x12+\n" +
+	"\x06phases\x18\x06 \x03(\x0e2\x13.sluice.v1.JobPhaseR\x06phases\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"z\n" +
 	"\x10ListJobsResponse\x12\"\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0e.sluice.v1.JobR\x04jobs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"\\\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"\x88\x01\n" +
 	"\x0eGetTaskRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"R\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"R\n" +
 	"\x0fGetTaskResponse\x12#\n" +
 	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x04R\brevision\"\xac\x01\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\x8b\x02\n" +
 	"\x10ListTasksRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
@@ -1963,11 +2594,49 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x1c\n" +
 	"\tnamespace\x18\x04 \x01(\tR\tnamespace\x12\x10\n" +
 	"\x03job\x18\x05 \x01(\tR\x03job\x12\x12\n" +
-	"\x04node\x18\x06 \x01(\tR\x04node\"~\n" +
+	"\x04node\x18\x06 \x01(\tR\x04node\x121\n" +
+	"\bstatuses\x18\a \x03(\x0e2\x15.sluice.v1.TaskStatusR\bstatuses\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"~\n" +
 	"\x11ListTasksResponse\x12%\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x0f.sluice.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision2\xc8\x05\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\"}\n" +
+	"\x13ListClustersRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"n\n" +
+	"\x14ListClustersResponse\x12.\n" +
+	"\bclusters\x18\x01 \x03(\v2\x12.sluice.v1.ClusterR\bclusters\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"Y\n" +
+	"\x11GetClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"B\n" +
+	"\x12GetClusterResponse\x12,\n" +
+	"\acluster\x18\x01 \x01(\v2\x12.sluice.v1.ClusterR\acluster\"0\n" +
+	"\x14DeleteClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\"E\n" +
+	"\x15DeleteClusterResponse\x12,\n" +
+	"\acluster\x18\x01 \x01(\v2\x12.sluice.v1.ClusterR\acluster\"\xc2\x01\n" +
+	"\aCluster\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\x121\n" +
+	"\aobjects\x18\x03 \x01(\v2\x17.sluice.v1.ObjectCountsR\aobjects\x12\x1d\n" +
+	"\n" +
+	"has_config\x18\x04 \x01(\bR\thasConfig\x12\x1f\n" +
+	"\vconfig_etag\x18\x05 \x01(\tR\n" +
+	"configEtag\x12\x14\n" +
+	"\x05plans\x18\x06 \x01(\x03R\x05plans\"\x8c\x02\n" +
+	"\fObjectCounts\x12\x14\n" +
+	"\x05nodes\x18\x01 \x01(\x03R\x05nodes\x12\x16\n" +
+	"\x06queues\x18\x02 \x01(\x03R\x06queues\x12\x12\n" +
+	"\x04jobs\x18\x03 \x01(\x03R\x04jobs\x12\x14\n" +
+	"\x05tasks\x18\x04 \x01(\x03R\x05tasks\x12)\n" +
+	"\x10priority_classes\x18\x05 \x01(\x03R\x0fpriorityClasses\x12)\n" +
+	"\x10namespace_quotas\x18\x06 \x01(\x03R\x0fnamespaceQuotas\x12-\n" +
+	"\x12disruption_budgets\x18\a \x01(\x03R\x11disruptionBudgets\x12\x1f\n" +
+	"\vhyper_nodes\x18\b \x01(\x03R\n" +
+	"hyperNodes2\xb8\a\n" +
 	"\x13ClusterStateService\x12;\n" +
 	"\x04Sync\x12\x16.sluice.v1.SyncRequest\x1a\x17.sluice.v1.SyncResponse(\x010\x01\x12L\n" +
 	"\vApplyDeltas\x12\x1d.sluice.v1.ApplyDeltasRequest\x1a\x1e.sluice.v1.ApplyDeltasResponse\x12@\n" +
@@ -1979,7 +2648,11 @@ const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\x06GetJob\x12\x18.sluice.v1.GetJobRequest\x1a\x19.sluice.v1.GetJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.sluice.v1.ListJobsRequest\x1a\x1b.sluice.v1.ListJobsResponse\x12@\n" +
 	"\aGetTask\x12\x19.sluice.v1.GetTaskRequest\x1a\x1a.sluice.v1.GetTaskResponse\x12F\n" +
-	"\tListTasks\x12\x1b.sluice.v1.ListTasksRequest\x1a\x1c.sluice.v1.ListTasksResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
+	"\tListTasks\x12\x1b.sluice.v1.ListTasksRequest\x1a\x1c.sluice.v1.ListTasksResponse\x12O\n" +
+	"\fListClusters\x12\x1e.sluice.v1.ListClustersRequest\x1a\x1f.sluice.v1.ListClustersResponse\x12I\n" +
+	"\n" +
+	"GetCluster\x12\x1c.sluice.v1.GetClusterRequest\x1a\x1d.sluice.v1.GetClusterResponse\x12R\n" +
+	"\rDeleteCluster\x12\x1f.sluice.v1.DeleteClusterRequest\x1a .sluice.v1.DeleteClusterResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_cluster_state_proto_rawDescOnce sync.Once
@@ -1993,88 +2666,121 @@ func file_sluice_v1_cluster_state_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_cluster_state_proto_rawDescData
 }
 
-var file_sluice_v1_cluster_state_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_sluice_v1_cluster_state_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_sluice_v1_cluster_state_proto_goTypes = []any{
-	(*SyncRequest)(nil),         // 0: sluice.v1.SyncRequest
-	(*ResyncChunk)(nil),         // 1: sluice.v1.ResyncChunk
-	(*SyncHello)(nil),           // 2: sluice.v1.SyncHello
-	(*SyncResponse)(nil),        // 3: sluice.v1.SyncResponse
-	(*SyncWelcome)(nil),         // 4: sluice.v1.SyncWelcome
-	(*BatchAck)(nil),            // 5: sluice.v1.BatchAck
-	(*FieldViolation)(nil),      // 6: sluice.v1.FieldViolation
-	(*BatchRejected)(nil),       // 7: sluice.v1.BatchRejected
-	(*ResyncRequired)(nil),      // 8: sluice.v1.ResyncRequired
-	(*ApplyDeltasRequest)(nil),  // 9: sluice.v1.ApplyDeltasRequest
-	(*ApplyDeltasResponse)(nil), // 10: sluice.v1.ApplyDeltasResponse
-	(*GetNodeRequest)(nil),      // 11: sluice.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),     // 12: sluice.v1.GetNodeResponse
-	(*ListNodesRequest)(nil),    // 13: sluice.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),   // 14: sluice.v1.ListNodesResponse
-	(*GetQueueRequest)(nil),     // 15: sluice.v1.GetQueueRequest
-	(*GetQueueResponse)(nil),    // 16: sluice.v1.GetQueueResponse
-	(*ListQueuesRequest)(nil),   // 17: sluice.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),  // 18: sluice.v1.ListQueuesResponse
-	(*GetJobRequest)(nil),       // 19: sluice.v1.GetJobRequest
-	(*GetJobResponse)(nil),      // 20: sluice.v1.GetJobResponse
-	(*ListJobsRequest)(nil),     // 21: sluice.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),    // 22: sluice.v1.ListJobsResponse
-	(*GetTaskRequest)(nil),      // 23: sluice.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),     // 24: sluice.v1.GetTaskResponse
-	(*ListTasksRequest)(nil),    // 25: sluice.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),   // 26: sluice.v1.ListTasksResponse
-	(*DeltaBatch)(nil),          // 27: sluice.v1.DeltaBatch
-	(*Delta)(nil),               // 28: sluice.v1.Delta
-	(*status.Status)(nil),       // 29: google.rpc.Status
-	(*Node)(nil),                // 30: sluice.v1.Node
-	(*Queue)(nil),               // 31: sluice.v1.Queue
-	(*Job)(nil),                 // 32: sluice.v1.Job
-	(*Task)(nil),                // 33: sluice.v1.Task
+	(*SyncRequest)(nil),           // 0: sluice.v1.SyncRequest
+	(*ResyncChunk)(nil),           // 1: sluice.v1.ResyncChunk
+	(*SyncHello)(nil),             // 2: sluice.v1.SyncHello
+	(*SyncResponse)(nil),          // 3: sluice.v1.SyncResponse
+	(*SyncWelcome)(nil),           // 4: sluice.v1.SyncWelcome
+	(*BatchAck)(nil),              // 5: sluice.v1.BatchAck
+	(*FieldViolation)(nil),        // 6: sluice.v1.FieldViolation
+	(*BatchRejected)(nil),         // 7: sluice.v1.BatchRejected
+	(*ResyncRequired)(nil),        // 8: sluice.v1.ResyncRequired
+	(*ApplyDeltasRequest)(nil),    // 9: sluice.v1.ApplyDeltasRequest
+	(*ApplyDeltasResponse)(nil),   // 10: sluice.v1.ApplyDeltasResponse
+	(*GetNodeRequest)(nil),        // 11: sluice.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),       // 12: sluice.v1.GetNodeResponse
+	(*ListNodesRequest)(nil),      // 13: sluice.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),     // 14: sluice.v1.ListNodesResponse
+	(*GetQueueRequest)(nil),       // 15: sluice.v1.GetQueueRequest
+	(*GetQueueResponse)(nil),      // 16: sluice.v1.GetQueueResponse
+	(*ListQueuesRequest)(nil),     // 17: sluice.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),    // 18: sluice.v1.ListQueuesResponse
+	(*GetJobRequest)(nil),         // 19: sluice.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 20: sluice.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 21: sluice.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 22: sluice.v1.ListJobsResponse
+	(*GetTaskRequest)(nil),        // 23: sluice.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),       // 24: sluice.v1.GetTaskResponse
+	(*ListTasksRequest)(nil),      // 25: sluice.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 26: sluice.v1.ListTasksResponse
+	(*ListClustersRequest)(nil),   // 27: sluice.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),  // 28: sluice.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),     // 29: sluice.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),    // 30: sluice.v1.GetClusterResponse
+	(*DeleteClusterRequest)(nil),  // 31: sluice.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil), // 32: sluice.v1.DeleteClusterResponse
+	(*Cluster)(nil),               // 33: sluice.v1.Cluster
+	(*ObjectCounts)(nil),          // 34: sluice.v1.ObjectCounts
+	(*DeltaBatch)(nil),            // 35: sluice.v1.DeltaBatch
+	(*Delta)(nil),                 // 36: sluice.v1.Delta
+	(*status.Status)(nil),         // 37: google.rpc.Status
+	(*ReadOptions)(nil),           // 38: sluice.v1.ReadOptions
+	(*Node)(nil),                  // 39: sluice.v1.Node
+	(*Queue)(nil),                 // 40: sluice.v1.Queue
+	(*Job)(nil),                   // 41: sluice.v1.Job
+	(JobPhase)(0),                 // 42: sluice.v1.JobPhase
+	(*Task)(nil),                  // 43: sluice.v1.Task
+	(TaskStatus)(0),               // 44: sluice.v1.TaskStatus
 }
 var file_sluice_v1_cluster_state_proto_depIdxs = []int32{
 	2,  // 0: sluice.v1.SyncRequest.hello:type_name -> sluice.v1.SyncHello
-	27, // 1: sluice.v1.SyncRequest.batch:type_name -> sluice.v1.DeltaBatch
+	35, // 1: sluice.v1.SyncRequest.batch:type_name -> sluice.v1.DeltaBatch
 	1,  // 2: sluice.v1.SyncRequest.resync_chunk:type_name -> sluice.v1.ResyncChunk
-	28, // 3: sluice.v1.ResyncChunk.deltas:type_name -> sluice.v1.Delta
+	36, // 3: sluice.v1.ResyncChunk.deltas:type_name -> sluice.v1.Delta
 	4,  // 4: sluice.v1.SyncResponse.welcome:type_name -> sluice.v1.SyncWelcome
 	5,  // 5: sluice.v1.SyncResponse.ack:type_name -> sluice.v1.BatchAck
 	7,  // 6: sluice.v1.SyncResponse.rejected:type_name -> sluice.v1.BatchRejected
 	8,  // 7: sluice.v1.SyncResponse.resync_required:type_name -> sluice.v1.ResyncRequired
 	6,  // 8: sluice.v1.BatchRejected.violations:type_name -> sluice.v1.FieldViolation
-	29, // 9: sluice.v1.BatchRejected.status:type_name -> google.rpc.Status
-	27, // 10: sluice.v1.ApplyDeltasRequest.batch:type_name -> sluice.v1.DeltaBatch
-	30, // 11: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
-	30, // 12: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
-	31, // 13: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
-	31, // 14: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
-	32, // 15: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
-	32, // 16: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
-	33, // 17: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	33, // 18: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	0,  // 19: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
-	9,  // 20: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
-	11, // 21: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
-	13, // 22: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
-	15, // 23: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
-	17, // 24: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
-	19, // 25: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
-	21, // 26: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
-	23, // 27: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
-	25, // 28: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	3,  // 29: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
-	10, // 30: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
-	12, // 31: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
-	14, // 32: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
-	16, // 33: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
-	18, // 34: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
-	20, // 35: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
-	22, // 36: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
-	24, // 37: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
-	26, // 38: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	29, // [29:39] is the sub-list for method output_type
-	19, // [19:29] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	37, // 9: sluice.v1.BatchRejected.status:type_name -> google.rpc.Status
+	35, // 10: sluice.v1.ApplyDeltasRequest.batch:type_name -> sluice.v1.DeltaBatch
+	38, // 11: sluice.v1.GetNodeRequest.read:type_name -> sluice.v1.ReadOptions
+	39, // 12: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
+	38, // 13: sluice.v1.ListNodesRequest.read:type_name -> sluice.v1.ReadOptions
+	39, // 14: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
+	38, // 15: sluice.v1.GetQueueRequest.read:type_name -> sluice.v1.ReadOptions
+	40, // 16: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
+	38, // 17: sluice.v1.ListQueuesRequest.read:type_name -> sluice.v1.ReadOptions
+	40, // 18: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
+	38, // 19: sluice.v1.GetJobRequest.read:type_name -> sluice.v1.ReadOptions
+	41, // 20: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
+	42, // 21: sluice.v1.ListJobsRequest.phases:type_name -> sluice.v1.JobPhase
+	38, // 22: sluice.v1.ListJobsRequest.read:type_name -> sluice.v1.ReadOptions
+	41, // 23: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
+	38, // 24: sluice.v1.GetTaskRequest.read:type_name -> sluice.v1.ReadOptions
+	43, // 25: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	44, // 26: sluice.v1.ListTasksRequest.statuses:type_name -> sluice.v1.TaskStatus
+	38, // 27: sluice.v1.ListTasksRequest.read:type_name -> sluice.v1.ReadOptions
+	43, // 28: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	38, // 29: sluice.v1.ListClustersRequest.read:type_name -> sluice.v1.ReadOptions
+	33, // 30: sluice.v1.ListClustersResponse.clusters:type_name -> sluice.v1.Cluster
+	38, // 31: sluice.v1.GetClusterRequest.read:type_name -> sluice.v1.ReadOptions
+	33, // 32: sluice.v1.GetClusterResponse.cluster:type_name -> sluice.v1.Cluster
+	33, // 33: sluice.v1.DeleteClusterResponse.cluster:type_name -> sluice.v1.Cluster
+	34, // 34: sluice.v1.Cluster.objects:type_name -> sluice.v1.ObjectCounts
+	0,  // 35: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
+	9,  // 36: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
+	11, // 37: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
+	13, // 38: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
+	15, // 39: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
+	17, // 40: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
+	19, // 41: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
+	21, // 42: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
+	23, // 43: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
+	25, // 44: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	27, // 45: sluice.v1.ClusterStateService.ListClusters:input_type -> sluice.v1.ListClustersRequest
+	29, // 46: sluice.v1.ClusterStateService.GetCluster:input_type -> sluice.v1.GetClusterRequest
+	31, // 47: sluice.v1.ClusterStateService.DeleteCluster:input_type -> sluice.v1.DeleteClusterRequest
+	3,  // 48: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
+	10, // 49: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
+	12, // 50: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
+	14, // 51: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
+	16, // 52: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
+	18, // 53: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
+	20, // 54: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
+	22, // 55: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
+	24, // 56: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
+	26, // 57: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	28, // 58: sluice.v1.ClusterStateService.ListClusters:output_type -> sluice.v1.ListClustersResponse
+	30, // 59: sluice.v1.ClusterStateService.GetCluster:output_type -> sluice.v1.GetClusterResponse
+	32, // 60: sluice.v1.ClusterStateService.DeleteCluster:output_type -> sluice.v1.DeleteClusterResponse
+	48, // [48:61] is the sub-list for method output_type
+	35, // [35:48] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_cluster_state_proto_init() }
@@ -2083,6 +2789,7 @@ func file_sluice_v1_cluster_state_proto_init() {
 		return
 	}
 	file_sluice_v1_types_proto_init()
+	file_sluice_v1_reads_proto_init()
 	file_sluice_v1_cluster_state_proto_msgTypes[0].OneofWrappers = []any{
 		(*SyncRequest_Hello)(nil),
 		(*SyncRequest_Batch)(nil),
@@ -2100,7 +2807,7 @@ func file_sluice_v1_cluster_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_cluster_state_proto_rawDesc), len(file_sluice_v1_cluster_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,16 +19,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ClusterStateService_Sync_FullMethodName        = "/sluice.v1.ClusterStateService/Sync"
-	ClusterStateService_ApplyDeltas_FullMethodName = "/sluice.v1.ClusterStateService/ApplyDeltas"
-	ClusterStateService_GetNode_FullMethodName     = "/sluice.v1.ClusterStateService/GetNode"
-	ClusterStateService_ListNodes_FullMethodName   = "/sluice.v1.ClusterStateService/ListNodes"
-	ClusterStateService_GetQueue_FullMethodName    = "/sluice.v1.ClusterStateService/GetQueue"
-	ClusterStateService_ListQueues_FullMethodName  = "/sluice.v1.ClusterStateService/ListQueues"
-	ClusterStateService_GetJob_FullMethodName      = "/sluice.v1.ClusterStateService/GetJob"
-	ClusterStateService_ListJobs_FullMethodName    = "/sluice.v1.ClusterStateService/ListJobs"
-	ClusterStateService_GetTask_FullMethodName     = "/sluice.v1.ClusterStateService/GetTask"
-	ClusterStateService_ListTasks_FullMethodName   = "/sluice.v1.ClusterStateService/ListTasks"
+	ClusterStateService_Sync_FullMethodName          = "/sluice.v1.ClusterStateService/Sync"
+	ClusterStateService_ApplyDeltas_FullMethodName   = "/sluice.v1.ClusterStateService/ApplyDeltas"
+	ClusterStateService_GetNode_FullMethodName       = "/sluice.v1.ClusterStateService/GetNode"
+	ClusterStateService_ListNodes_FullMethodName     = "/sluice.v1.ClusterStateService/ListNodes"
+	ClusterStateService_GetQueue_FullMethodName      = "/sluice.v1.ClusterStateService/GetQueue"
+	ClusterStateService_ListQueues_FullMethodName    = "/sluice.v1.ClusterStateService/ListQueues"
+	ClusterStateService_GetJob_FullMethodName        = "/sluice.v1.ClusterStateService/GetJob"
+	ClusterStateService_ListJobs_FullMethodName      = "/sluice.v1.ClusterStateService/ListJobs"
+	ClusterStateService_GetTask_FullMethodName       = "/sluice.v1.ClusterStateService/GetTask"
+	ClusterStateService_ListTasks_FullMethodName     = "/sluice.v1.ClusterStateService/ListTasks"
+	ClusterStateService_ListClusters_FullMethodName  = "/sluice.v1.ClusterStateService/ListClusters"
+	ClusterStateService_GetCluster_FullMethodName    = "/sluice.v1.ClusterStateService/GetCluster"
+	ClusterStateService_DeleteCluster_FullMethodName = "/sluice.v1.ClusterStateService/DeleteCluster"
 )
 
 // ClusterStateServiceClient is the client API for ClusterStateService service.
@@ -82,6 +85,26 @@ type ClusterStateServiceClient interface {
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	// ListTasks returns tasks ordered by namespace then name, a page at a time.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
+	// ListClusters returns the clusters the caller's credentials cover, ordered by
+	// name, a page at a time (every cluster when the server does not
+	// authenticate). A cluster exists from the first thing stored for it (a
+	// batch, a scheduler configuration or a plan) until DeleteCluster.
+	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
+	// GetCluster returns one cluster: its revision, how many objects of each kind
+	// it holds and its scheduler configuration's etag. NOT_FOUND (reason
+	// CLUSTER_NOT_FOUND) if the cluster does not exist.
+	GetCluster(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*GetClusterResponse, error)
+	// DeleteCluster deletes a cluster and everything Sluice holds for it: its
+	// objects, plans, scheduler configuration, revision and metrics series. Its
+	// WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
+	// next batch of an open Sync stream is rejected with FAILED_PRECONDITION
+	// (reason RESYNC_REQUIRED) unless it has replace_all or is a chunked resync,
+	// and a chunked resync open on a stream is abandoned. The cluster starts
+	// again from revision 0 when something is next stored for it, so a resource
+	// manager still syncing it makes it again with a full resync: stop it first.
+	// Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
+	// the cluster does not exist.
+	DeleteCluster(ctx context.Context, in *DeleteClusterRequest, opts ...grpc.CallOption) (*DeleteClusterResponse, error)
 }
 
 type clusterStateServiceClient struct {
@@ -195,6 +218,36 @@ func (c *clusterStateServiceClient) ListTasks(ctx context.Context, in *ListTasks
 	return out, nil
 }
 
+func (c *clusterStateServiceClient) ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListClustersResponse)
+	err := c.cc.Invoke(ctx, ClusterStateService_ListClusters_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterStateServiceClient) GetCluster(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*GetClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetClusterResponse)
+	err := c.cc.Invoke(ctx, ClusterStateService_GetCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterStateServiceClient) DeleteCluster(ctx context.Context, in *DeleteClusterRequest, opts ...grpc.CallOption) (*DeleteClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteClusterResponse)
+	err := c.cc.Invoke(ctx, ClusterStateService_DeleteCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterStateServiceServer is the server API for ClusterStateService service.
 // All implementations must embed UnimplementedClusterStateServiceServer
 // for forward compatibility.
@@ -246,6 +299,26 @@ type ClusterStateServiceServer interface {
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	// ListTasks returns tasks ordered by namespace then name, a page at a time.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
+	// ListClusters returns the clusters the caller's credentials cover, ordered by
+	// name, a page at a time (every cluster when the server does not
+	// authenticate). A cluster exists from the first thing stored for it (a
+	// batch, a scheduler configuration or a plan) until DeleteCluster.
+	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)
+	// GetCluster returns one cluster: its revision, how many objects of each kind
+	// it holds and its scheduler configuration's etag. NOT_FOUND (reason
+	// CLUSTER_NOT_FOUND) if the cluster does not exist.
+	GetCluster(context.Context, *GetClusterRequest) (*GetClusterResponse, error)
+	// DeleteCluster deletes a cluster and everything Sluice holds for it: its
+	// objects, plans, scheduler configuration, revision and metrics series. Its
+	// WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
+	// next batch of an open Sync stream is rejected with FAILED_PRECONDITION
+	// (reason RESYNC_REQUIRED) unless it has replace_all or is a chunked resync,
+	// and a chunked resync open on a stream is abandoned. The cluster starts
+	// again from revision 0 when something is next stored for it, so a resource
+	// manager still syncing it makes it again with a full resync: stop it first.
+	// Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
+	// the cluster does not exist.
+	DeleteCluster(context.Context, *DeleteClusterRequest) (*DeleteClusterResponse, error)
 	mustEmbedUnimplementedClusterStateServiceServer()
 }
 
@@ -285,6 +358,15 @@ func (UnimplementedClusterStateServiceServer) GetTask(context.Context, *GetTaskR
 }
 func (UnimplementedClusterStateServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
+}
+func (UnimplementedClusterStateServiceServer) ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListClusters not implemented")
+}
+func (UnimplementedClusterStateServiceServer) GetCluster(context.Context, *GetClusterRequest) (*GetClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCluster not implemented")
+}
+func (UnimplementedClusterStateServiceServer) DeleteCluster(context.Context, *DeleteClusterRequest) (*DeleteClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteCluster not implemented")
 }
 func (UnimplementedClusterStateServiceServer) mustEmbedUnimplementedClusterStateServiceServer() {}
 func (UnimplementedClusterStateServiceServer) testEmbeddedByValue()                             {}
@@ -476,6 +558,60 @@ func _ClusterStateService_ListTasks_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClusterStateService_ListClusters_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListClustersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterStateServiceServer).ListClusters(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterStateService_ListClusters_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterStateServiceServer).ListClusters(ctx, req.(*ListClustersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClusterStateService_GetCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterStateServiceServer).GetCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterStateService_GetCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterStateServiceServer).GetCluster(ctx, req.(*GetClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClusterStateService_DeleteCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterStateServiceServer).DeleteCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterStateService_DeleteCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterStateServiceServer).DeleteCluster(ctx, req.(*DeleteClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ClusterStateService_ServiceDesc is the grpc.ServiceDesc for ClusterStateService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -518,6 +654,18 @@ var ClusterStateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTasks",
 			Handler:    _ClusterStateService_ListTasks_Handler,
+		},
+		{
+			MethodName: "ListClusters",
+			Handler:    _ClusterStateService_ListClusters_Handler,
+		},
+		{
+			MethodName: "GetCluster",
+			Handler:    _ClusterStateService_GetCluster_Handler,
+		},
+		{
+			MethodName: "DeleteCluster",
+			Handler:    _ClusterStateService_DeleteCluster_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -146,6 +146,59 @@ func (PlanState) EnumDescriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{1}
 }
 
+// DecisionOutcome is what a commit did with a decision.
+type DecisionOutcome int32
+
+const (
+	// Not committed (yet), or a pipeline decision, which a commit never writes.
+	DecisionOutcome_DECISION_OUTCOME_UNSPECIFIED DecisionOutcome = 0
+	// The commit applied the decision.
+	DecisionOutcome_DECISION_OUTCOME_APPLIED DecisionOutcome = 1
+	// The commit rejected the decision; rejected_reason says why.
+	DecisionOutcome_DECISION_OUTCOME_REJECTED DecisionOutcome = 2
+)
+
+// Enum value maps for DecisionOutcome.
+var (
+	DecisionOutcome_name = map[int32]string{
+		0: "DECISION_OUTCOME_UNSPECIFIED",
+		1: "DECISION_OUTCOME_APPLIED",
+		2: "DECISION_OUTCOME_REJECTED",
+	}
+	DecisionOutcome_value = map[string]int32{
+		"DECISION_OUTCOME_UNSPECIFIED": 0,
+		"DECISION_OUTCOME_APPLIED":     1,
+		"DECISION_OUTCOME_REJECTED":    2,
+	}
+)
+
+func (x DecisionOutcome) Enum() *DecisionOutcome {
+	p := new(DecisionOutcome)
+	*p = x
+	return p
+}
+
+func (x DecisionOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DecisionOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_scheduler_proto_enumTypes[2].Descriptor()
+}
+
+func (DecisionOutcome) Type() protoreflect.EnumType {
+	return &file_sluice_v1_scheduler_proto_enumTypes[2]
+}
+
+func (x DecisionOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DecisionOutcome.Descriptor instead.
+func (DecisionOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{2}
+}
+
 // ScheduleRequest is the request of Schedule.
 type ScheduleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -160,7 +213,14 @@ type ScheduleRequest struct {
 	// The cycle's clock, for tests and simulations. Unset means the server's
 	// wall clock. It drives time-based plugins; plan expiry always uses the
 	// server's wall clock.
-	Now           *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=now,proto3" json:"now,omitempty"`
+	Now *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=now,proto3" json:"now,omitempty"`
+	// Decisions and job outcomes in the response's page (see Plan). 0 means
+	// 1000; at most 5000.
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// How consistent the read must be; unset means linearizable. For Schedule
+	// and WatchPlans only dry runs take it (a cycle whose plan may be committed
+	// always runs on the confirmed leader).
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -223,14 +283,31 @@ func (x *ScheduleRequest) GetNow() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ScheduleRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ScheduleRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
 // ScheduleResponse is the response of Schedule.
 type ScheduleResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The cycle's plan.
+	// The cycle's plan: its summary and first page.
 	Plan *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
 	// In SCHEDULE_MODE_AUTO_COMMIT, what the commit applied and what it rejected
-	// with the reason, as CommitPlan answers; unset in the other modes.
-	Commit        *CommitPlanResponse `protobuf:"bytes,2,opt,name=commit,proto3" json:"commit,omitempty"`
+	// with the reason, as CommitPlan answers (for the first page); unset in the
+	// other modes.
+	Commit *CommitPlanResponse `protobuf:"bytes,2,opt,name=commit,proto3" json:"commit,omitempty"`
+	// Token of the plan's next page, for GetPlan; empty when this is the last.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -279,6 +356,242 @@ func (x *ScheduleResponse) GetCommit() *CommitPlanResponse {
 	return nil
 }
 
+func (x *ScheduleResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetPlanRequest is the request of GetPlan.
+type GetPlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cluster of the plan. Required.
+	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// The plan. Required.
+	PlanId string `protobuf:"bytes,2,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Decisions and job outcomes per page. 0 means 1000; at most 5000.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// A next_page_token of this plan; empty for the first page.
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPlanRequest) Reset() {
+	*x = GetPlanRequest{}
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlanRequest) ProtoMessage() {}
+
+func (x *GetPlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlanRequest.ProtoReflect.Descriptor instead.
+func (*GetPlanRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GetPlanRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *GetPlanRequest) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *GetPlanRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetPlanRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *GetPlanRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+// GetPlanResponse is the response of GetPlan.
+type GetPlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plan's summary and the page's decisions and job outcomes.
+	Plan *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	// Token of the next page; empty when this is the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPlanResponse) Reset() {
+	*x = GetPlanResponse{}
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlanResponse) ProtoMessage() {}
+
+func (x *GetPlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlanResponse.ProtoReflect.Descriptor instead.
+func (*GetPlanResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetPlanResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *GetPlanResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// PlanCounts are a plan's figures, for the whole plan whatever page a
+// message holds.
+type PlanCounts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bind decisions.
+	Binds int32 `protobuf:"varint,1,opt,name=binds,proto3" json:"binds,omitempty"`
+	// Pipeline decisions.
+	Pipelines int32 `protobuf:"varint,2,opt,name=pipelines,proto3" json:"pipelines,omitempty"`
+	// Evict decisions.
+	Evicts int32 `protobuf:"varint,3,opt,name=evicts,proto3" json:"evicts,omitempty"`
+	// Job outcomes.
+	Jobs int32 `protobuf:"varint,4,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	// Binds and evictions a commit applied; 0 before a commit.
+	Applied int32 `protobuf:"varint,5,opt,name=applied,proto3" json:"applied,omitempty"`
+	// Binds and evictions a commit rejected; 0 before a commit.
+	Rejected      int32 `protobuf:"varint,6,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanCounts) Reset() {
+	*x = PlanCounts{}
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanCounts) ProtoMessage() {}
+
+func (x *PlanCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanCounts.ProtoReflect.Descriptor instead.
+func (*PlanCounts) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PlanCounts) GetBinds() int32 {
+	if x != nil {
+		return x.Binds
+	}
+	return 0
+}
+
+func (x *PlanCounts) GetPipelines() int32 {
+	if x != nil {
+		return x.Pipelines
+	}
+	return 0
+}
+
+func (x *PlanCounts) GetEvicts() int32 {
+	if x != nil {
+		return x.Evicts
+	}
+	return 0
+}
+
+func (x *PlanCounts) GetJobs() int32 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *PlanCounts) GetApplied() int32 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+func (x *PlanCounts) GetRejected() int32 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
 // Plan is the outcome of one scheduling cycle.
 type Plan struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -303,13 +616,20 @@ type Plan struct {
 	ScheduledAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=scheduled_at,json=scheduledAt,proto3" json:"scheduled_at,omitempty"`
 	// The cluster revision after the commit, for a committed plan; 0 otherwise.
 	CommittedRevision uint64 `protobuf:"varint,10,opt,name=committed_revision,json=committedRevision,proto3" json:"committed_revision,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The plan's figures. decisions and jobs hold one page of the plan: page
+	// through GetPlan with next_page_token for the rest.
+	Counts *PlanCounts `protobuf:"bytes,11,opt,name=counts,proto3" json:"counts,omitempty"`
+	// Set when the server no longer keeps the plan's decisions and job outcomes
+	// (a discarded or expired plan, or a committed one beyond the retention
+	// rule's budget): the plan is only its summary.
+	DecisionsDropped bool `protobuf:"varint,12,opt,name=decisions_dropped,json=decisionsDropped,proto3" json:"decisions_dropped,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Plan) Reset() {
 	*x = Plan{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[2]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -321,7 +641,7 @@ func (x *Plan) String() string {
 func (*Plan) ProtoMessage() {}
 
 func (x *Plan) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[2]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -334,7 +654,7 @@ func (x *Plan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plan.ProtoReflect.Descriptor instead.
 func (*Plan) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{2}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Plan) GetId() string {
@@ -407,6 +727,20 @@ func (x *Plan) GetCommittedRevision() uint64 {
 	return 0
 }
 
+func (x *Plan) GetCounts() *PlanCounts {
+	if x != nil {
+		return x.Counts
+	}
+	return nil
+}
+
+func (x *Plan) GetDecisionsDropped() bool {
+	if x != nil {
+		return x.DecisionsDropped
+	}
+	return false
+}
+
 // Decision is one action a cycle decided on.
 type Decision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -417,14 +751,19 @@ type Decision struct {
 	//	*Decision_Bind
 	//	*Decision_Pipeline
 	//	*Decision_Evict
-	Kind          isDecision_Kind `protobuf_oneof:"kind"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Kind isDecision_Kind `protobuf_oneof:"kind"`
+	// For a committed plan's binds and evictions: whether the commit applied
+	// the decision. Unset before the commit and for pipelines.
+	Outcome DecisionOutcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=sluice.v1.DecisionOutcome" json:"outcome,omitempty"`
+	// Why the commit rejected the decision (outcome REJECTED).
+	RejectedReason string `protobuf:"bytes,5,opt,name=rejected_reason,json=rejectedReason,proto3" json:"rejected_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[3]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -436,7 +775,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[3]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -449,7 +788,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{3}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Decision) GetKind() isDecision_Kind {
@@ -484,6 +823,20 @@ func (x *Decision) GetEvict() *EvictDecision {
 		}
 	}
 	return nil
+}
+
+func (x *Decision) GetOutcome() DecisionOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return DecisionOutcome_DECISION_OUTCOME_UNSPECIFIED
+}
+
+func (x *Decision) GetRejectedReason() string {
+	if x != nil {
+		return x.RejectedReason
+	}
+	return ""
 }
 
 type isDecision_Kind interface {
@@ -529,7 +882,7 @@ type BindDecision struct {
 
 func (x *BindDecision) Reset() {
 	*x = BindDecision{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[4]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -541,7 +894,7 @@ func (x *BindDecision) String() string {
 func (*BindDecision) ProtoMessage() {}
 
 func (x *BindDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[4]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -554,7 +907,7 @@ func (x *BindDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BindDecision.ProtoReflect.Descriptor instead.
 func (*BindDecision) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{4}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BindDecision) GetTask() string {
@@ -601,7 +954,7 @@ type PipelineDecision struct {
 
 func (x *PipelineDecision) Reset() {
 	*x = PipelineDecision{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[5]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -613,7 +966,7 @@ func (x *PipelineDecision) String() string {
 func (*PipelineDecision) ProtoMessage() {}
 
 func (x *PipelineDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[5]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -626,7 +979,7 @@ func (x *PipelineDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PipelineDecision.ProtoReflect.Descriptor instead.
 func (*PipelineDecision) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{5}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PipelineDecision) GetTask() string {
@@ -672,7 +1025,7 @@ type EvictDecision struct {
 
 func (x *EvictDecision) Reset() {
 	*x = EvictDecision{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[6]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +1037,7 @@ func (x *EvictDecision) String() string {
 func (*EvictDecision) ProtoMessage() {}
 
 func (x *EvictDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[6]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +1050,7 @@ func (x *EvictDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictDecision.ProtoReflect.Descriptor instead.
 func (*EvictDecision) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{6}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EvictDecision) GetTask() string {
@@ -756,7 +1109,7 @@ type ReasonCount struct {
 
 func (x *ReasonCount) Reset() {
 	*x = ReasonCount{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[7]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +1121,7 @@ func (x *ReasonCount) String() string {
 func (*ReasonCount) ProtoMessage() {}
 
 func (x *ReasonCount) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[7]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1134,7 @@ func (x *ReasonCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReasonCount.ProtoReflect.Descriptor instead.
 func (*ReasonCount) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{7}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReasonCount) GetReason() string {
@@ -811,7 +1164,7 @@ type GangStatus struct {
 
 func (x *GangStatus) Reset() {
 	*x = GangStatus{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[8]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +1176,7 @@ func (x *GangStatus) String() string {
 func (*GangStatus) ProtoMessage() {}
 
 func (x *GangStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[8]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +1189,7 @@ func (x *GangStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GangStatus.ProtoReflect.Descriptor instead.
 func (*GangStatus) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{8}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GangStatus) GetPlaceable() int32 {
@@ -874,7 +1227,7 @@ type Explanation struct {
 
 func (x *Explanation) Reset() {
 	*x = Explanation{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[9]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +1239,7 @@ func (x *Explanation) String() string {
 func (*Explanation) ProtoMessage() {}
 
 func (x *Explanation) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[9]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1252,7 @@ func (x *Explanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Explanation.ProtoReflect.Descriptor instead.
 func (*Explanation) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{9}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Explanation) GetSummary() string {
@@ -960,7 +1313,7 @@ type JobOutcome struct {
 
 func (x *JobOutcome) Reset() {
 	*x = JobOutcome{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[10]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1325,7 @@ func (x *JobOutcome) String() string {
 func (*JobOutcome) ProtoMessage() {}
 
 func (x *JobOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[10]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1338,7 @@ func (x *JobOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobOutcome.ProtoReflect.Descriptor instead.
 func (*JobOutcome) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{10}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobOutcome) GetJob() string {
@@ -1050,7 +1403,7 @@ type ActionTiming struct {
 
 func (x *ActionTiming) Reset() {
 	*x = ActionTiming{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[11]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1062,7 +1415,7 @@ func (x *ActionTiming) String() string {
 func (*ActionTiming) ProtoMessage() {}
 
 func (x *ActionTiming) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[11]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1428,7 @@ func (x *ActionTiming) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionTiming.ProtoReflect.Descriptor instead.
 func (*ActionTiming) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{11}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ActionTiming) GetAction() string {
@@ -1105,7 +1458,7 @@ type CycleStats struct {
 
 func (x *CycleStats) Reset() {
 	*x = CycleStats{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[12]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1117,7 +1470,7 @@ func (x *CycleStats) String() string {
 func (*CycleStats) ProtoMessage() {}
 
 func (x *CycleStats) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[12]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1130,7 +1483,7 @@ func (x *CycleStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleStats.ProtoReflect.Descriptor instead.
 func (*CycleStats) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{12}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CycleStats) GetActions() []*ActionTiming {
@@ -1153,14 +1506,17 @@ type CommitPlanRequest struct {
 	// Cluster of the plan. Required.
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// Plan to commit. Required.
-	PlanId        string `protobuf:"bytes,2,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	PlanId string `protobuf:"bytes,2,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Decisions and job outcomes in the response's page. 0 means 1000; at most
+	// 5000.
+	PageSize      int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CommitPlanRequest) Reset() {
 	*x = CommitPlanRequest{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[13]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1528,7 @@ func (x *CommitPlanRequest) String() string {
 func (*CommitPlanRequest) ProtoMessage() {}
 
 func (x *CommitPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[13]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1541,7 @@ func (x *CommitPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitPlanRequest.ProtoReflect.Descriptor instead.
 func (*CommitPlanRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{13}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CommitPlanRequest) GetCluster() string {
@@ -1202,6 +1558,13 @@ func (x *CommitPlanRequest) GetPlanId() string {
 	return ""
 }
 
+func (x *CommitPlanRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
 // RejectedDecision is a decision a commit did not apply.
 type RejectedDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1216,7 +1579,7 @@ type RejectedDecision struct {
 
 func (x *RejectedDecision) Reset() {
 	*x = RejectedDecision{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[14]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1591,7 @@ func (x *RejectedDecision) String() string {
 func (*RejectedDecision) ProtoMessage() {}
 
 func (x *RejectedDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[14]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1604,7 @@ func (x *RejectedDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedDecision.ProtoReflect.Descriptor instead.
 func (*RejectedDecision) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{14}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RejectedDecision) GetDecision() *Decision {
@@ -1258,23 +1621,29 @@ func (x *RejectedDecision) GetReason() string {
 	return ""
 }
 
-// CommitPlanResponse is the response of CommitPlan.
+// CommitPlanResponse is the response of CommitPlan. Committing a committed
+// plan again returns the same response.
 type CommitPlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cluster's revision after the commit.
 	Revision uint64 `protobuf:"varint,1,opt,name=revision,proto3" json:"revision,omitempty"`
-	// Bind and evict decisions that took effect. Pipeline decisions change
-	// nothing and are never listed.
+	// Bind and evict decisions of the page (plan.decisions) that took effect.
+	// Pipeline decisions change nothing and are never listed.
 	Applied []*Decision `protobuf:"bytes,2,rep,name=applied,proto3" json:"applied,omitempty"`
-	// Decisions rejected because of conflicting changes.
-	Rejected      []*RejectedDecision `protobuf:"bytes,3,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	// Decisions of the page rejected because of conflicting changes.
+	Rejected []*RejectedDecision `protobuf:"bytes,3,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	// The committed plan: its summary (counts.applied, counts.rejected for the
+	// whole plan) and first page, each decision with its outcome.
+	Plan *Plan `protobuf:"bytes,4,opt,name=plan,proto3" json:"plan,omitempty"`
+	// Token of the plan's next page, for GetPlan; empty when this is the last.
+	NextPageToken string `protobuf:"bytes,5,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CommitPlanResponse) Reset() {
 	*x = CommitPlanResponse{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[15]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1655,7 @@ func (x *CommitPlanResponse) String() string {
 func (*CommitPlanResponse) ProtoMessage() {}
 
 func (x *CommitPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[15]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1668,7 @@ func (x *CommitPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitPlanResponse.ProtoReflect.Descriptor instead.
 func (*CommitPlanResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{15}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CommitPlanResponse) GetRevision() uint64 {
@@ -1323,6 +1692,20 @@ func (x *CommitPlanResponse) GetRejected() []*RejectedDecision {
 	return nil
 }
 
+func (x *CommitPlanResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *CommitPlanResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // DiscardPlanRequest is the request of DiscardPlan.
 type DiscardPlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1336,7 +1719,7 @@ type DiscardPlanRequest struct {
 
 func (x *DiscardPlanRequest) Reset() {
 	*x = DiscardPlanRequest{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[16]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1731,7 @@ func (x *DiscardPlanRequest) String() string {
 func (*DiscardPlanRequest) ProtoMessage() {}
 
 func (x *DiscardPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[16]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1744,7 @@ func (x *DiscardPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardPlanRequest.ProtoReflect.Descriptor instead.
 func (*DiscardPlanRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{16}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DiscardPlanRequest) GetCluster() string {
@@ -1387,7 +1770,7 @@ type DiscardPlanResponse struct {
 
 func (x *DiscardPlanResponse) Reset() {
 	*x = DiscardPlanResponse{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[17]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1782,7 @@ func (x *DiscardPlanResponse) String() string {
 func (*DiscardPlanResponse) ProtoMessage() {}
 
 func (x *DiscardPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[17]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1795,7 @@ func (x *DiscardPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardPlanResponse.ProtoReflect.Descriptor instead.
 func (*DiscardPlanResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{17}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{20}
 }
 
 // ExplainJobRequest is the request of ExplainJob.
@@ -1423,14 +1806,16 @@ type ExplainJobRequest struct {
 	// Namespace. Empty means "default".
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Job name. Required.
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExplainJobRequest) Reset() {
 	*x = ExplainJobRequest{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[18]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1827,7 @@ func (x *ExplainJobRequest) String() string {
 func (*ExplainJobRequest) ProtoMessage() {}
 
 func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[18]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1840,7 @@ func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainJobRequest.ProtoReflect.Descriptor instead.
 func (*ExplainJobRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{18}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExplainJobRequest) GetCluster() string {
@@ -1479,6 +1864,13 @@ func (x *ExplainJobRequest) GetName() string {
 	return ""
 }
 
+func (x *ExplainJobRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
 // ExplainJobResponse is the response of ExplainJob.
 type ExplainJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1493,7 +1885,7 @@ type ExplainJobResponse struct {
 
 func (x *ExplainJobResponse) Reset() {
 	*x = ExplainJobResponse{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[19]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1505,7 +1897,7 @@ func (x *ExplainJobResponse) String() string {
 func (*ExplainJobResponse) ProtoMessage() {}
 
 func (x *ExplainJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[19]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1910,7 @@ func (x *ExplainJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainJobResponse.ProtoReflect.Descriptor instead.
 func (*ExplainJobResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{19}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExplainJobResponse) GetOutcome() *JobOutcome {
@@ -1548,14 +1940,21 @@ type WatchPlansRequest struct {
 	// Replace the cluster's current WatchPlans subscriber, if any: its stream
 	// ends with ABORTED and its plan still proposed is discarded. Without it, a
 	// second subscriber for a cluster fails with ALREADY_EXISTS.
-	Takeover      bool `protobuf:"varint,4,opt,name=takeover,proto3" json:"takeover,omitempty"`
+	Takeover bool `protobuf:"varint,4,opt,name=takeover,proto3" json:"takeover,omitempty"`
+	// Decisions and job outcomes in each message's page. 0 means 1000; at most
+	// 5000.
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// How consistent the read must be; unset means linearizable. For Schedule
+	// and WatchPlans only dry runs take it (a cycle whose plan may be committed
+	// always runs on the confirmed leader).
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WatchPlansRequest) Reset() {
 	*x = WatchPlansRequest{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[20]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1966,7 @@ func (x *WatchPlansRequest) String() string {
 func (*WatchPlansRequest) ProtoMessage() {}
 
 func (x *WatchPlansRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[20]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1979,7 @@ func (x *WatchPlansRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPlansRequest.ProtoReflect.Descriptor instead.
 func (*WatchPlansRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{20}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchPlansRequest) GetCluster() string {
@@ -1611,21 +2010,38 @@ func (x *WatchPlansRequest) GetTakeover() bool {
 	return false
 }
 
+func (x *WatchPlansRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *WatchPlansRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
 // WatchPlansResponse is one message of WatchPlans.
 type WatchPlansResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A cycle's plan.
 	Plan *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
 	// In SCHEDULE_MODE_AUTO_COMMIT, what the commit applied and what it rejected
-	// with the reason, as CommitPlan answers; unset in the other modes.
-	Commit        *CommitPlanResponse `protobuf:"bytes,2,opt,name=commit,proto3" json:"commit,omitempty"`
+	// with the reason, as CommitPlan answers (for the first page); unset in the
+	// other modes.
+	Commit *CommitPlanResponse `protobuf:"bytes,2,opt,name=commit,proto3" json:"commit,omitempty"`
+	// Token of the plan's next page, for GetPlan; empty when this is the last.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WatchPlansResponse) Reset() {
 	*x = WatchPlansResponse{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[21]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +2053,7 @@ func (x *WatchPlansResponse) String() string {
 func (*WatchPlansResponse) ProtoMessage() {}
 
 func (x *WatchPlansResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[21]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +2066,7 @@ func (x *WatchPlansResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPlansResponse.ProtoReflect.Descriptor instead.
 func (*WatchPlansResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{21}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchPlansResponse) GetPlan() *Plan {
@@ -1667,18 +2083,27 @@ func (x *WatchPlansResponse) GetCommit() *CommitPlanResponse {
 	return nil
 }
 
+func (x *WatchPlansResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // GetSchedulerConfigRequest is the request of GetSchedulerConfig.
 type GetSchedulerConfigRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Cluster to read. Required.
-	Cluster       string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// How consistent the read must be; unset means linearizable.
+	Read          *ReadOptions `protobuf:"bytes,15,opt,name=read,proto3" json:"read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSchedulerConfigRequest) Reset() {
 	*x = GetSchedulerConfigRequest{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[22]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1690,7 +2115,7 @@ func (x *GetSchedulerConfigRequest) String() string {
 func (*GetSchedulerConfigRequest) ProtoMessage() {}
 
 func (x *GetSchedulerConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[22]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1703,7 +2128,7 @@ func (x *GetSchedulerConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchedulerConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetSchedulerConfigRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{22}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetSchedulerConfigRequest) GetCluster() string {
@@ -1713,19 +2138,30 @@ func (x *GetSchedulerConfigRequest) GetCluster() string {
 	return ""
 }
 
+func (x *GetSchedulerConfigRequest) GetRead() *ReadOptions {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
 // GetSchedulerConfigResponse is the response of GetSchedulerConfig.
 type GetSchedulerConfigResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The configuration in effect, as Volcano scheduler-conf YAML; the server's
 	// default configuration until one is set.
-	Config        string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	Config string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	// Opaque etag of this configuration. It changes whenever the configuration
+	// in effect changes: every UpdateSchedulerConfig (even with the same text),
+	// and, for a cluster without its own, a change of the server's default.
+	Etag          string `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSchedulerConfigResponse) Reset() {
 	*x = GetSchedulerConfigResponse{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[23]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1737,7 +2173,7 @@ func (x *GetSchedulerConfigResponse) String() string {
 func (*GetSchedulerConfigResponse) ProtoMessage() {}
 
 func (x *GetSchedulerConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[23]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1750,12 +2186,19 @@ func (x *GetSchedulerConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchedulerConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetSchedulerConfigResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{23}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetSchedulerConfigResponse) GetConfig() string {
 	if x != nil {
 		return x.Config
+	}
+	return ""
+}
+
+func (x *GetSchedulerConfigResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
 	}
 	return ""
 }
@@ -1766,14 +2209,18 @@ type UpdateSchedulerConfigRequest struct {
 	// Cluster to configure. Required.
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// The new configuration, as Volcano scheduler-conf YAML. Required.
-	Config        string `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	Config string `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	// The etag of the configuration this update replaces, from
+	// GetSchedulerConfig, GetCluster or a previous update. Empty updates
+	// unconditionally.
+	Etag          string `protobuf:"bytes,3,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateSchedulerConfigRequest) Reset() {
 	*x = UpdateSchedulerConfigRequest{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[24]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +2232,7 @@ func (x *UpdateSchedulerConfigRequest) String() string {
 func (*UpdateSchedulerConfigRequest) ProtoMessage() {}
 
 func (x *UpdateSchedulerConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[24]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +2245,7 @@ func (x *UpdateSchedulerConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSchedulerConfigRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSchedulerConfigRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{24}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UpdateSchedulerConfigRequest) GetCluster() string {
@@ -1815,18 +2262,27 @@ func (x *UpdateSchedulerConfigRequest) GetConfig() string {
 	return ""
 }
 
+func (x *UpdateSchedulerConfigRequest) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 // UpdateSchedulerConfigResponse is the response of UpdateSchedulerConfig.
 type UpdateSchedulerConfigResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The configuration now in effect.
-	Config        string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	Config string `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	// The etag of the configuration now in effect.
+	Etag          string `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateSchedulerConfigResponse) Reset() {
 	*x = UpdateSchedulerConfigResponse{}
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[25]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +2294,7 @@ func (x *UpdateSchedulerConfigResponse) String() string {
 func (*UpdateSchedulerConfigResponse) ProtoMessage() {}
 
 func (x *UpdateSchedulerConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_scheduler_proto_msgTypes[25]
+	mi := &file_sluice_v1_scheduler_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2307,7 @@ func (x *UpdateSchedulerConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSchedulerConfigResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSchedulerConfigResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{25}
+	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UpdateSchedulerConfigResponse) GetConfig() string {
@@ -1861,19 +2317,47 @@ func (x *UpdateSchedulerConfigResponse) GetConfig() string {
 	return ""
 }
 
+func (x *UpdateSchedulerConfigResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 var File_sluice_v1_scheduler_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\n" +
-	"\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\xaf\x01\n" +
+	"\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xf8\x01\n" +
 	"\x0fScheduleRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x12'\n" +
 	"\x0fconfig_override\x18\x03 \x01(\tR\x0econfigOverride\x12,\n" +
-	"\x03now\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\"n\n" +
+	"\x03now\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"\x96\x01\n" +
 	"\x10ScheduleResponse\x12#\n" +
 	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x125\n" +
-	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\"\xb5\x03\n" +
+	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\xab\x01\n" +
+	"\x0eGetPlanRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
+	"\aplan_id\x18\x02 \x01(\tR\x06planId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"^\n" +
+	"\x0fGetPlanResponse\x12#\n" +
+	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa2\x01\n" +
+	"\n" +
+	"PlanCounts\x12\x14\n" +
+	"\x05binds\x18\x01 \x01(\x05R\x05binds\x12\x1c\n" +
+	"\tpipelines\x18\x02 \x01(\x05R\tpipelines\x12\x16\n" +
+	"\x06evicts\x18\x03 \x01(\x05R\x06evicts\x12\x12\n" +
+	"\x04jobs\x18\x04 \x01(\x05R\x04jobs\x12\x18\n" +
+	"\aapplied\x18\x05 \x01(\x05R\aapplied\x12\x1a\n" +
+	"\brejected\x18\x06 \x01(\x05R\brejected\"\x91\x04\n" +
 	"\x04Plan\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12#\n" +
@@ -1886,11 +2370,15 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"expires_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12=\n" +
 	"\fscheduled_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vscheduledAt\x12-\n" +
 	"\x12committed_revision\x18\n" +
-	" \x01(\x04R\x11committedRevision\"\xae\x01\n" +
+	" \x01(\x04R\x11committedRevision\x12-\n" +
+	"\x06counts\x18\v \x01(\v2\x15.sluice.v1.PlanCountsR\x06counts\x12+\n" +
+	"\x11decisions_dropped\x18\f \x01(\bR\x10decisionsDropped\"\x8d\x02\n" +
 	"\bDecision\x12-\n" +
 	"\x04bind\x18\x01 \x01(\v2\x17.sluice.v1.BindDecisionH\x00R\x04bind\x129\n" +
 	"\bpipeline\x18\x02 \x01(\v2\x1b.sluice.v1.PipelineDecisionH\x00R\bpipeline\x120\n" +
-	"\x05evict\x18\x03 \x01(\v2\x18.sluice.v1.EvictDecisionH\x00R\x05evictB\x06\n" +
+	"\x05evict\x18\x03 \x01(\v2\x18.sluice.v1.EvictDecisionH\x00R\x05evict\x124\n" +
+	"\aoutcome\x18\x04 \x01(\x0e2\x1a.sluice.v1.DecisionOutcomeR\aoutcome\x12'\n" +
+	"\x0frejected_reason\x18\x05 \x01(\tR\x0erejectedReasonB\x06\n" +
 	"\x04kind\"g\n" +
 	"\fBindDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x10\n" +
@@ -1938,45 +2426,56 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\n" +
 	"CycleStats\x121\n" +
 	"\aactions\x18\x01 \x03(\v2\x17.sluice.v1.ActionTimingR\aactions\x12/\n" +
-	"\x05total\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x05total\"F\n" +
+	"\x05total\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x05total\"c\n" +
 	"\x11CommitPlanRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
-	"\aplan_id\x18\x02 \x01(\tR\x06planId\"[\n" +
+	"\aplan_id\x18\x02 \x01(\tR\x06planId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\"[\n" +
 	"\x10RejectedDecision\x12/\n" +
 	"\bdecision\x18\x01 \x01(\v2\x13.sluice.v1.DecisionR\bdecision\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x98\x01\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xe5\x01\n" +
 	"\x12CommitPlanResponse\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12-\n" +
 	"\aapplied\x18\x02 \x03(\v2\x13.sluice.v1.DecisionR\aapplied\x127\n" +
-	"\brejected\x18\x03 \x03(\v2\x1b.sluice.v1.RejectedDecisionR\brejected\"G\n" +
+	"\brejected\x18\x03 \x03(\v2\x1b.sluice.v1.RejectedDecisionR\brejected\x12#\n" +
+	"\x04plan\x18\x04 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x12&\n" +
+	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken\"G\n" +
 	"\x12DiscardPlanRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
 	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\x15\n" +
-	"\x13DiscardPlanResponse\"_\n" +
+	"\x13DiscardPlanResponse\"\x8b\x01\n" +
 	"\x11ExplainJobRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"^\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"^\n" +
 	"\x12ExplainJobResponse\x12/\n" +
 	"\aoutcome\x18\x01 \x01(\v2\x15.sluice.v1.JobOutcomeR\aoutcome\x12\x17\n" +
-	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\xa9\x01\n" +
+	"\aplan_id\x18\x02 \x01(\tR\x06planId\"\xf2\x01\n" +
 	"\x11WatchPlansRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x121\n" +
 	"\x06period\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x1a\n" +
-	"\btakeover\x18\x04 \x01(\bR\btakeover\"p\n" +
+	"\btakeover\x18\x04 \x01(\bR\btakeover\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"\x98\x01\n" +
 	"\x12WatchPlansResponse\x12#\n" +
 	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x125\n" +
-	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\"5\n" +
+	"\x06commit\x18\x02 \x01(\v2\x1d.sluice.v1.CommitPlanResponseR\x06commit\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"a\n" +
 	"\x19GetSchedulerConfigRequest\x12\x18\n" +
-	"\acluster\x18\x01 \x01(\tR\acluster\"4\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12*\n" +
+	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"H\n" +
 	"\x1aGetSchedulerConfigResponse\x12\x16\n" +
-	"\x06config\x18\x01 \x01(\tR\x06config\"P\n" +
+	"\x06config\x18\x01 \x01(\tR\x06config\x12\x12\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag\"d\n" +
 	"\x1cUpdateSchedulerConfigRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
-	"\x06config\x18\x02 \x01(\tR\x06config\"7\n" +
+	"\x06config\x18\x02 \x01(\tR\x06config\x12\x12\n" +
+	"\x04etag\x18\x03 \x01(\tR\x04etag\"K\n" +
 	"\x1dUpdateSchedulerConfigResponse\x12\x16\n" +
-	"\x06config\x18\x01 \x01(\tR\x06config*\x82\x01\n" +
+	"\x06config\x18\x01 \x01(\tR\x06config\x12\x12\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag*\x82\x01\n" +
 	"\fScheduleMode\x12\x1d\n" +
 	"\x19SCHEDULE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SCHEDULE_MODE_PROPOSE\x10\x01\x12\x1d\n" +
@@ -1988,12 +2487,17 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\x14PLAN_STATE_COMMITTED\x10\x02\x12\x18\n" +
 	"\x14PLAN_STATE_DISCARDED\x10\x03\x12\x16\n" +
 	"\x12PLAN_STATE_EXPIRED\x10\x04\x12\x16\n" +
-	"\x12PLAN_STATE_DRY_RUN\x10\x052\xd7\x04\n" +
+	"\x12PLAN_STATE_DRY_RUN\x10\x05*p\n" +
+	"\x0fDecisionOutcome\x12 \n" +
+	"\x1cDECISION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18DECISION_OUTCOME_APPLIED\x10\x01\x12\x1d\n" +
+	"\x19DECISION_OUTCOME_REJECTED\x10\x022\x99\x05\n" +
 	"\x10SchedulerService\x12C\n" +
 	"\bSchedule\x12\x1a.sluice.v1.ScheduleRequest\x1a\x1b.sluice.v1.ScheduleResponse\x12I\n" +
 	"\n" +
 	"CommitPlan\x12\x1c.sluice.v1.CommitPlanRequest\x1a\x1d.sluice.v1.CommitPlanResponse\x12L\n" +
-	"\vDiscardPlan\x12\x1d.sluice.v1.DiscardPlanRequest\x1a\x1e.sluice.v1.DiscardPlanResponse\x12I\n" +
+	"\vDiscardPlan\x12\x1d.sluice.v1.DiscardPlanRequest\x1a\x1e.sluice.v1.DiscardPlanResponse\x12@\n" +
+	"\aGetPlan\x12\x19.sluice.v1.GetPlanRequest\x1a\x1a.sluice.v1.GetPlanResponse\x12I\n" +
 	"\n" +
 	"ExplainJob\x12\x1c.sluice.v1.ExplainJobRequest\x1a\x1d.sluice.v1.ExplainJobResponse\x12K\n" +
 	"\n" +
@@ -2013,90 +2517,106 @@ func file_sluice_v1_scheduler_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_scheduler_proto_rawDescData
 }
 
-var file_sluice_v1_scheduler_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sluice_v1_scheduler_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_sluice_v1_scheduler_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_sluice_v1_scheduler_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_sluice_v1_scheduler_proto_goTypes = []any{
 	(ScheduleMode)(0),                     // 0: sluice.v1.ScheduleMode
 	(PlanState)(0),                        // 1: sluice.v1.PlanState
-	(*ScheduleRequest)(nil),               // 2: sluice.v1.ScheduleRequest
-	(*ScheduleResponse)(nil),              // 3: sluice.v1.ScheduleResponse
-	(*Plan)(nil),                          // 4: sluice.v1.Plan
-	(*Decision)(nil),                      // 5: sluice.v1.Decision
-	(*BindDecision)(nil),                  // 6: sluice.v1.BindDecision
-	(*PipelineDecision)(nil),              // 7: sluice.v1.PipelineDecision
-	(*EvictDecision)(nil),                 // 8: sluice.v1.EvictDecision
-	(*ReasonCount)(nil),                   // 9: sluice.v1.ReasonCount
-	(*GangStatus)(nil),                    // 10: sluice.v1.GangStatus
-	(*Explanation)(nil),                   // 11: sluice.v1.Explanation
-	(*JobOutcome)(nil),                    // 12: sluice.v1.JobOutcome
-	(*ActionTiming)(nil),                  // 13: sluice.v1.ActionTiming
-	(*CycleStats)(nil),                    // 14: sluice.v1.CycleStats
-	(*CommitPlanRequest)(nil),             // 15: sluice.v1.CommitPlanRequest
-	(*RejectedDecision)(nil),              // 16: sluice.v1.RejectedDecision
-	(*CommitPlanResponse)(nil),            // 17: sluice.v1.CommitPlanResponse
-	(*DiscardPlanRequest)(nil),            // 18: sluice.v1.DiscardPlanRequest
-	(*DiscardPlanResponse)(nil),           // 19: sluice.v1.DiscardPlanResponse
-	(*ExplainJobRequest)(nil),             // 20: sluice.v1.ExplainJobRequest
-	(*ExplainJobResponse)(nil),            // 21: sluice.v1.ExplainJobResponse
-	(*WatchPlansRequest)(nil),             // 22: sluice.v1.WatchPlansRequest
-	(*WatchPlansResponse)(nil),            // 23: sluice.v1.WatchPlansResponse
-	(*GetSchedulerConfigRequest)(nil),     // 24: sluice.v1.GetSchedulerConfigRequest
-	(*GetSchedulerConfigResponse)(nil),    // 25: sluice.v1.GetSchedulerConfigResponse
-	(*UpdateSchedulerConfigRequest)(nil),  // 26: sluice.v1.UpdateSchedulerConfigRequest
-	(*UpdateSchedulerConfigResponse)(nil), // 27: sluice.v1.UpdateSchedulerConfigResponse
-	(*timestamppb.Timestamp)(nil),         // 28: google.protobuf.Timestamp
-	(JobPhase)(0),                         // 29: sluice.v1.JobPhase
-	(*durationpb.Duration)(nil),           // 30: google.protobuf.Duration
+	(DecisionOutcome)(0),                  // 2: sluice.v1.DecisionOutcome
+	(*ScheduleRequest)(nil),               // 3: sluice.v1.ScheduleRequest
+	(*ScheduleResponse)(nil),              // 4: sluice.v1.ScheduleResponse
+	(*GetPlanRequest)(nil),                // 5: sluice.v1.GetPlanRequest
+	(*GetPlanResponse)(nil),               // 6: sluice.v1.GetPlanResponse
+	(*PlanCounts)(nil),                    // 7: sluice.v1.PlanCounts
+	(*Plan)(nil),                          // 8: sluice.v1.Plan
+	(*Decision)(nil),                      // 9: sluice.v1.Decision
+	(*BindDecision)(nil),                  // 10: sluice.v1.BindDecision
+	(*PipelineDecision)(nil),              // 11: sluice.v1.PipelineDecision
+	(*EvictDecision)(nil),                 // 12: sluice.v1.EvictDecision
+	(*ReasonCount)(nil),                   // 13: sluice.v1.ReasonCount
+	(*GangStatus)(nil),                    // 14: sluice.v1.GangStatus
+	(*Explanation)(nil),                   // 15: sluice.v1.Explanation
+	(*JobOutcome)(nil),                    // 16: sluice.v1.JobOutcome
+	(*ActionTiming)(nil),                  // 17: sluice.v1.ActionTiming
+	(*CycleStats)(nil),                    // 18: sluice.v1.CycleStats
+	(*CommitPlanRequest)(nil),             // 19: sluice.v1.CommitPlanRequest
+	(*RejectedDecision)(nil),              // 20: sluice.v1.RejectedDecision
+	(*CommitPlanResponse)(nil),            // 21: sluice.v1.CommitPlanResponse
+	(*DiscardPlanRequest)(nil),            // 22: sluice.v1.DiscardPlanRequest
+	(*DiscardPlanResponse)(nil),           // 23: sluice.v1.DiscardPlanResponse
+	(*ExplainJobRequest)(nil),             // 24: sluice.v1.ExplainJobRequest
+	(*ExplainJobResponse)(nil),            // 25: sluice.v1.ExplainJobResponse
+	(*WatchPlansRequest)(nil),             // 26: sluice.v1.WatchPlansRequest
+	(*WatchPlansResponse)(nil),            // 27: sluice.v1.WatchPlansResponse
+	(*GetSchedulerConfigRequest)(nil),     // 28: sluice.v1.GetSchedulerConfigRequest
+	(*GetSchedulerConfigResponse)(nil),    // 29: sluice.v1.GetSchedulerConfigResponse
+	(*UpdateSchedulerConfigRequest)(nil),  // 30: sluice.v1.UpdateSchedulerConfigRequest
+	(*UpdateSchedulerConfigResponse)(nil), // 31: sluice.v1.UpdateSchedulerConfigResponse
+	(*timestamppb.Timestamp)(nil),         // 32: google.protobuf.Timestamp
+	(*ReadOptions)(nil),                   // 33: sluice.v1.ReadOptions
+	(JobPhase)(0),                         // 34: sluice.v1.JobPhase
+	(*durationpb.Duration)(nil),           // 35: google.protobuf.Duration
 }
 var file_sluice_v1_scheduler_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.ScheduleRequest.mode:type_name -> sluice.v1.ScheduleMode
-	28, // 1: sluice.v1.ScheduleRequest.now:type_name -> google.protobuf.Timestamp
-	4,  // 2: sluice.v1.ScheduleResponse.plan:type_name -> sluice.v1.Plan
-	17, // 3: sluice.v1.ScheduleResponse.commit:type_name -> sluice.v1.CommitPlanResponse
-	5,  // 4: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
-	12, // 5: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
-	14, // 6: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
-	1,  // 7: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
-	28, // 8: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
-	28, // 9: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
-	6,  // 10: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
-	7,  // 11: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
-	8,  // 12: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
-	9,  // 13: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
-	10, // 14: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
-	29, // 15: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
-	29, // 16: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
-	11, // 17: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
-	30, // 18: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
-	13, // 19: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
-	30, // 20: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
-	5,  // 21: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
-	5,  // 22: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
-	16, // 23: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
-	12, // 24: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
-	0,  // 25: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
-	30, // 26: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
-	4,  // 27: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
-	17, // 28: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
-	2,  // 29: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
-	15, // 30: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
-	18, // 31: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
-	20, // 32: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
-	22, // 33: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
-	24, // 34: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
-	26, // 35: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
-	3,  // 36: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
-	17, // 37: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
-	19, // 38: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
-	21, // 39: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
-	23, // 40: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
-	25, // 41: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
-	27, // 42: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
-	36, // [36:43] is the sub-list for method output_type
-	29, // [29:36] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	32, // 1: sluice.v1.ScheduleRequest.now:type_name -> google.protobuf.Timestamp
+	33, // 2: sluice.v1.ScheduleRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 3: sluice.v1.ScheduleResponse.plan:type_name -> sluice.v1.Plan
+	21, // 4: sluice.v1.ScheduleResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	33, // 5: sluice.v1.GetPlanRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 6: sluice.v1.GetPlanResponse.plan:type_name -> sluice.v1.Plan
+	9,  // 7: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
+	16, // 8: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
+	18, // 9: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
+	1,  // 10: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
+	32, // 11: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
+	32, // 12: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
+	7,  // 13: sluice.v1.Plan.counts:type_name -> sluice.v1.PlanCounts
+	10, // 14: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
+	11, // 15: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
+	12, // 16: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
+	2,  // 17: sluice.v1.Decision.outcome:type_name -> sluice.v1.DecisionOutcome
+	13, // 18: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
+	14, // 19: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
+	34, // 20: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
+	34, // 21: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
+	15, // 22: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
+	35, // 23: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
+	17, // 24: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
+	35, // 25: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
+	9,  // 26: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
+	9,  // 27: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
+	20, // 28: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
+	8,  // 29: sluice.v1.CommitPlanResponse.plan:type_name -> sluice.v1.Plan
+	33, // 30: sluice.v1.ExplainJobRequest.read:type_name -> sluice.v1.ReadOptions
+	16, // 31: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
+	0,  // 32: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
+	35, // 33: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
+	33, // 34: sluice.v1.WatchPlansRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 35: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
+	21, // 36: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	33, // 37: sluice.v1.GetSchedulerConfigRequest.read:type_name -> sluice.v1.ReadOptions
+	3,  // 38: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
+	19, // 39: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
+	22, // 40: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
+	5,  // 41: sluice.v1.SchedulerService.GetPlan:input_type -> sluice.v1.GetPlanRequest
+	24, // 42: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
+	26, // 43: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
+	28, // 44: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
+	30, // 45: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
+	4,  // 46: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
+	21, // 47: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
+	23, // 48: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
+	6,  // 49: sluice.v1.SchedulerService.GetPlan:output_type -> sluice.v1.GetPlanResponse
+	25, // 50: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
+	27, // 51: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
+	29, // 52: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
+	31, // 53: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
+	46, // [46:54] is the sub-list for method output_type
+	38, // [38:46] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_scheduler_proto_init() }
@@ -2105,7 +2625,8 @@ func file_sluice_v1_scheduler_proto_init() {
 		return
 	}
 	file_sluice_v1_types_proto_init()
-	file_sluice_v1_scheduler_proto_msgTypes[3].OneofWrappers = []any{
+	file_sluice_v1_reads_proto_init()
+	file_sluice_v1_scheduler_proto_msgTypes[6].OneofWrappers = []any{
 		(*Decision_Bind)(nil),
 		(*Decision_Pipeline)(nil),
 		(*Decision_Evict)(nil),
@@ -2115,8 +2636,8 @@ func file_sluice_v1_scheduler_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_scheduler_proto_rawDesc), len(file_sluice_v1_scheduler_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   26,
+			NumEnums:      3,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	SchedulerService_Schedule_FullMethodName              = "/sluice.v1.SchedulerService/Schedule"
 	SchedulerService_CommitPlan_FullMethodName            = "/sluice.v1.SchedulerService/CommitPlan"
 	SchedulerService_DiscardPlan_FullMethodName           = "/sluice.v1.SchedulerService/DiscardPlan"
+	SchedulerService_GetPlan_FullMethodName               = "/sluice.v1.SchedulerService/GetPlan"
 	SchedulerService_ExplainJob_FullMethodName            = "/sluice.v1.SchedulerService/ExplainJob"
 	SchedulerService_WatchPlans_FullMethodName            = "/sluice.v1.SchedulerService/WatchPlans"
 	SchedulerService_GetSchedulerConfig_FullMethodName    = "/sluice.v1.SchedulerService/GetSchedulerConfig"
@@ -58,17 +59,28 @@ type SchedulerServiceClient interface {
 	// expired succeeds; a committed plan fails with FAILED_PRECONDITION (reason
 	// PLAN_COMMITTED) and an unknown one with NOT_FOUND (reason PLAN_NOT_FOUND).
 	DiscardPlan(ctx context.Context, in *DiscardPlanRequest, opts ...grpc.CallOption) (*DiscardPlanResponse, error)
+	// GetPlan returns a plan with one page of its decisions and job outcomes:
+	// a proposed or committed plan for as long as the retention rule keeps it
+	// (a committed plan's decisions carry their outcomes), a discarded or
+	// expired one as its summary, and a recent dry run's (kept in memory for a
+	// plan TTL). NOT_FOUND (reason PLAN_NOT_FOUND) otherwise.
+	GetPlan(ctx context.Context, in *GetPlanRequest, opts ...grpc.CallOption) (*GetPlanResponse, error)
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it. NOT_FOUND if the job does not exist.
 	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*ExplainJobResponse, error)
 	// WatchPlans runs cycles as the cluster changes (and periodically) and
 	// streams each cycle's plan until the client cancels.
 	WatchPlans(ctx context.Context, in *WatchPlansRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlansResponse], error)
-	// GetSchedulerConfig returns the cluster's scheduler configuration.
+	// GetSchedulerConfig returns the cluster's scheduler configuration and its
+	// etag.
 	GetSchedulerConfig(ctx context.Context, in *GetSchedulerConfigRequest, opts ...grpc.CallOption) (*GetSchedulerConfigResponse, error)
 	// UpdateSchedulerConfig replaces the cluster's scheduler configuration. The
 	// text is validated first (unknown actions or plugins, bad arguments); an
-	// invalid configuration fails with INVALID_ARGUMENT and changes nothing.
+	// invalid configuration fails with INVALID_ARGUMENT and changes nothing. With
+	// an etag, the update applies only if the configuration in effect still has
+	// that etag; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH, and
+	// the ErrorInfo metadata "field" is "etag") and changes nothing: read the
+	// configuration again and retry.
 	UpdateSchedulerConfig(ctx context.Context, in *UpdateSchedulerConfigRequest, opts ...grpc.CallOption) (*UpdateSchedulerConfigResponse, error)
 }
 
@@ -104,6 +116,16 @@ func (c *schedulerServiceClient) DiscardPlan(ctx context.Context, in *DiscardPla
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DiscardPlanResponse)
 	err := c.cc.Invoke(ctx, SchedulerService_DiscardPlan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerServiceClient) GetPlan(ctx context.Context, in *GetPlanRequest, opts ...grpc.CallOption) (*GetPlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPlanResponse)
+	err := c.cc.Invoke(ctx, SchedulerService_GetPlan_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,17 +211,28 @@ type SchedulerServiceServer interface {
 	// expired succeeds; a committed plan fails with FAILED_PRECONDITION (reason
 	// PLAN_COMMITTED) and an unknown one with NOT_FOUND (reason PLAN_NOT_FOUND).
 	DiscardPlan(context.Context, *DiscardPlanRequest) (*DiscardPlanResponse, error)
+	// GetPlan returns a plan with one page of its decisions and job outcomes:
+	// a proposed or committed plan for as long as the retention rule keeps it
+	// (a committed plan's decisions carry their outcomes), a discarded or
+	// expired one as its summary, and a recent dry run's (kept in memory for a
+	// plan TTL). NOT_FOUND (reason PLAN_NOT_FOUND) otherwise.
+	GetPlan(context.Context, *GetPlanRequest) (*GetPlanResponse, error)
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it. NOT_FOUND if the job does not exist.
 	ExplainJob(context.Context, *ExplainJobRequest) (*ExplainJobResponse, error)
 	// WatchPlans runs cycles as the cluster changes (and periodically) and
 	// streams each cycle's plan until the client cancels.
 	WatchPlans(*WatchPlansRequest, grpc.ServerStreamingServer[WatchPlansResponse]) error
-	// GetSchedulerConfig returns the cluster's scheduler configuration.
+	// GetSchedulerConfig returns the cluster's scheduler configuration and its
+	// etag.
 	GetSchedulerConfig(context.Context, *GetSchedulerConfigRequest) (*GetSchedulerConfigResponse, error)
 	// UpdateSchedulerConfig replaces the cluster's scheduler configuration. The
 	// text is validated first (unknown actions or plugins, bad arguments); an
-	// invalid configuration fails with INVALID_ARGUMENT and changes nothing.
+	// invalid configuration fails with INVALID_ARGUMENT and changes nothing. With
+	// an etag, the update applies only if the configuration in effect still has
+	// that etag; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH, and
+	// the ErrorInfo metadata "field" is "etag") and changes nothing: read the
+	// configuration again and retry.
 	UpdateSchedulerConfig(context.Context, *UpdateSchedulerConfigRequest) (*UpdateSchedulerConfigResponse, error)
 	mustEmbedUnimplementedSchedulerServiceServer()
 }
@@ -219,6 +252,9 @@ func (UnimplementedSchedulerServiceServer) CommitPlan(context.Context, *CommitPl
 }
 func (UnimplementedSchedulerServiceServer) DiscardPlan(context.Context, *DiscardPlanRequest) (*DiscardPlanResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DiscardPlan not implemented")
+}
+func (UnimplementedSchedulerServiceServer) GetPlan(context.Context, *GetPlanRequest) (*GetPlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPlan not implemented")
 }
 func (UnimplementedSchedulerServiceServer) ExplainJob(context.Context, *ExplainJobRequest) (*ExplainJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExplainJob not implemented")
@@ -307,6 +343,24 @@ func _SchedulerService_DiscardPlan_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SchedulerService_GetPlan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServiceServer).GetPlan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SchedulerService_GetPlan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServiceServer).GetPlan(ctx, req.(*GetPlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _SchedulerService_ExplainJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExplainJobRequest)
 	if err := dec(in); err != nil {
@@ -390,6 +444,10 @@ var SchedulerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DiscardPlan",
 			Handler:    _SchedulerService_DiscardPlan_Handler,
+		},
+		{
+			MethodName: "GetPlan",
+			Handler:    _SchedulerService_GetPlan_Handler,
 		},
 		{
 			MethodName: "ExplainJob",

@@ -7,6 +7,7 @@
 package sluicev1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -84,7 +85,8 @@ func (QueueState) EnumDescriptor() ([]byte, []int) {
 type JobPhase int32
 
 const (
-	// Not set; on input means JOB_PHASE_INQUEUE.
+	// Not set. On input: keep the stored phase, or JOB_PHASE_INQUEUE for a new
+	// job.
 	JobPhase_JOB_PHASE_UNSPECIFIED JobPhase = 0
 	// Pending: waiting to be admitted by the enqueue action.
 	JobPhase_JOB_PHASE_PENDING JobPhase = 1
@@ -145,11 +147,14 @@ func (JobPhase) EnumDescriptor() ([]byte, []int) {
 	return file_sluice_v1_types_proto_rawDescGZIP(), []int{1}
 }
 
-// TaskStatus is the status of a task (Volcano's TaskStatus).
+// TaskStatus is the status of a task (Volcano's TaskStatus). A committed bind
+// makes a task BOUND; the resource manager then reports it RUNNING (or PENDING
+// again when it could not start it).
 type TaskStatus int32
 
 const (
-	// Not set; on input means TASK_STATUS_PENDING.
+	// Not set. On input: keep the stored status, or TASK_STATUS_PENDING for a new
+	// task.
 	TaskStatus_TASK_STATUS_UNSPECIFIED TaskStatus = 0
 	// Pending: waiting for a node.
 	TaskStatus_TASK_STATUS_PENDING TaskStatus = 1
@@ -157,9 +162,15 @@ const (
 	TaskStatus_TASK_STATUS_ALLOCATED TaskStatus = 2
 	// Pipelined: reserved a node that is being freed, within a cycle; never stored.
 	TaskStatus_TASK_STATUS_PIPELINED TaskStatus = 3
-	// Binding: being bound to its node.
+	// Binding: a bind is decided but not yet carried out (Volcano's status while
+	// its bind call is in flight). The server never stores it by itself: a
+	// cycle's binds are BINDING only within the cycle, and committing the plan
+	// makes them BOUND. A resource manager may report it for a task whose start
+	// on the node is under way; it counts like BOUND.
 	TaskStatus_TASK_STATUS_BINDING TaskStatus = 4
-	// Bound: bound to its node by a committed plan, not yet reported running.
+	// Bound: bound to its node, not yet running. A committed plan's binds are
+	// BOUND (as a pod whose node is set is in Volcano); so are tasks a resource
+	// manager reports placed but not started.
 	TaskStatus_TASK_STATUS_BOUND TaskStatus = 5
 	// Running: running on its node.
 	TaskStatus_TASK_STATUS_RUNNING TaskStatus = 6
@@ -1011,30 +1022,44 @@ func (x *DeviceRequest) GetModel() string {
 	return ""
 }
 
-// Node is a machine that runs tasks.
+// Node is a machine that runs tasks. Every field is the resource manager's
+// except mod_revision: re-reporting a node replaces all of it, and never moves
+// the tasks placed on it (those are Task fields).
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Node name, unique in the cluster. Required.
+	// Node name, unique in the cluster.
+	// Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Resources offered to tasks, as quantities. Required. Include "pods" to cap
-	// the number of tasks.
+	// Resources offered to tasks, as quantities. Include "pods" to cap the number
+	// of tasks.
+	// Owner: resource manager.
 	Allocatable map[string]string `protobuf:"bytes,2,rep,name=allocatable,proto3" json:"allocatable,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Node labels. The server adds "kubernetes.io/hostname" with the node's name
 	// when it is absent. A node's node group is its "volcano.sh/nodegroup-name"
 	// label.
+	// Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Taints on the node.
+	// Owner: resource manager.
 	Taints []*Taint `protobuf:"bytes,4,rep,name=taints,proto3" json:"taints,omitempty"`
 	// True when the node is cordoned: no new tasks are placed on it. Default false.
+	// Owner: resource manager.
 	Unschedulable bool `protobuf:"varint,5,opt,name=unschedulable,proto3" json:"unschedulable,omitempty"`
 	// Recent utilisation in percent (0 to 100) by resource name, for example
 	// {"cpu": 40, "memory": 60}, for load-aware plugins. Empty means unknown.
+	// Owner: resource manager.
 	Usage map[string]float64 `protobuf:"bytes,6,rep,name=usage,proto3" json:"usage,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	// Devices on the node.
+	// Devices on the node. Which task holds which device is the tasks'
+	// device_ids.
+	// Owner: resource manager.
 	Devices []*Device `protobuf:"bytes,7,rep,name=devices,proto3" json:"devices,omitempty"`
 	// NUMA layout and exclusive-CPU state, for the numa-aware plugin. Unset means
 	// unknown: tasks that ask for a NUMA policy cannot use the node.
-	NumaTopology  *NumaTopology `protobuf:"bytes,8,opt,name=numa_topology,json=numaTopology,proto3" json:"numa_topology,omitempty"`
+	// Owner: resource manager.
+	NumaTopology *NumaTopology `protobuf:"bytes,8,opt,name=numa_topology,json=numaTopology,proto3" json:"numa_topology,omitempty"`
+	// Cluster revision of the last write that changed the node.
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,9,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1123,6 +1148,13 @@ func (x *Node) GetNumaTopology() *NumaTopology {
 		return x.NumaTopology
 	}
 	return nil
+}
+
+func (x *Node) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
 }
 
 // NumaCpu is one logical CPU (hardware thread) of a node.
@@ -1396,7 +1428,7 @@ func (x *NodeGroupAffinity) GetPreferred() []string {
 }
 
 // QueueStatus holds derived, read-only figures of a queue. It is filled in by
-// GetQueue and ListQueues and ignored on upsert.
+// GetQueue and ListQueues and ignored on upsert; every field is OUTPUT_ONLY.
 type QueueStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Resources allocated to the queue's tasks as Volcano counts them (binding,
@@ -1483,39 +1515,58 @@ func (x *QueueStatus) GetAsOfRevision() uint64 {
 
 // Queue is a share of the cluster that jobs are submitted to. Queues may form a
 // hierarchy through parent. A queue named "default" with weight 1 exists
-// implicitly when a job names it without it being declared.
+// implicitly when a job names it without it being declared. Every field is the
+// resource manager's except status and mod_revision, which the server computes.
 type Queue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Queue name, unique in the cluster. Required.
+	// Queue name, unique in the cluster.
+	// Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Parent queue for hierarchical queues. Empty means "root".
+	// Owner: resource manager.
 	Parent string `protobuf:"bytes,2,opt,name=parent,proto3" json:"parent,omitempty"`
 	// Fair-share weight used by the proportion plugin. 0 means 1.
+	// Owner: resource manager.
 	Weight int32 `protobuf:"varint,3,opt,name=weight,proto3" json:"weight,omitempty"`
 	// Hard upper bound on the queue's allocation, as quantities. Empty means
 	// unlimited; resources not named are unlimited.
+	// Owner: resource manager.
 	Capability map[string]string `protobuf:"bytes,4,rep,name=capability,proto3" json:"capability,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Deserved amount used by the capacity plugin, as quantities. Empty means none.
+	// Owner: resource manager.
 	Deserved map[string]string `protobuf:"bytes,5,rep,name=deserved,proto3" json:"deserved,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Reserved lower bound, as quantities. Empty means none.
+	// Owner: resource manager.
 	Guarantee map[string]string `protobuf:"bytes,6,rep,name=guarantee,proto3" json:"guarantee,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Queue priority; higher is more important. Default 0.
+	// Owner: resource manager.
 	Priority int32 `protobuf:"varint,7,opt,name=priority,proto3" json:"priority,omitempty"`
 	// Queue state. Unspecified means open.
+	// Owner: resource manager.
 	State QueueState `protobuf:"varint,8,opt,name=state,proto3,enum=sluice.v1.QueueState" json:"state,omitempty"`
 	// Whether other queues may reclaim resources from this queue. Unset means
 	// true.
+	// Owner: resource manager.
 	Reclaimable *bool `protobuf:"varint,9,opt,name=reclaimable,proto3,oneof" json:"reclaimable,omitempty"`
 	// Node groups the queue's tasks must or should run in.
+	// Owner: resource manager.
 	NodeGroupAffinity *NodeGroupAffinity `protobuf:"bytes,10,opt,name=node_group_affinity,json=nodeGroupAffinity,proto3" json:"node_group_affinity,omitempty"`
 	// Node groups the queue's tasks must not or should not run in.
+	// Owner: resource manager.
 	NodeGroupAntiAffinity *NodeGroupAffinity `protobuf:"bytes,11,opt,name=node_group_anti_affinity,json=nodeGroupAntiAffinity,proto3" json:"node_group_anti_affinity,omitempty"`
 	// Queue labels.
+	// Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Queue annotations.
+	// Owner: resource manager.
 	Annotations map[string]string `protobuf:"bytes,13,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Derived figures; output only, ignored on upsert.
-	Status        *QueueStatus `protobuf:"bytes,14,opt,name=status,proto3" json:"status,omitempty"`
+	// Derived figures, filled in by GetQueue and ListQueues.
+	// Owner: server.
+	Status *QueueStatus `protobuf:"bytes,14,opt,name=status,proto3" json:"status,omitempty"`
+	// Cluster revision of the last write that changed the queue (not its derived
+	// status, which changes with its jobs' tasks).
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,15,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1648,6 +1699,13 @@ func (x *Queue) GetStatus() *QueueStatus {
 	return nil
 }
 
+func (x *Queue) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // NetworkTopology asks for a job's tasks to be placed within one hypernode.
 type NetworkTopology struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1704,42 +1762,61 @@ func (x *NetworkTopology) GetHighestTierAllowed() int32 {
 }
 
 // Job is a group of tasks scheduled together (Volcano's PodGroup). Its tasks
-// are separate Task objects that name it.
+// are separate Task objects that name it. Every field is the resource
+// manager's except phase and created_at (the server's, reported) and
+// mod_revision (the server's).
 type Job struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Job name, unique in its namespace. Required.
+	// Job name, unique in its namespace.
+	// Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Namespace. Empty means "default".
+	// Owner: resource manager.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Queue the job is submitted to. Empty means "default".
+	// Owner: resource manager.
 	Queue string `protobuf:"bytes,3,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Name of a PriorityClass giving the job's priority. Empty means none.
+	// Owner: resource manager.
 	PriorityClass string `protobuf:"bytes,4,opt,name=priority_class,json=priorityClass,proto3" json:"priority_class,omitempty"`
 	// Job priority; when set it overrides priority_class. Unset means the
 	// priority class's value, or 0 without one.
+	// Owner: resource manager.
 	Priority *int32 `protobuf:"varint,5,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
 	// Gang size: tasks that must be placed together. Unset means 1; 0 is a job
 	// without a gang (every task may be placed, and preempted, on its own).
+	// Owner: resource manager.
 	MinAvailable *int32 `protobuf:"varint,6,opt,name=min_available,json=minAvailable,proto3,oneof" json:"min_available,omitempty"`
 	// Per-role minimums, for example {"master": 1, "worker": 2}. Empty means none.
+	// Owner: resource manager.
 	MinAvailableByRole map[string]int32 `protobuf:"bytes,7,rep,name=min_available_by_role,json=minAvailableByRole,proto3" json:"min_available_by_role,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Minimum resources the job needs, checked at enqueue, as quantities. Empty
 	// means none.
+	// Owner: resource manager.
 	MinResources map[string]string `protobuf:"bytes,8,rep,name=min_resources,json=minResources,proto3" json:"min_resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Phase. Unspecified on input means inqueue. The server updates it as the
-	// job is scheduled.
+	// Phase. Plan commits update it as the job is scheduled. Unspecified keeps
+	// the stored phase (a new job is inqueue); a resource manager sets it only
+	// to override the server, for example PENDING to hold a job back.
+	// Owner: server, reported.
 	Phase JobPhase `protobuf:"varint,9,opt,name=phase,proto3,enum=sluice.v1.JobPhase" json:"phase,omitempty"`
-	// Creation time, used for ordering (ties break by name). Unset means the time
-	// the server first received the job.
+	// Creation time, used for ordering (ties break by name). Unset keeps the
+	// stored time; a new job gets the time the server first received it.
+	// Owner: server, reported.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Job labels.
+	// Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,11,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Job annotations, for example "volcano.sh/sla-waiting-time".
+	// Owner: resource manager.
 	Annotations map[string]string `protobuf:"bytes,12,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Network topology constraint. Unset means none.
+	// Owner: resource manager.
 	NetworkTopology *NetworkTopology `protobuf:"bytes,13,opt,name=network_topology,json=networkTopology,proto3" json:"network_topology,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Cluster revision of the last write that changed the job.
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,14,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1863,59 +1940,97 @@ func (x *Job) GetNetworkTopology() *NetworkTopology {
 	return nil
 }
 
+func (x *Job) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // Task is one schedulable unit of a job (Volcano's task, a pod in Kubernetes).
+// Every field is the resource manager's except status, node, device_ids and
+// started_at (the server's, reported: plan commits set them, the resource
+// manager reports what happened, and a report that leaves them unset keeps them)
+// and mod_revision (the server's).
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Task name, unique in its namespace; its full name is "namespace/name".
-	// Required.
+	// Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Namespace; must be its job's namespace. Empty means "default".
+	// Owner: resource manager.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	// Name of the task's job, in the same namespace. Required.
+	// Name of the task's job, in the same namespace.
+	// Owner: resource manager.
 	Job string `protobuf:"bytes,3,opt,name=job,proto3" json:"job,omitempty"`
 	// The task's role in its job (Volcano's task spec), for example "worker".
 	// Empty means the task's name.
+	// Owner: resource manager.
 	Role string `protobuf:"bytes,4,opt,name=role,proto3" json:"role,omitempty"`
 	// Requested resources, as quantities. Empty means best-effort.
+	// Owner: resource manager.
 	Resources map[string]string `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Status. Unspecified on input means pending. Clients report PENDING,
-	// BINDING, BOUND, RUNNING, RELEASING, SUCCEEDED, FAILED or UNKNOWN;
-	// ALLOCATED and PIPELINED exist only inside a cycle and are rejected.
+	// Status. A committed bind makes the task BOUND and an eviction RELEASING;
+	// the resource manager reports the rest (PENDING, BINDING, BOUND, RUNNING,
+	// RELEASING, SUCCEEDED, FAILED or UNKNOWN; ALLOCATED and PIPELINED exist only
+	// inside a cycle and are rejected). Unspecified keeps the stored status (a
+	// new task is pending).
+	// Owner: server, reported.
 	Status TaskStatus `protobuf:"varint,6,opt,name=status,proto3,enum=sluice.v1.TaskStatus" json:"status,omitempty"`
-	// Node the task is on. Required for BINDING, BOUND, RUNNING and RELEASING;
-	// empty for PENDING.
+	// Node the task is on; a committed bind sets it. The task must have one when
+	// BINDING, BOUND, RUNNING or RELEASING and must not when PENDING. Empty keeps
+	// the stored node while the task stays in one of those four statuses (it is
+	// refused for a task that was not in one); empty for any other status means
+	// none. A node may only be given with a status.
+	// Owner: server, reported.
 	Node string `protobuf:"bytes,7,opt,name=node,proto3" json:"node,omitempty"`
 	// Name of a PriorityClass giving the task's priority. Empty means the job's.
+	// Owner: resource manager.
 	PriorityClass string `protobuf:"bytes,8,opt,name=priority_class,json=priorityClass,proto3" json:"priority_class,omitempty"`
 	// Task priority; when set it overrides priority_class. Unset means the
 	// priority class's value, or the job's priority without one.
+	// Owner: resource manager.
 	Priority *int32 `protobuf:"varint,9,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
-	// When the task started running. Unset for a running task means the time the
-	// server first saw it running.
+	// When the task started running. Unset keeps the stored time, except for a
+	// task reported PENDING again (it has not started); a RUNNING task that has
+	// none gets the time the server first saw it running.
+	// Owner: server, reported.
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// Node labels the task requires (exact match on every entry).
+	// Owner: resource manager.
 	NodeSelector map[string]string `protobuf:"bytes,11,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Taints the task tolerates.
+	// Owner: resource manager.
 	Tolerations []*Toleration `protobuf:"bytes,12,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
 	// Node and task affinity. Unset means none.
+	// Owner: resource manager.
 	Affinity *Affinity `protobuf:"bytes,13,opt,name=affinity,proto3" json:"affinity,omitempty"`
 	// Topology spread constraints.
+	// Owner: resource manager.
 	TopologySpread []*TopologySpreadConstraint `protobuf:"bytes,14,rep,name=topology_spread,json=topologySpread,proto3" json:"topology_spread,omitempty"`
 	// Host ports the task needs, for example [8080]; two tasks needing the same
 	// port cannot share a node.
+	// Owner: resource manager.
 	Ports []int32 `protobuf:"varint,15,rep,packed,name=ports,proto3" json:"ports,omitempty"`
 	// Device requests.
+	// Owner: resource manager.
 	Devices []*DeviceRequest `protobuf:"bytes,16,rep,name=devices,proto3" json:"devices,omitempty"`
 	// Task labels, matched by affinity, spread and disruption budget selectors.
+	// Owner: resource manager.
 	Labels map[string]string `protobuf:"bytes,17,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Task annotations, for example "volcano.sh/cooldown-time".
+	// Owner: resource manager.
 	Annotations map[string]string `protobuf:"bytes,18,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Whether the task may be a victim of preemption or reclaim. Unset means
 	// true.
+	// Owner: resource manager.
 	Preemptable *bool `protobuf:"varint,19,opt,name=preemptable,proto3,oneof" json:"preemptable,omitempty"`
-	// Devices (Device.id on the task's node) the task holds. Set by the server
-	// when a bind commits; a client reporting a task that already holds devices
-	// sets them itself.
+	// Devices (Device.id on the task's node) the task holds. A committed bind
+	// sets them; a resource manager reporting a task that holds devices the
+	// server did not assign sets them itself. Empty keeps the stored ids while
+	// the task stays BINDING, BOUND, RUNNING or RELEASING on the same node; a task
+	// reported on another node, or in another status, holds none unless given.
+	// Owner: server, reported.
 	DeviceIds []string `protobuf:"bytes,20,rep,name=device_ids,json=deviceIds,proto3" json:"device_ids,omitempty"`
 	// True when the task is in Kubernetes' Guaranteed QoS class: its limits
 	// equal its requests, which must then include cpu and memory. A guaranteed
@@ -1923,7 +2038,11 @@ type Task struct {
 	// a static CPU manager (see NumaTopology). Its NUMA policy is the annotation
 	// "volcano.sh/numa-topology-policy" of the task, or else of its job. Default
 	// false.
-	Guaranteed    bool `protobuf:"varint,21,opt,name=guaranteed,proto3" json:"guaranteed,omitempty"`
+	// Owner: resource manager.
+	Guaranteed bool `protobuf:"varint,21,opt,name=guaranteed,proto3" json:"guaranteed,omitempty"`
+	// Cluster revision of the last write that changed the task.
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,22,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2105,13 +2224,26 @@ func (x *Task) GetGuaranteed() bool {
 	return false
 }
 
-// PriorityClass names a priority value.
+func (x *Task) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
+// PriorityClass names a priority value. Every field is the resource manager's
+// except mod_revision.
 type PriorityClass struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Class name, unique in the cluster. Required.
+	// Class name, unique in the cluster.
+	// Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Priority value; higher is more important.
-	Value         int32 `protobuf:"varint,2,opt,name=value,proto3" json:"value,omitempty"`
+	// Priority value; higher is more important. Default 0.
+	// Owner: resource manager.
+	Value int32 `protobuf:"varint,2,opt,name=value,proto3" json:"value,omitempty"`
+	// Cluster revision of the last write that changed the class.
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,3,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2160,13 +2292,26 @@ func (x *PriorityClass) GetValue() int32 {
 	return 0
 }
 
+func (x *PriorityClass) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // NamespaceQuota caps what a namespace's running tasks may request in total.
+// Every field is the resource manager's except mod_revision.
 type NamespaceQuota struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The namespace the quota applies to; also the quota's name. Required.
+	// The namespace the quota applies to; also the quota's name.
+	// Owner: resource manager.
 	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Hard limits, as quantities. Resources not named are unlimited.
-	Hard          map[string]string `protobuf:"bytes,2,rep,name=hard,proto3" json:"hard,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Owner: resource manager.
+	Hard map[string]string `protobuf:"bytes,2,rep,name=hard,proto3" json:"hard,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Cluster revision of the last write that changed the quota.
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,3,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2215,24 +2360,40 @@ func (x *NamespaceQuota) GetHard() map[string]string {
 	return nil
 }
 
+func (x *NamespaceQuota) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // DisruptionBudget limits how many matching tasks may be evicted.
-// Exactly one of min_available and max_unavailable is set.
+// Exactly one of min_available and max_unavailable is set. Every field is the
+// resource manager's except mod_revision.
 type DisruptionBudget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Budget name, unique in its namespace. Required.
+	// Budget name, unique in its namespace.
+	// Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Namespace of the budget and of the tasks it covers. Empty means "default".
+	// Owner: resource manager.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// Labels a task must all carry to be covered (exact match).
+	// Owner: resource manager.
 	Selector map[string]string `protobuf:"bytes,3,rep,name=selector,proto3" json:"selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Covered tasks that must stay available: an integer ("3") or a percentage
 	// of covered tasks ("50%").
+	// Set this or max_unavailable, not both. Owner: resource manager.
 	MinAvailable *string `protobuf:"bytes,4,opt,name=min_available,json=minAvailable,proto3,oneof" json:"min_available,omitempty"`
 	// Covered tasks that may be unavailable: an integer ("1") or a percentage
 	// ("50%").
+	// Set this or min_available, not both. Owner: resource manager.
 	MaxUnavailable *string `protobuf:"bytes,5,opt,name=max_unavailable,json=maxUnavailable,proto3,oneof" json:"max_unavailable,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Cluster revision of the last write that changed the budget.
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,6,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DisruptionBudget) Reset() {
@@ -2300,16 +2461,30 @@ func (x *DisruptionBudget) GetMaxUnavailable() string {
 	return ""
 }
 
+func (x *DisruptionBudget) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
+}
+
 // HyperNode is a network topology domain: a set of nodes (tier 1) or of
-// lower-tier hypernodes (higher tiers).
+// lower-tier hypernodes (higher tiers). Every field is the resource manager's
+// except mod_revision.
 type HyperNode struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Hypernode name, unique in the cluster. Required.
+	// Hypernode name, unique in the cluster.
+	// Owner: resource manager.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Tier, at least 1; lower tiers are closer (faster) network domains.
+	// Owner: resource manager.
 	Tier int32 `protobuf:"varint,2,opt,name=tier,proto3" json:"tier,omitempty"`
 	// Members: node names for tier 1, hypernode names of lower tiers otherwise.
-	Members       []string `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// Owner: resource manager.
+	Members []string `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// Cluster revision of the last write that changed the hypernode.
+	// Owner: server.
+	ModRevision   uint64 `protobuf:"varint,4,opt,name=mod_revision,json=modRevision,proto3" json:"mod_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2363,6 +2538,13 @@ func (x *HyperNode) GetMembers() []string {
 		return x.Members
 	}
 	return nil
+}
+
+func (x *HyperNode) GetModRevision() uint64 {
+	if x != nil {
+		return x.ModRevision
+	}
+	return 0
 }
 
 // ObjectRef identifies one cluster object.
@@ -2430,8 +2612,9 @@ func (x *ObjectRef) GetName() string {
 	return ""
 }
 
-// Delta is one change to a cluster: an upsert (create or replace entirely) of
-// one object, or a deletion.
+// Delta is one change to a cluster: an upsert of one object (create it, or
+// replace what the resource manager owns of it and keep the server-owned
+// fields it leaves unset), or a deletion.
 type Delta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The change. Required.
@@ -2575,42 +2758,42 @@ type isDelta_Change interface {
 }
 
 type Delta_UpsertNode struct {
-	// Create or replace a node.
+	// Create or update a node.
 	UpsertNode *Node `protobuf:"bytes,1,opt,name=upsert_node,json=upsertNode,proto3,oneof"`
 }
 
 type Delta_UpsertQueue struct {
-	// Create or replace a queue.
+	// Create or update a queue.
 	UpsertQueue *Queue `protobuf:"bytes,2,opt,name=upsert_queue,json=upsertQueue,proto3,oneof"`
 }
 
 type Delta_UpsertJob struct {
-	// Create or replace a job.
+	// Create or update a job.
 	UpsertJob *Job `protobuf:"bytes,3,opt,name=upsert_job,json=upsertJob,proto3,oneof"`
 }
 
 type Delta_UpsertTask struct {
-	// Create or replace a task.
+	// Create or update a task.
 	UpsertTask *Task `protobuf:"bytes,4,opt,name=upsert_task,json=upsertTask,proto3,oneof"`
 }
 
 type Delta_UpsertPriorityClass struct {
-	// Create or replace a priority class.
+	// Create or update a priority class.
 	UpsertPriorityClass *PriorityClass `protobuf:"bytes,5,opt,name=upsert_priority_class,json=upsertPriorityClass,proto3,oneof"`
 }
 
 type Delta_UpsertNamespaceQuota struct {
-	// Create or replace a namespace quota.
+	// Create or update a namespace quota.
 	UpsertNamespaceQuota *NamespaceQuota `protobuf:"bytes,6,opt,name=upsert_namespace_quota,json=upsertNamespaceQuota,proto3,oneof"`
 }
 
 type Delta_UpsertDisruptionBudget struct {
-	// Create or replace a disruption budget.
+	// Create or update a disruption budget.
 	UpsertDisruptionBudget *DisruptionBudget `protobuf:"bytes,7,opt,name=upsert_disruption_budget,json=upsertDisruptionBudget,proto3,oneof"`
 }
 
 type Delta_UpsertHyperNode struct {
-	// Create or replace a hypernode.
+	// Create or update a hypernode.
 	UpsertHyperNode *HyperNode `protobuf:"bytes,8,opt,name=upsert_hyper_node,json=upsertHyperNode,proto3,oneof"`
 }
 
@@ -2650,7 +2833,8 @@ type DeltaBatch struct {
 	// The changes, applied in order.
 	Deltas []*Delta `protobuf:"bytes,2,rep,name=deltas,proto3" json:"deltas,omitempty"`
 	// When true the cluster becomes exactly the objects upserted by this batch:
-	// every object not upserted is deleted first. Delete deltas are not allowed
+	// every object not upserted is deleted. Upserted objects that existed keep
+	// their server-owned fields as any upsert does. Delete deltas are not allowed
 	// in such a batch.
 	ReplaceAll    bool `protobuf:"varint,3,opt,name=replace_all,json=replaceAll,proto3" json:"replace_all,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2712,7 +2896,7 @@ var File_sluice_v1_types_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x15sluice/v1/types.proto\x12\tsluice.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"G\n" +
+	"\x15sluice/v1/types.proto\x12\tsluice.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"G\n" +
 	"\x05Taint\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x16\n" +
@@ -2770,16 +2954,17 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
 	"\x06memory\x18\x03 \x01(\tR\x06memory\x12\x14\n" +
 	"\x05cores\x18\x04 \x01(\x05R\x05cores\x12\x14\n" +
-	"\x05model\x18\x05 \x01(\tR\x05model\"\xb5\x04\n" +
-	"\x04Node\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12B\n" +
-	"\vallocatable\x18\x02 \x03(\v2 .sluice.v1.Node.AllocatableEntryR\vallocatable\x123\n" +
-	"\x06labels\x18\x03 \x03(\v2\x1b.sluice.v1.Node.LabelsEntryR\x06labels\x12(\n" +
-	"\x06taints\x18\x04 \x03(\v2\x10.sluice.v1.TaintR\x06taints\x12$\n" +
-	"\runschedulable\x18\x05 \x01(\bR\runschedulable\x120\n" +
-	"\x05usage\x18\x06 \x03(\v2\x1a.sluice.v1.Node.UsageEntryR\x05usage\x12+\n" +
-	"\adevices\x18\a \x03(\v2\x11.sluice.v1.DeviceR\adevices\x12<\n" +
-	"\rnuma_topology\x18\b \x01(\v2\x17.sluice.v1.NumaTopologyR\fnumaTopology\x1a>\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"\x8f\x05\n" +
+	"\x04Node\x12\x19\n" +
+	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12H\n" +
+	"\vallocatable\x18\x02 \x03(\v2 .sluice.v1.Node.AllocatableEntryB\x04\xe2A\x01\x02R\vallocatable\x129\n" +
+	"\x06labels\x18\x03 \x03(\v2\x1b.sluice.v1.Node.LabelsEntryB\x04\xe2A\x01\x01R\x06labels\x12.\n" +
+	"\x06taints\x18\x04 \x03(\v2\x10.sluice.v1.TaintB\x04\xe2A\x01\x01R\x06taints\x12*\n" +
+	"\runschedulable\x18\x05 \x01(\bB\x04\xe2A\x01\x01R\runschedulable\x126\n" +
+	"\x05usage\x18\x06 \x03(\v2\x1a.sluice.v1.Node.UsageEntryB\x04\xe2A\x01\x01R\x05usage\x121\n" +
+	"\adevices\x18\a \x03(\v2\x11.sluice.v1.DeviceB\x04\xe2A\x01\x01R\adevices\x12B\n" +
+	"\rnuma_topology\x18\b \x01(\v2\x17.sluice.v1.NumaTopologyB\x04\xe2A\x01\x01R\fnumaTopology\x12'\n" +
+	"\fmod_revision\x18\t \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\x1a>\n" +
 	"\x10AllocatableEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
@@ -2817,25 +3002,26 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rDeservedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8d\b\n" +
-	"\x05Queue\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06parent\x18\x02 \x01(\tR\x06parent\x12\x16\n" +
-	"\x06weight\x18\x03 \x01(\x05R\x06weight\x12@\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\t\n" +
+	"\x05Queue\x12\x19\n" +
+	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12\x1c\n" +
+	"\x06parent\x18\x02 \x01(\tB\x04\xe2A\x01\x01R\x06parent\x12\x1c\n" +
+	"\x06weight\x18\x03 \x01(\x05B\x04\xe2A\x01\x01R\x06weight\x12F\n" +
 	"\n" +
-	"capability\x18\x04 \x03(\v2 .sluice.v1.Queue.CapabilityEntryR\n" +
-	"capability\x12:\n" +
-	"\bdeserved\x18\x05 \x03(\v2\x1e.sluice.v1.Queue.DeservedEntryR\bdeserved\x12=\n" +
-	"\tguarantee\x18\x06 \x03(\v2\x1f.sluice.v1.Queue.GuaranteeEntryR\tguarantee\x12\x1a\n" +
-	"\bpriority\x18\a \x01(\x05R\bpriority\x12+\n" +
-	"\x05state\x18\b \x01(\x0e2\x15.sluice.v1.QueueStateR\x05state\x12%\n" +
-	"\vreclaimable\x18\t \x01(\bH\x00R\vreclaimable\x88\x01\x01\x12L\n" +
+	"capability\x18\x04 \x03(\v2 .sluice.v1.Queue.CapabilityEntryB\x04\xe2A\x01\x01R\n" +
+	"capability\x12@\n" +
+	"\bdeserved\x18\x05 \x03(\v2\x1e.sluice.v1.Queue.DeservedEntryB\x04\xe2A\x01\x01R\bdeserved\x12C\n" +
+	"\tguarantee\x18\x06 \x03(\v2\x1f.sluice.v1.Queue.GuaranteeEntryB\x04\xe2A\x01\x01R\tguarantee\x12 \n" +
+	"\bpriority\x18\a \x01(\x05B\x04\xe2A\x01\x01R\bpriority\x121\n" +
+	"\x05state\x18\b \x01(\x0e2\x15.sluice.v1.QueueStateB\x04\xe2A\x01\x01R\x05state\x12+\n" +
+	"\vreclaimable\x18\t \x01(\bB\x04\xe2A\x01\x01H\x00R\vreclaimable\x88\x01\x01\x12R\n" +
 	"\x13node_group_affinity\x18\n" +
-	" \x01(\v2\x1c.sluice.v1.NodeGroupAffinityR\x11nodeGroupAffinity\x12U\n" +
-	"\x18node_group_anti_affinity\x18\v \x01(\v2\x1c.sluice.v1.NodeGroupAffinityR\x15nodeGroupAntiAffinity\x124\n" +
-	"\x06labels\x18\f \x03(\v2\x1c.sluice.v1.Queue.LabelsEntryR\x06labels\x12C\n" +
-	"\vannotations\x18\r \x03(\v2!.sluice.v1.Queue.AnnotationsEntryR\vannotations\x12.\n" +
-	"\x06status\x18\x0e \x01(\v2\x16.sluice.v1.QueueStatusR\x06status\x1a=\n" +
+	" \x01(\v2\x1c.sluice.v1.NodeGroupAffinityB\x04\xe2A\x01\x01R\x11nodeGroupAffinity\x12[\n" +
+	"\x18node_group_anti_affinity\x18\v \x01(\v2\x1c.sluice.v1.NodeGroupAffinityB\x04\xe2A\x01\x01R\x15nodeGroupAntiAffinity\x12:\n" +
+	"\x06labels\x18\f \x03(\v2\x1c.sluice.v1.Queue.LabelsEntryB\x04\xe2A\x01\x01R\x06labels\x12I\n" +
+	"\vannotations\x18\r \x03(\v2!.sluice.v1.Queue.AnnotationsEntryB\x04\xe2A\x01\x01R\vannotations\x124\n" +
+	"\x06status\x18\x0e \x01(\v2\x16.sluice.v1.QueueStatusB\x04\xe2A\x01\x03R\x06status\x12'\n" +
+	"\fmod_revision\x18\x0f \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\x1a=\n" +
 	"\x0fCapabilityEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -2854,23 +3040,24 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\f_reclaimable\"W\n" +
 	"\x0fNetworkTopology\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x120\n" +
-	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowed\"\xa7\a\n" +
-	"\x03Job\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x14\n" +
-	"\x05queue\x18\x03 \x01(\tR\x05queue\x12%\n" +
-	"\x0epriority_class\x18\x04 \x01(\tR\rpriorityClass\x12\x1f\n" +
-	"\bpriority\x18\x05 \x01(\x05H\x00R\bpriority\x88\x01\x01\x12(\n" +
-	"\rmin_available\x18\x06 \x01(\x05H\x01R\fminAvailable\x88\x01\x01\x12Y\n" +
-	"\x15min_available_by_role\x18\a \x03(\v2&.sluice.v1.Job.MinAvailableByRoleEntryR\x12minAvailableByRole\x12E\n" +
-	"\rmin_resources\x18\b \x03(\v2 .sluice.v1.Job.MinResourcesEntryR\fminResources\x12)\n" +
-	"\x05phase\x18\t \x01(\x0e2\x13.sluice.v1.JobPhaseR\x05phase\x129\n" +
+	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowed\"\xa0\b\n" +
+	"\x03Job\x12\x19\n" +
+	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12#\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x05\xe2A\x02\x01\x05R\tnamespace\x12\x1a\n" +
+	"\x05queue\x18\x03 \x01(\tB\x04\xe2A\x01\x01R\x05queue\x12+\n" +
+	"\x0epriority_class\x18\x04 \x01(\tB\x04\xe2A\x01\x01R\rpriorityClass\x12%\n" +
+	"\bpriority\x18\x05 \x01(\x05B\x04\xe2A\x01\x01H\x00R\bpriority\x88\x01\x01\x12.\n" +
+	"\rmin_available\x18\x06 \x01(\x05B\x04\xe2A\x01\x01H\x01R\fminAvailable\x88\x01\x01\x12_\n" +
+	"\x15min_available_by_role\x18\a \x03(\v2&.sluice.v1.Job.MinAvailableByRoleEntryB\x04\xe2A\x01\x01R\x12minAvailableByRole\x12K\n" +
+	"\rmin_resources\x18\b \x03(\v2 .sluice.v1.Job.MinResourcesEntryB\x04\xe2A\x01\x01R\fminResources\x12/\n" +
+	"\x05phase\x18\t \x01(\x0e2\x13.sluice.v1.JobPhaseB\x04\xe2A\x01\x01R\x05phase\x12?\n" +
 	"\n" +
 	"created_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x122\n" +
-	"\x06labels\x18\v \x03(\v2\x1a.sluice.v1.Job.LabelsEntryR\x06labels\x12A\n" +
-	"\vannotations\x18\f \x03(\v2\x1f.sluice.v1.Job.AnnotationsEntryR\vannotations\x12E\n" +
-	"\x10network_topology\x18\r \x01(\v2\x1a.sluice.v1.NetworkTopologyR\x0fnetworkTopology\x1aE\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampB\x04\xe2A\x01\x01R\tcreatedAt\x128\n" +
+	"\x06labels\x18\v \x03(\v2\x1a.sluice.v1.Job.LabelsEntryB\x04\xe2A\x01\x01R\x06labels\x12G\n" +
+	"\vannotations\x18\f \x03(\v2\x1f.sluice.v1.Job.AnnotationsEntryB\x04\xe2A\x01\x01R\vannotations\x12K\n" +
+	"\x10network_topology\x18\r \x01(\v2\x1a.sluice.v1.NetworkTopologyB\x04\xe2A\x01\x01R\x0fnetworkTopology\x12'\n" +
+	"\fmod_revision\x18\x0e \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\x1aE\n" +
 	"\x17MinAvailableByRoleEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a?\n" +
@@ -2884,34 +3071,36 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
 	"\t_priorityB\x10\n" +
-	"\x0e_min_available\"\xa2\t\n" +
-	"\x04Task\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x10\n" +
-	"\x03job\x18\x03 \x01(\tR\x03job\x12\x12\n" +
-	"\x04role\x18\x04 \x01(\tR\x04role\x12<\n" +
-	"\tresources\x18\x05 \x03(\v2\x1e.sluice.v1.Task.ResourcesEntryR\tresources\x12-\n" +
-	"\x06status\x18\x06 \x01(\x0e2\x15.sluice.v1.TaskStatusR\x06status\x12\x12\n" +
-	"\x04node\x18\a \x01(\tR\x04node\x12%\n" +
-	"\x0epriority_class\x18\b \x01(\tR\rpriorityClass\x12\x1f\n" +
-	"\bpriority\x18\t \x01(\x05H\x00R\bpriority\x88\x01\x01\x129\n" +
+	"\x0e_min_available\"\xcb\n" +
+	"\n" +
+	"\x04Task\x12\x19\n" +
+	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12#\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x05\xe2A\x02\x01\x05R\tnamespace\x12\x16\n" +
+	"\x03job\x18\x03 \x01(\tB\x04\xe2A\x01\x02R\x03job\x12\x18\n" +
+	"\x04role\x18\x04 \x01(\tB\x04\xe2A\x01\x01R\x04role\x12B\n" +
+	"\tresources\x18\x05 \x03(\v2\x1e.sluice.v1.Task.ResourcesEntryB\x04\xe2A\x01\x01R\tresources\x123\n" +
+	"\x06status\x18\x06 \x01(\x0e2\x15.sluice.v1.TaskStatusB\x04\xe2A\x01\x01R\x06status\x12\x18\n" +
+	"\x04node\x18\a \x01(\tB\x04\xe2A\x01\x01R\x04node\x12+\n" +
+	"\x0epriority_class\x18\b \x01(\tB\x04\xe2A\x01\x01R\rpriorityClass\x12%\n" +
+	"\bpriority\x18\t \x01(\x05B\x04\xe2A\x01\x01H\x00R\bpriority\x88\x01\x01\x12?\n" +
 	"\n" +
 	"started_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12F\n" +
-	"\rnode_selector\x18\v \x03(\v2!.sluice.v1.Task.NodeSelectorEntryR\fnodeSelector\x127\n" +
-	"\vtolerations\x18\f \x03(\v2\x15.sluice.v1.TolerationR\vtolerations\x12/\n" +
-	"\baffinity\x18\r \x01(\v2\x13.sluice.v1.AffinityR\baffinity\x12L\n" +
-	"\x0ftopology_spread\x18\x0e \x03(\v2#.sluice.v1.TopologySpreadConstraintR\x0etopologySpread\x12\x14\n" +
-	"\x05ports\x18\x0f \x03(\x05R\x05ports\x122\n" +
-	"\adevices\x18\x10 \x03(\v2\x18.sluice.v1.DeviceRequestR\adevices\x123\n" +
-	"\x06labels\x18\x11 \x03(\v2\x1b.sluice.v1.Task.LabelsEntryR\x06labels\x12B\n" +
-	"\vannotations\x18\x12 \x03(\v2 .sluice.v1.Task.AnnotationsEntryR\vannotations\x12%\n" +
-	"\vpreemptable\x18\x13 \x01(\bH\x01R\vpreemptable\x88\x01\x01\x12\x1d\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampB\x04\xe2A\x01\x01R\tstartedAt\x12L\n" +
+	"\rnode_selector\x18\v \x03(\v2!.sluice.v1.Task.NodeSelectorEntryB\x04\xe2A\x01\x01R\fnodeSelector\x12=\n" +
+	"\vtolerations\x18\f \x03(\v2\x15.sluice.v1.TolerationB\x04\xe2A\x01\x01R\vtolerations\x125\n" +
+	"\baffinity\x18\r \x01(\v2\x13.sluice.v1.AffinityB\x04\xe2A\x01\x01R\baffinity\x12R\n" +
+	"\x0ftopology_spread\x18\x0e \x03(\v2#.sluice.v1.TopologySpreadConstraintB\x04\xe2A\x01\x01R\x0etopologySpread\x12\x1a\n" +
+	"\x05ports\x18\x0f \x03(\x05B\x04\xe2A\x01\x01R\x05ports\x128\n" +
+	"\adevices\x18\x10 \x03(\v2\x18.sluice.v1.DeviceRequestB\x04\xe2A\x01\x01R\adevices\x129\n" +
+	"\x06labels\x18\x11 \x03(\v2\x1b.sluice.v1.Task.LabelsEntryB\x04\xe2A\x01\x01R\x06labels\x12H\n" +
+	"\vannotations\x18\x12 \x03(\v2 .sluice.v1.Task.AnnotationsEntryB\x04\xe2A\x01\x01R\vannotations\x12+\n" +
+	"\vpreemptable\x18\x13 \x01(\bB\x04\xe2A\x01\x01H\x01R\vpreemptable\x88\x01\x01\x12#\n" +
 	"\n" +
-	"device_ids\x18\x14 \x03(\tR\tdeviceIds\x12\x1e\n" +
+	"device_ids\x18\x14 \x03(\tB\x04\xe2A\x01\x01R\tdeviceIds\x12$\n" +
 	"\n" +
-	"guaranteed\x18\x15 \x01(\bR\n" +
-	"guaranteed\x1a<\n" +
+	"guaranteed\x18\x15 \x01(\bB\x04\xe2A\x01\x01R\n" +
+	"guaranteed\x12'\n" +
+	"\fmod_revision\x18\x16 \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
@@ -2925,31 +3114,35 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
 	"\t_priorityB\x0e\n" +
-	"\f_preemptable\"9\n" +
-	"\rPriorityClass\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value\"\xa0\x01\n" +
-	"\x0eNamespaceQuota\x12\x1c\n" +
-	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x127\n" +
-	"\x04hard\x18\x02 \x03(\v2#.sluice.v1.NamespaceQuota.HardEntryR\x04hard\x1a7\n" +
+	"\f_preemptable\"o\n" +
+	"\rPriorityClass\x12\x19\n" +
+	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12\x1a\n" +
+	"\x05value\x18\x02 \x01(\x05B\x04\xe2A\x01\x01R\x05value\x12'\n" +
+	"\fmod_revision\x18\x03 \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\"\xd6\x01\n" +
+	"\x0eNamespaceQuota\x12#\n" +
+	"\tnamespace\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\tnamespace\x12=\n" +
+	"\x04hard\x18\x02 \x03(\v2#.sluice.v1.NamespaceQuota.HardEntryB\x04\xe2A\x01\x01R\x04hard\x12'\n" +
+	"\fmod_revision\x18\x03 \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\x1a7\n" +
 	"\tHardEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x02\n" +
-	"\x10DisruptionBudget\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12E\n" +
-	"\bselector\x18\x03 \x03(\v2).sluice.v1.DisruptionBudget.SelectorEntryR\bselector\x12(\n" +
-	"\rmin_available\x18\x04 \x01(\tH\x00R\fminAvailable\x88\x01\x01\x12,\n" +
-	"\x0fmax_unavailable\x18\x05 \x01(\tH\x01R\x0emaxUnavailable\x88\x01\x01\x1a;\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8f\x03\n" +
+	"\x10DisruptionBudget\x12\x19\n" +
+	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12#\n" +
+	"\tnamespace\x18\x02 \x01(\tB\x05\xe2A\x02\x01\x05R\tnamespace\x12K\n" +
+	"\bselector\x18\x03 \x03(\v2).sluice.v1.DisruptionBudget.SelectorEntryB\x04\xe2A\x01\x01R\bselector\x12.\n" +
+	"\rmin_available\x18\x04 \x01(\tB\x04\xe2A\x01\x01H\x00R\fminAvailable\x88\x01\x01\x122\n" +
+	"\x0fmax_unavailable\x18\x05 \x01(\tB\x04\xe2A\x01\x01H\x01R\x0emaxUnavailable\x88\x01\x01\x12'\n" +
+	"\fmod_revision\x18\x06 \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\x1a;\n" +
 	"\rSelectorEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
 	"\x0e_min_availableB\x12\n" +
-	"\x10_max_unavailable\"M\n" +
-	"\tHyperNode\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04tier\x18\x02 \x01(\x05R\x04tier\x12\x18\n" +
-	"\amembers\x18\x03 \x03(\tR\amembers\"h\n" +
+	"\x10_max_unavailable\"\x89\x01\n" +
+	"\tHyperNode\x12\x19\n" +
+	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12\x18\n" +
+	"\x04tier\x18\x02 \x01(\x05B\x04\xe2A\x01\x02R\x04tier\x12\x1e\n" +
+	"\amembers\x18\x03 \x03(\tB\x04\xe2A\x01\x01R\amembers\x12'\n" +
+	"\fmod_revision\x18\x04 \x01(\x04B\x04\xe2A\x01\x03R\vmodRevision\"h\n" +
 	"\tObjectRef\x12)\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x15.sluice.v1.ObjectKindR\x04kind\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +

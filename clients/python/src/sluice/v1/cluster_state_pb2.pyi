@@ -1,5 +1,6 @@
 from google.rpc import status_pb2 as _status_pb2
 from sluice.v1 import types_pb2 as _types_pb2
+from sluice.v1 import reads_pb2 as _reads_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -111,12 +112,14 @@ class ApplyDeltasResponse(_message.Message):
     def __init__(self, revision: _Optional[int] = ...) -> None: ...
 
 class GetNodeRequest(_message.Message):
-    __slots__ = ("cluster", "name")
+    __slots__ = ("cluster", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetNodeResponse(_message.Message):
     __slots__ = ("node", "revision")
@@ -127,14 +130,16 @@ class GetNodeResponse(_message.Message):
     def __init__(self, node: _Optional[_Union[_types_pb2.Node, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListNodesRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token")
+    __slots__ = ("cluster", "page_size", "page_token", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListNodesResponse(_message.Message):
     __slots__ = ("nodes", "next_page_token", "revision")
@@ -147,12 +152,14 @@ class ListNodesResponse(_message.Message):
     def __init__(self, nodes: _Optional[_Iterable[_Union[_types_pb2.Node, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class GetQueueRequest(_message.Message):
-    __slots__ = ("cluster", "name")
+    __slots__ = ("cluster", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetQueueResponse(_message.Message):
     __slots__ = ("queue", "revision")
@@ -163,14 +170,16 @@ class GetQueueResponse(_message.Message):
     def __init__(self, queue: _Optional[_Union[_types_pb2.Queue, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListQueuesRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token")
+    __slots__ = ("cluster", "page_size", "page_token", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListQueuesResponse(_message.Message):
     __slots__ = ("queues", "next_page_token", "revision")
@@ -183,14 +192,16 @@ class ListQueuesResponse(_message.Message):
     def __init__(self, queues: _Optional[_Iterable[_Union[_types_pb2.Queue, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class GetJobRequest(_message.Message):
-    __slots__ = ("cluster", "namespace", "name")
+    __slots__ = ("cluster", "namespace", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     namespace: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetJobResponse(_message.Message):
     __slots__ = ("job", "revision")
@@ -201,18 +212,22 @@ class GetJobResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListJobsRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token", "queue", "namespace")
+    __slots__ = ("cluster", "page_size", "page_token", "queue", "namespace", "phases", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    PHASES_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
     queue: str
     namespace: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., queue: _Optional[str] = ..., namespace: _Optional[str] = ...) -> None: ...
+    phases: _containers.RepeatedScalarFieldContainer[_types_pb2.JobPhase]
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., queue: _Optional[str] = ..., namespace: _Optional[str] = ..., phases: _Optional[_Iterable[_Union[_types_pb2.JobPhase, str]]] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListJobsResponse(_message.Message):
     __slots__ = ("jobs", "next_page_token", "revision")
@@ -225,14 +240,16 @@ class ListJobsResponse(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[_types_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class GetTaskRequest(_message.Message):
-    __slots__ = ("cluster", "namespace", "name")
+    __slots__ = ("cluster", "namespace", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     namespace: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetTaskResponse(_message.Message):
     __slots__ = ("task", "revision")
@@ -243,20 +260,24 @@ class GetTaskResponse(_message.Message):
     def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
-    __slots__ = ("cluster", "page_size", "page_token", "namespace", "job", "node")
+    __slots__ = ("cluster", "page_size", "page_token", "namespace", "job", "node", "statuses", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     page_size: int
     page_token: str
     namespace: str
     job: str
     node: str
-    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ...) -> None: ...
+    statuses: _containers.RepeatedScalarFieldContainer[_types_pb2.TaskStatus]
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[_types_pb2.TaskStatus, str]]] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ListTasksResponse(_message.Message):
     __slots__ = ("tasks", "next_page_token", "revision")
@@ -267,3 +288,83 @@ class ListTasksResponse(_message.Message):
     next_page_token: str
     revision: int
     def __init__(self, tasks: _Optional[_Iterable[_Union[_types_pb2.Task, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class ListClustersRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "read")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    read: _reads_pb2.ReadOptions
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
+
+class ListClustersResponse(_message.Message):
+    __slots__ = ("clusters", "next_page_token")
+    CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    clusters: _containers.RepeatedCompositeFieldContainer[Cluster]
+    next_page_token: str
+    def __init__(self, clusters: _Optional[_Iterable[_Union[Cluster, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetClusterRequest(_message.Message):
+    __slots__ = ("cluster", "read")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
+
+class GetClusterResponse(_message.Message):
+    __slots__ = ("cluster",)
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    cluster: Cluster
+    def __init__(self, cluster: _Optional[_Union[Cluster, _Mapping]] = ...) -> None: ...
+
+class DeleteClusterRequest(_message.Message):
+    __slots__ = ("cluster",)
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    def __init__(self, cluster: _Optional[str] = ...) -> None: ...
+
+class DeleteClusterResponse(_message.Message):
+    __slots__ = ("cluster",)
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    cluster: Cluster
+    def __init__(self, cluster: _Optional[_Union[Cluster, _Mapping]] = ...) -> None: ...
+
+class Cluster(_message.Message):
+    __slots__ = ("name", "revision", "objects", "has_config", "config_etag", "plans")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    OBJECTS_FIELD_NUMBER: _ClassVar[int]
+    HAS_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ETAG_FIELD_NUMBER: _ClassVar[int]
+    PLANS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    revision: int
+    objects: ObjectCounts
+    has_config: bool
+    config_etag: str
+    plans: int
+    def __init__(self, name: _Optional[str] = ..., revision: _Optional[int] = ..., objects: _Optional[_Union[ObjectCounts, _Mapping]] = ..., has_config: _Optional[bool] = ..., config_etag: _Optional[str] = ..., plans: _Optional[int] = ...) -> None: ...
+
+class ObjectCounts(_message.Message):
+    __slots__ = ("nodes", "queues", "jobs", "tasks", "priority_classes", "namespace_quotas", "disruption_budgets", "hyper_nodes")
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    QUEUES_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASSES_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_QUOTAS_FIELD_NUMBER: _ClassVar[int]
+    DISRUPTION_BUDGETS_FIELD_NUMBER: _ClassVar[int]
+    HYPER_NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: int
+    queues: int
+    jobs: int
+    tasks: int
+    priority_classes: int
+    namespace_quotas: int
+    disruption_budgets: int
+    hyper_nodes: int
+    def __init__(self, nodes: _Optional[int] = ..., queues: _Optional[int] = ..., jobs: _Optional[int] = ..., tasks: _Optional[int] = ..., priority_classes: _Optional[int] = ..., namespace_quotas: _Optional[int] = ..., disruption_budgets: _Optional[int] = ..., hyper_nodes: _Optional[int] = ...) -> None: ...

@@ -91,6 +91,21 @@ class ClusterStateServiceStub:
                 request_serializer=sluice_dot_v1_dot_cluster__state__pb2.ListTasksRequest.SerializeToString,
                 response_deserializer=sluice_dot_v1_dot_cluster__state__pb2.ListTasksResponse.FromString,
                 _registered_method=True)
+        self.ListClusters = channel.unary_unary(
+                '/sluice.v1.ClusterStateService/ListClusters',
+                request_serializer=sluice_dot_v1_dot_cluster__state__pb2.ListClustersRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_cluster__state__pb2.ListClustersResponse.FromString,
+                _registered_method=True)
+        self.GetCluster = channel.unary_unary(
+                '/sluice.v1.ClusterStateService/GetCluster',
+                request_serializer=sluice_dot_v1_dot_cluster__state__pb2.GetClusterRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_cluster__state__pb2.GetClusterResponse.FromString,
+                _registered_method=True)
+        self.DeleteCluster = channel.unary_unary(
+                '/sluice.v1.ClusterStateService/DeleteCluster',
+                request_serializer=sluice_dot_v1_dot_cluster__state__pb2.DeleteClusterRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_cluster__state__pb2.DeleteClusterResponse.FromString,
+                _registered_method=True)
 
 
 class ClusterStateServiceServicer:
@@ -192,6 +207,41 @@ class ClusterStateServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListClusters(self, request, context):
+        """ListClusters returns the clusters the caller's credentials cover, ordered by
+        name, a page at a time (every cluster when the server does not
+        authenticate). A cluster exists from the first thing stored for it (a
+        batch, a scheduler configuration or a plan) until DeleteCluster.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCluster(self, request, context):
+        """GetCluster returns one cluster: its revision, how many objects of each kind
+        it holds and its scheduler configuration's etag. NOT_FOUND (reason
+        CLUSTER_NOT_FOUND) if the cluster does not exist.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteCluster(self, request, context):
+        """DeleteCluster deletes a cluster and everything Sluice holds for it: its
+        objects, plans, scheduler configuration, revision and metrics series. Its
+        WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
+        next batch of an open Sync stream is rejected with FAILED_PRECONDITION
+        (reason RESYNC_REQUIRED) unless it has replace_all or is a chunked resync,
+        and a chunked resync open on a stream is abandoned. The cluster starts
+        again from revision 0 when something is next stored for it, so a resource
+        manager still syncing it makes it again with a full resync: stop it first.
+        Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
+        the cluster does not exist.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ClusterStateServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -244,6 +294,21 @@ def add_ClusterStateServiceServicer_to_server(servicer, server):
                     servicer.ListTasks,
                     request_deserializer=sluice_dot_v1_dot_cluster__state__pb2.ListTasksRequest.FromString,
                     response_serializer=sluice_dot_v1_dot_cluster__state__pb2.ListTasksResponse.SerializeToString,
+            ),
+            'ListClusters': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListClusters,
+                    request_deserializer=sluice_dot_v1_dot_cluster__state__pb2.ListClustersRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_cluster__state__pb2.ListClustersResponse.SerializeToString,
+            ),
+            'GetCluster': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCluster,
+                    request_deserializer=sluice_dot_v1_dot_cluster__state__pb2.GetClusterRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_cluster__state__pb2.GetClusterResponse.SerializeToString,
+            ),
+            'DeleteCluster': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteCluster,
+                    request_deserializer=sluice_dot_v1_dot_cluster__state__pb2.DeleteClusterRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_cluster__state__pb2.DeleteClusterResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -523,6 +588,87 @@ class ClusterStateService:
             '/sluice.v1.ClusterStateService/ListTasks',
             sluice_dot_v1_dot_cluster__state__pb2.ListTasksRequest.SerializeToString,
             sluice_dot_v1_dot_cluster__state__pb2.ListTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListClusters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.ClusterStateService/ListClusters',
+            sluice_dot_v1_dot_cluster__state__pb2.ListClustersRequest.SerializeToString,
+            sluice_dot_v1_dot_cluster__state__pb2.ListClustersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCluster(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.ClusterStateService/GetCluster',
+            sluice_dot_v1_dot_cluster__state__pb2.GetClusterRequest.SerializeToString,
+            sluice_dot_v1_dot_cluster__state__pb2.GetClusterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteCluster(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.ClusterStateService/DeleteCluster',
+            sluice_dot_v1_dot_cluster__state__pb2.DeleteClusterRequest.SerializeToString,
+            sluice_dot_v1_dot_cluster__state__pb2.DeleteClusterResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -3,6 +3,7 @@ import datetime
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from sluice.v1 import types_pb2 as _types_pb2
+from sluice.v1 import reads_pb2 as _reads_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -27,6 +28,12 @@ class PlanState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PLAN_STATE_DISCARDED: _ClassVar[PlanState]
     PLAN_STATE_EXPIRED: _ClassVar[PlanState]
     PLAN_STATE_DRY_RUN: _ClassVar[PlanState]
+
+class DecisionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DECISION_OUTCOME_UNSPECIFIED: _ClassVar[DecisionOutcome]
+    DECISION_OUTCOME_APPLIED: _ClassVar[DecisionOutcome]
+    DECISION_OUTCOME_REJECTED: _ClassVar[DecisionOutcome]
 SCHEDULE_MODE_UNSPECIFIED: ScheduleMode
 SCHEDULE_MODE_PROPOSE: ScheduleMode
 SCHEDULE_MODE_AUTO_COMMIT: ScheduleMode
@@ -37,29 +44,76 @@ PLAN_STATE_COMMITTED: PlanState
 PLAN_STATE_DISCARDED: PlanState
 PLAN_STATE_EXPIRED: PlanState
 PLAN_STATE_DRY_RUN: PlanState
+DECISION_OUTCOME_UNSPECIFIED: DecisionOutcome
+DECISION_OUTCOME_APPLIED: DecisionOutcome
+DECISION_OUTCOME_REJECTED: DecisionOutcome
 
 class ScheduleRequest(_message.Message):
-    __slots__ = ("cluster", "mode", "config_override", "now")
+    __slots__ = ("cluster", "mode", "config_override", "now", "page_size", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     CONFIG_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     mode: ScheduleMode
     config_override: str
     now: _timestamp_pb2.Timestamp
-    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    page_size: int
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ScheduleResponse(_message.Message):
-    __slots__ = ("plan", "commit")
+    __slots__ = ("plan", "commit", "next_page_token")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     COMMIT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     plan: Plan
     commit: CommitPlanResponse
-    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetPlanRequest(_message.Message):
+    __slots__ = ("cluster", "plan_id", "page_size", "page_token", "read")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    plan_id: str
+    page_size: int
+    page_token: str
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., plan_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
+
+class GetPlanResponse(_message.Message):
+    __slots__ = ("plan", "next_page_token")
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    plan: Plan
+    next_page_token: str
+    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class PlanCounts(_message.Message):
+    __slots__ = ("binds", "pipelines", "evicts", "jobs", "applied", "rejected")
+    BINDS_FIELD_NUMBER: _ClassVar[int]
+    PIPELINES_FIELD_NUMBER: _ClassVar[int]
+    EVICTS_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    binds: int
+    pipelines: int
+    evicts: int
+    jobs: int
+    applied: int
+    rejected: int
+    def __init__(self, binds: _Optional[int] = ..., pipelines: _Optional[int] = ..., evicts: _Optional[int] = ..., jobs: _Optional[int] = ..., applied: _Optional[int] = ..., rejected: _Optional[int] = ...) -> None: ...
 
 class Plan(_message.Message):
-    __slots__ = ("id", "cluster", "base_revision", "decisions", "jobs", "stats", "state", "expires_at", "scheduled_at", "committed_revision")
+    __slots__ = ("id", "cluster", "base_revision", "decisions", "jobs", "stats", "state", "expires_at", "scheduled_at", "committed_revision", "counts", "decisions_dropped")
     ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     BASE_REVISION_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +124,8 @@ class Plan(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_AT_FIELD_NUMBER: _ClassVar[int]
     COMMITTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_DROPPED_FIELD_NUMBER: _ClassVar[int]
     id: str
     cluster: str
     base_revision: int
@@ -80,17 +136,23 @@ class Plan(_message.Message):
     expires_at: _timestamp_pb2.Timestamp
     scheduled_at: _timestamp_pb2.Timestamp
     committed_revision: int
-    def __init__(self, id: _Optional[str] = ..., cluster: _Optional[str] = ..., base_revision: _Optional[int] = ..., decisions: _Optional[_Iterable[_Union[Decision, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[JobOutcome, _Mapping]]] = ..., stats: _Optional[_Union[CycleStats, _Mapping]] = ..., state: _Optional[_Union[PlanState, str]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scheduled_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., committed_revision: _Optional[int] = ...) -> None: ...
+    counts: PlanCounts
+    decisions_dropped: bool
+    def __init__(self, id: _Optional[str] = ..., cluster: _Optional[str] = ..., base_revision: _Optional[int] = ..., decisions: _Optional[_Iterable[_Union[Decision, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[JobOutcome, _Mapping]]] = ..., stats: _Optional[_Union[CycleStats, _Mapping]] = ..., state: _Optional[_Union[PlanState, str]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scheduled_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., committed_revision: _Optional[int] = ..., counts: _Optional[_Union[PlanCounts, _Mapping]] = ..., decisions_dropped: _Optional[bool] = ...) -> None: ...
 
 class Decision(_message.Message):
-    __slots__ = ("bind", "pipeline", "evict")
+    __slots__ = ("bind", "pipeline", "evict", "outcome", "rejected_reason")
     BIND_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_FIELD_NUMBER: _ClassVar[int]
     EVICT_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_REASON_FIELD_NUMBER: _ClassVar[int]
     bind: BindDecision
     pipeline: PipelineDecision
     evict: EvictDecision
-    def __init__(self, bind: _Optional[_Union[BindDecision, _Mapping]] = ..., pipeline: _Optional[_Union[PipelineDecision, _Mapping]] = ..., evict: _Optional[_Union[EvictDecision, _Mapping]] = ...) -> None: ...
+    outcome: DecisionOutcome
+    rejected_reason: str
+    def __init__(self, bind: _Optional[_Union[BindDecision, _Mapping]] = ..., pipeline: _Optional[_Union[PipelineDecision, _Mapping]] = ..., evict: _Optional[_Union[EvictDecision, _Mapping]] = ..., outcome: _Optional[_Union[DecisionOutcome, str]] = ..., rejected_reason: _Optional[str] = ...) -> None: ...
 
 class BindDecision(_message.Message):
     __slots__ = ("task", "job", "node", "device_ids")
@@ -195,12 +257,14 @@ class CycleStats(_message.Message):
     def __init__(self, actions: _Optional[_Iterable[_Union[ActionTiming, _Mapping]]] = ..., total: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class CommitPlanRequest(_message.Message):
-    __slots__ = ("cluster", "plan_id")
+    __slots__ = ("cluster", "plan_id", "page_size")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     PLAN_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     plan_id: str
-    def __init__(self, cluster: _Optional[str] = ..., plan_id: _Optional[str] = ...) -> None: ...
+    page_size: int
+    def __init__(self, cluster: _Optional[str] = ..., plan_id: _Optional[str] = ..., page_size: _Optional[int] = ...) -> None: ...
 
 class RejectedDecision(_message.Message):
     __slots__ = ("decision", "reason")
@@ -211,14 +275,18 @@ class RejectedDecision(_message.Message):
     def __init__(self, decision: _Optional[_Union[Decision, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class CommitPlanResponse(_message.Message):
-    __slots__ = ("revision", "applied", "rejected")
+    __slots__ = ("revision", "applied", "rejected", "plan", "next_page_token")
     REVISION_FIELD_NUMBER: _ClassVar[int]
     APPLIED_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     revision: int
     applied: _containers.RepeatedCompositeFieldContainer[Decision]
     rejected: _containers.RepeatedCompositeFieldContainer[RejectedDecision]
-    def __init__(self, revision: _Optional[int] = ..., applied: _Optional[_Iterable[_Union[Decision, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[RejectedDecision, _Mapping]]] = ...) -> None: ...
+    plan: Plan
+    next_page_token: str
+    def __init__(self, revision: _Optional[int] = ..., applied: _Optional[_Iterable[_Union[Decision, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[RejectedDecision, _Mapping]]] = ..., plan: _Optional[_Union[Plan, _Mapping]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class DiscardPlanRequest(_message.Message):
     __slots__ = ("cluster", "plan_id")
@@ -233,14 +301,16 @@ class DiscardPlanResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ExplainJobRequest(_message.Message):
-    __slots__ = ("cluster", "namespace", "name")
+    __slots__ = ("cluster", "namespace", "name", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     namespace: str
     name: str
-    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ExplainJobResponse(_message.Message):
     __slots__ = ("outcome", "plan_id")
@@ -251,47 +321,61 @@ class ExplainJobResponse(_message.Message):
     def __init__(self, outcome: _Optional[_Union[JobOutcome, _Mapping]] = ..., plan_id: _Optional[str] = ...) -> None: ...
 
 class WatchPlansRequest(_message.Message):
-    __slots__ = ("cluster", "mode", "period", "takeover")
+    __slots__ = ("cluster", "mode", "period", "takeover", "page_size", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     PERIOD_FIELD_NUMBER: _ClassVar[int]
     TAKEOVER_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     mode: ScheduleMode
     period: _duration_pb2.Duration
     takeover: bool
-    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., period: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., takeover: _Optional[bool] = ...) -> None: ...
+    page_size: int
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., period: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., takeover: _Optional[bool] = ..., page_size: _Optional[int] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class WatchPlansResponse(_message.Message):
-    __slots__ = ("plan", "commit")
+    __slots__ = ("plan", "commit", "next_page_token")
     PLAN_FIELD_NUMBER: _ClassVar[int]
     COMMIT_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     plan: Plan
     commit: CommitPlanResponse
-    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, plan: _Optional[_Union[Plan, _Mapping]] = ..., commit: _Optional[_Union[CommitPlanResponse, _Mapping]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetSchedulerConfigRequest(_message.Message):
-    __slots__ = ("cluster",)
+    __slots__ = ("cluster", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
-    def __init__(self, cluster: _Optional[str] = ...) -> None: ...
+    read: _reads_pb2.ReadOptions
+    def __init__(self, cluster: _Optional[str] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class GetSchedulerConfigResponse(_message.Message):
-    __slots__ = ("config",)
+    __slots__ = ("config", "etag")
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     config: str
-    def __init__(self, config: _Optional[str] = ...) -> None: ...
+    etag: str
+    def __init__(self, config: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class UpdateSchedulerConfigRequest(_message.Message):
-    __slots__ = ("cluster", "config")
+    __slots__ = ("cluster", "config", "etag")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     config: str
-    def __init__(self, cluster: _Optional[str] = ..., config: _Optional[str] = ...) -> None: ...
+    etag: str
+    def __init__(self, cluster: _Optional[str] = ..., config: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class UpdateSchedulerConfigResponse(_message.Message):
-    __slots__ = ("config",)
+    __slots__ = ("config", "etag")
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     config: str
-    def __init__(self, config: _Optional[str] = ...) -> None: ...
+    etag: str
+    def __init__(self, config: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...

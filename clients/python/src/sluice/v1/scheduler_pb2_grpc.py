@@ -58,6 +58,11 @@ class SchedulerServiceStub:
                 request_serializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanRequest.SerializeToString,
                 response_deserializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanResponse.FromString,
                 _registered_method=True)
+        self.GetPlan = channel.unary_unary(
+                '/sluice.v1.SchedulerService/GetPlan',
+                request_serializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanResponse.FromString,
+                _registered_method=True)
         self.ExplainJob = channel.unary_unary(
                 '/sluice.v1.SchedulerService/ExplainJob',
                 request_serializer=sluice_dot_v1_dot_scheduler__pb2.ExplainJobRequest.SerializeToString,
@@ -123,6 +128,17 @@ class SchedulerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPlan(self, request, context):
+        """GetPlan returns a plan with one page of its decisions and job outcomes:
+        a proposed or committed plan for as long as the retention rule keeps it
+        (a committed plan's decisions carry their outcomes), a discarded or
+        expired one as its summary, and a recent dry run's (kept in memory for a
+        plan TTL). NOT_FOUND (reason PLAN_NOT_FOUND) otherwise.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExplainJob(self, request, context):
         """ExplainJob returns a job's outcome in the most recent cycle that
         considered it. NOT_FOUND if the job does not exist.
@@ -140,7 +156,8 @@ class SchedulerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetSchedulerConfig(self, request, context):
-        """GetSchedulerConfig returns the cluster's scheduler configuration.
+        """GetSchedulerConfig returns the cluster's scheduler configuration and its
+        etag.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -149,7 +166,11 @@ class SchedulerServiceServicer:
     def UpdateSchedulerConfig(self, request, context):
         """UpdateSchedulerConfig replaces the cluster's scheduler configuration. The
         text is validated first (unknown actions or plugins, bad arguments); an
-        invalid configuration fails with INVALID_ARGUMENT and changes nothing.
+        invalid configuration fails with INVALID_ARGUMENT and changes nothing. With
+        an etag, the update applies only if the configuration in effect still has
+        that etag; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH, and
+        the ErrorInfo metadata "field" is "etag") and changes nothing: read the
+        configuration again and retry.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -172,6 +193,11 @@ def add_SchedulerServiceServicer_to_server(servicer, server):
                     servicer.DiscardPlan,
                     request_deserializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanRequest.FromString,
                     response_serializer=sluice_dot_v1_dot_scheduler__pb2.DiscardPlanResponse.SerializeToString,
+            ),
+            'GetPlan': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPlan,
+                    request_deserializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_scheduler__pb2.GetPlanResponse.SerializeToString,
             ),
             'ExplainJob': grpc.unary_unary_rpc_method_handler(
                     servicer.ExplainJob,
@@ -284,6 +310,33 @@ class SchedulerService:
             '/sluice.v1.SchedulerService/DiscardPlan',
             sluice_dot_v1_dot_scheduler__pb2.DiscardPlanRequest.SerializeToString,
             sluice_dot_v1_dot_scheduler__pb2.DiscardPlanResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPlan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.SchedulerService/GetPlan',
+            sluice_dot_v1_dot_scheduler__pb2.GetPlanRequest.SerializeToString,
+            sluice_dot_v1_dot_scheduler__pb2.GetPlanResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 import datetime
 
+from google.api import field_behavior_pb2 as _field_behavior_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -216,7 +217,7 @@ class DeviceRequest(_message.Message):
     def __init__(self, type: _Optional[str] = ..., count: _Optional[int] = ..., memory: _Optional[str] = ..., cores: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("name", "allocatable", "labels", "taints", "unschedulable", "usage", "devices", "numa_topology")
+    __slots__ = ("name", "allocatable", "labels", "taints", "unschedulable", "usage", "devices", "numa_topology", "mod_revision")
     class AllocatableEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -246,6 +247,7 @@ class Node(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     DEVICES_FIELD_NUMBER: _ClassVar[int]
     NUMA_TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     allocatable: _containers.ScalarMap[str, str]
     labels: _containers.ScalarMap[str, str]
@@ -254,7 +256,8 @@ class Node(_message.Message):
     usage: _containers.ScalarMap[str, float]
     devices: _containers.RepeatedCompositeFieldContainer[Device]
     numa_topology: NumaTopology
-    def __init__(self, name: _Optional[str] = ..., allocatable: _Optional[_Mapping[str, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., unschedulable: _Optional[bool] = ..., usage: _Optional[_Mapping[str, float]] = ..., devices: _Optional[_Iterable[_Union[Device, _Mapping]]] = ..., numa_topology: _Optional[_Union[NumaTopology, _Mapping]] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, name: _Optional[str] = ..., allocatable: _Optional[_Mapping[str, str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., unschedulable: _Optional[bool] = ..., usage: _Optional[_Mapping[str, float]] = ..., devices: _Optional[_Iterable[_Union[Device, _Mapping]]] = ..., numa_topology: _Optional[_Union[NumaTopology, _Mapping]] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class NumaCpu(_message.Message):
     __slots__ = ("id", "socket", "core", "holder")
@@ -325,7 +328,7 @@ class QueueStatus(_message.Message):
     def __init__(self, allocated: _Optional[_Mapping[str, str]] = ..., deserved: _Optional[_Mapping[str, str]] = ..., share: _Optional[str] = ..., overused: _Optional[bool] = ..., as_of_revision: _Optional[int] = ...) -> None: ...
 
 class Queue(_message.Message):
-    __slots__ = ("name", "parent", "weight", "capability", "deserved", "guarantee", "priority", "state", "reclaimable", "node_group_affinity", "node_group_anti_affinity", "labels", "annotations", "status")
+    __slots__ = ("name", "parent", "weight", "capability", "deserved", "guarantee", "priority", "state", "reclaimable", "node_group_affinity", "node_group_anti_affinity", "labels", "annotations", "status", "mod_revision")
     class CapabilityEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -375,6 +378,7 @@ class Queue(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     parent: str
     weight: int
@@ -389,7 +393,8 @@ class Queue(_message.Message):
     labels: _containers.ScalarMap[str, str]
     annotations: _containers.ScalarMap[str, str]
     status: QueueStatus
-    def __init__(self, name: _Optional[str] = ..., parent: _Optional[str] = ..., weight: _Optional[int] = ..., capability: _Optional[_Mapping[str, str]] = ..., deserved: _Optional[_Mapping[str, str]] = ..., guarantee: _Optional[_Mapping[str, str]] = ..., priority: _Optional[int] = ..., state: _Optional[_Union[QueueState, str]] = ..., reclaimable: _Optional[bool] = ..., node_group_affinity: _Optional[_Union[NodeGroupAffinity, _Mapping]] = ..., node_group_anti_affinity: _Optional[_Union[NodeGroupAffinity, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., status: _Optional[_Union[QueueStatus, _Mapping]] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, name: _Optional[str] = ..., parent: _Optional[str] = ..., weight: _Optional[int] = ..., capability: _Optional[_Mapping[str, str]] = ..., deserved: _Optional[_Mapping[str, str]] = ..., guarantee: _Optional[_Mapping[str, str]] = ..., priority: _Optional[int] = ..., state: _Optional[_Union[QueueState, str]] = ..., reclaimable: _Optional[bool] = ..., node_group_affinity: _Optional[_Union[NodeGroupAffinity, _Mapping]] = ..., node_group_anti_affinity: _Optional[_Union[NodeGroupAffinity, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., status: _Optional[_Union[QueueStatus, _Mapping]] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class NetworkTopology(_message.Message):
     __slots__ = ("mode", "highest_tier_allowed")
@@ -400,7 +405,7 @@ class NetworkTopology(_message.Message):
     def __init__(self, mode: _Optional[str] = ..., highest_tier_allowed: _Optional[int] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ("name", "namespace", "queue", "priority_class", "priority", "min_available", "min_available_by_role", "min_resources", "phase", "created_at", "labels", "annotations", "network_topology")
+    __slots__ = ("name", "namespace", "queue", "priority_class", "priority", "min_available", "min_available_by_role", "min_resources", "phase", "created_at", "labels", "annotations", "network_topology", "mod_revision")
     class MinAvailableByRoleEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -442,6 +447,7 @@ class Job(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
     NETWORK_TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     namespace: str
     queue: str
@@ -455,10 +461,11 @@ class Job(_message.Message):
     labels: _containers.ScalarMap[str, str]
     annotations: _containers.ScalarMap[str, str]
     network_topology: NetworkTopology
-    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., queue: _Optional[str] = ..., priority_class: _Optional[str] = ..., priority: _Optional[int] = ..., min_available: _Optional[int] = ..., min_available_by_role: _Optional[_Mapping[str, int]] = ..., min_resources: _Optional[_Mapping[str, str]] = ..., phase: _Optional[_Union[JobPhase, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., network_topology: _Optional[_Union[NetworkTopology, _Mapping]] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., queue: _Optional[str] = ..., priority_class: _Optional[str] = ..., priority: _Optional[int] = ..., min_available: _Optional[int] = ..., min_available_by_role: _Optional[_Mapping[str, int]] = ..., min_resources: _Optional[_Mapping[str, str]] = ..., phase: _Optional[_Union[JobPhase, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., network_topology: _Optional[_Union[NetworkTopology, _Mapping]] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("name", "namespace", "job", "role", "resources", "status", "node", "priority_class", "priority", "started_at", "node_selector", "tolerations", "affinity", "topology_spread", "ports", "devices", "labels", "annotations", "preemptable", "device_ids", "guaranteed")
+    __slots__ = ("name", "namespace", "job", "role", "resources", "status", "node", "priority_class", "priority", "started_at", "node_selector", "tolerations", "affinity", "topology_spread", "ports", "devices", "labels", "annotations", "preemptable", "device_ids", "guaranteed", "mod_revision")
     class ResourcesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -508,6 +515,7 @@ class Task(_message.Message):
     PREEMPTABLE_FIELD_NUMBER: _ClassVar[int]
     DEVICE_IDS_FIELD_NUMBER: _ClassVar[int]
     GUARANTEED_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     namespace: str
     job: str
@@ -529,18 +537,21 @@ class Task(_message.Message):
     preemptable: bool
     device_ids: _containers.RepeatedScalarFieldContainer[str]
     guaranteed: bool
-    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., role: _Optional[str] = ..., resources: _Optional[_Mapping[str, str]] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., node: _Optional[str] = ..., priority_class: _Optional[str] = ..., priority: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., topology_spread: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., ports: _Optional[_Iterable[int]] = ..., devices: _Optional[_Iterable[_Union[DeviceRequest, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., preemptable: _Optional[bool] = ..., device_ids: _Optional[_Iterable[str]] = ..., guaranteed: _Optional[bool] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., job: _Optional[str] = ..., role: _Optional[str] = ..., resources: _Optional[_Mapping[str, str]] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., node: _Optional[str] = ..., priority_class: _Optional[str] = ..., priority: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., node_selector: _Optional[_Mapping[str, str]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., affinity: _Optional[_Union[Affinity, _Mapping]] = ..., topology_spread: _Optional[_Iterable[_Union[TopologySpreadConstraint, _Mapping]]] = ..., ports: _Optional[_Iterable[int]] = ..., devices: _Optional[_Iterable[_Union[DeviceRequest, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., preemptable: _Optional[bool] = ..., device_ids: _Optional[_Iterable[str]] = ..., guaranteed: _Optional[bool] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class PriorityClass(_message.Message):
-    __slots__ = ("name", "value")
+    __slots__ = ("name", "value", "mod_revision")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     value: int
-    def __init__(self, name: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[int] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class NamespaceQuota(_message.Message):
-    __slots__ = ("namespace", "hard")
+    __slots__ = ("namespace", "hard", "mod_revision")
     class HardEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -550,12 +561,14 @@ class NamespaceQuota(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     HARD_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     hard: _containers.ScalarMap[str, str]
-    def __init__(self, namespace: _Optional[str] = ..., hard: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, namespace: _Optional[str] = ..., hard: _Optional[_Mapping[str, str]] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class DisruptionBudget(_message.Message):
-    __slots__ = ("name", "namespace", "selector", "min_available", "max_unavailable")
+    __slots__ = ("name", "namespace", "selector", "min_available", "max_unavailable", "mod_revision")
     class SelectorEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -568,22 +581,26 @@ class DisruptionBudget(_message.Message):
     SELECTOR_FIELD_NUMBER: _ClassVar[int]
     MIN_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     MAX_UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     namespace: str
     selector: _containers.ScalarMap[str, str]
     min_available: str
     max_unavailable: str
-    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., selector: _Optional[_Mapping[str, str]] = ..., min_available: _Optional[str] = ..., max_unavailable: _Optional[str] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, name: _Optional[str] = ..., namespace: _Optional[str] = ..., selector: _Optional[_Mapping[str, str]] = ..., min_available: _Optional[str] = ..., max_unavailable: _Optional[str] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class HyperNode(_message.Message):
-    __slots__ = ("name", "tier", "members")
+    __slots__ = ("name", "tier", "members", "mod_revision")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TIER_FIELD_NUMBER: _ClassVar[int]
     MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
     name: str
     tier: int
     members: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., tier: _Optional[int] = ..., members: _Optional[_Iterable[str]] = ...) -> None: ...
+    mod_revision: int
+    def __init__(self, name: _Optional[str] = ..., tier: _Optional[int] = ..., members: _Optional[_Iterable[str]] = ..., mod_revision: _Optional[int] = ...) -> None: ...
 
 class ObjectRef(_message.Message):
     __slots__ = ("kind", "namespace", "name")

@@ -6,15 +6,17 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Status } from "../../google/rpc/status_pb.js";
 import { file_google_rpc_status } from "../../google/rpc/status_pb.js";
-import type { Delta, DeltaBatch, Job, Node, Queue, Task } from "./types_pb.js";
+import type { Delta, DeltaBatch, Job, JobPhase, Node, Queue, Task, TaskStatus } from "./types_pb.js";
 import { file_sluice_v1_types } from "./types_pb.js";
+import type { ReadOptions } from "./reads_pb.js";
+import { file_sluice_v1_reads } from "./reads_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file sluice/v1/cluster_state.proto.
  */
 export const file_sluice_v1_cluster_state: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxIpcBCgtTeW5jUmVxdWVzdBIlCgVoZWxsbxgBIAEoCzIULnNsdWljZS52MS5TeW5jSGVsbG9IABImCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoSAASLgoMcmVzeW5jX2NodW5rGAMgASgLMhYuc2x1aWNlLnYxLlJlc3luY0NodW5rSABCCQoHbWVzc2FnZSJPCgtSZXN5bmNDaHVuaxIQCghzZXF1ZW5jZRgBIAEoBBIgCgZkZWx0YXMYAiADKAsyEC5zbHVpY2UudjEuRGVsdGESDAoEbGFzdBgDIAEoCCJOCglTeW5jSGVsbG8SDwoHY2x1c3RlchgBIAEoCRIXCg9yZXN1bWVfcmV2aXNpb24YAiABKAQSFwoPcmVzdW1lX3N0b3JlX2lkGAMgASgJIswBCgxTeW5jUmVzcG9uc2USKQoHd2VsY29tZRgBIAEoCzIWLnNsdWljZS52MS5TeW5jV2VsY29tZUgAEiIKA2FjaxgCIAEoCzITLnNsdWljZS52MS5CYXRjaEFja0gAEiwKCHJlamVjdGVkGAMgASgLMhguc2x1aWNlLnYxLkJhdGNoUmVqZWN0ZWRIABI0Cg9yZXN5bmNfcmVxdWlyZWQYBCABKAsyGS5zbHVpY2UudjEuUmVzeW5jUmVxdWlyZWRIAEIJCgdtZXNzYWdlIjEKC1N5bmNXZWxjb21lEhAKCHJldmlzaW9uGAEgASgEEhAKCHN0b3JlX2lkGAIgASgJIi4KCEJhdGNoQWNrEhAKCHNlcXVlbmNlGAEgASgEEhAKCHJldmlzaW9uGAIgASgEIjQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIpMBCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uEiIKBnN0YXR1cxgFIAEoCzISLmdvb2dsZS5ycGMuU3RhdHVzIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiLwoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJIkIKD0dldE5vZGVSZXNwb25zZRIdCgRub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGUSEAoIcmV2aXNpb24YAiABKAQiSgoQTGlzdE5vZGVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KEUxpc3ROb2Rlc1Jlc3BvbnNlEh4KBW5vZGVzGAEgAygLMg8uc2x1aWNlLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIjAKD0dldFF1ZXVlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEgwKBG5hbWUYAiABKAkiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJLChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImEKEkxpc3RRdWV1ZXNSZXNwb25zZRIgCgZxdWV1ZXMYASADKAsyEC5zbHVpY2UudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEIkEKDUdldEpvYlJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSI/Cg5HZXRKb2JSZXNwb25zZRIbCgNqb2IYASABKAsyDi5zbHVpY2UudjEuSm9iEhAKCHJldmlzaW9uGAIgASgEImsKD0xpc3RKb2JzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg0KBXF1ZXVlGAQgASgJEhEKCW5hbWVzcGFjZRgFIAEoCSJbChBMaXN0Sm9ic1Jlc3BvbnNlEhwKBGpvYnMYASADKAsyDi5zbHVpY2UudjEuSm9iEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJCCg5HZXRUYXNrUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIkIKD0dldFRhc2tSZXNwb25zZRIdCgR0YXNrGAEgASgLMg8uc2x1aWNlLnYxLlRhc2sSEAoIcmV2aXNpb24YAiABKAQieAoQTGlzdFRhc2tzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhEKCW5hbWVzcGFjZRgEIAEoCRILCgNqb2IYBSABKAkSDAoEbm9kZRgGIAEoCSJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBDLIBQoTQ2x1c3RlclN0YXRlU2VydmljZRI7CgRTeW5jEhYuc2x1aWNlLnYxLlN5bmNSZXF1ZXN0Ghcuc2x1aWNlLnYxLlN5bmNSZXNwb25zZSgBMAESTAoLQXBwbHlEZWx0YXMSHS5zbHVpY2UudjEuQXBwbHlEZWx0YXNSZXF1ZXN0Gh4uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVzcG9uc2USQAoHR2V0Tm9kZRIZLnNsdWljZS52MS5HZXROb2RlUmVxdWVzdBoaLnNsdWljZS52MS5HZXROb2RlUmVzcG9uc2USRgoJTGlzdE5vZGVzEhsuc2x1aWNlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdE5vZGVzUmVzcG9uc2USQwoIR2V0UXVldWUSGi5zbHVpY2UudjEuR2V0UXVldWVSZXF1ZXN0Ghsuc2x1aWNlLnYxLkdldFF1ZXVlUmVzcG9uc2USSQoKTGlzdFF1ZXVlcxIcLnNsdWljZS52MS5MaXN0UXVldWVzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0UXVldWVzUmVzcG9uc2USPQoGR2V0Sm9iEhguc2x1aWNlLnYxLkdldEpvYlJlcXVlc3QaGS5zbHVpY2UudjEuR2V0Sm9iUmVzcG9uc2USQwoITGlzdEpvYnMSGi5zbHVpY2UudjEuTGlzdEpvYnNSZXF1ZXN0Ghsuc2x1aWNlLnYxLkxpc3RKb2JzUmVzcG9uc2USQAoHR2V0VGFzaxIZLnNsdWljZS52MS5HZXRUYXNrUmVxdWVzdBoaLnNsdWljZS52MS5HZXRUYXNrUmVzcG9uc2USRgoJTGlzdFRhc2tzEhsuc2x1aWNlLnYxLkxpc3RUYXNrc1JlcXVlc3QaHC5zbHVpY2UudjEuTGlzdFRhc2tzUmVzcG9uc2VCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_google_rpc_status, file_sluice_v1_types]);
+  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxIpcBCgtTeW5jUmVxdWVzdBIlCgVoZWxsbxgBIAEoCzIULnNsdWljZS52MS5TeW5jSGVsbG9IABImCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoSAASLgoMcmVzeW5jX2NodW5rGAMgASgLMhYuc2x1aWNlLnYxLlJlc3luY0NodW5rSABCCQoHbWVzc2FnZSJPCgtSZXN5bmNDaHVuaxIQCghzZXF1ZW5jZRgBIAEoBBIgCgZkZWx0YXMYAiADKAsyEC5zbHVpY2UudjEuRGVsdGESDAoEbGFzdBgDIAEoCCJOCglTeW5jSGVsbG8SDwoHY2x1c3RlchgBIAEoCRIXCg9yZXN1bWVfcmV2aXNpb24YAiABKAQSFwoPcmVzdW1lX3N0b3JlX2lkGAMgASgJIswBCgxTeW5jUmVzcG9uc2USKQoHd2VsY29tZRgBIAEoCzIWLnNsdWljZS52MS5TeW5jV2VsY29tZUgAEiIKA2FjaxgCIAEoCzITLnNsdWljZS52MS5CYXRjaEFja0gAEiwKCHJlamVjdGVkGAMgASgLMhguc2x1aWNlLnYxLkJhdGNoUmVqZWN0ZWRIABI0Cg9yZXN5bmNfcmVxdWlyZWQYBCABKAsyGS5zbHVpY2UudjEuUmVzeW5jUmVxdWlyZWRIAEIJCgdtZXNzYWdlIjEKC1N5bmNXZWxjb21lEhAKCHJldmlzaW9uGAEgASgEEhAKCHN0b3JlX2lkGAIgASgJIi4KCEJhdGNoQWNrEhAKCHNlcXVlbmNlGAEgASgEEhAKCHJldmlzaW9uGAIgASgEIjQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIpMBCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uEiIKBnN0YXR1cxgFIAEoCzISLmdvb2dsZS5ycGMuU3RhdHVzIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiVQoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiQgoPR2V0Tm9kZVJlc3BvbnNlEh0KBG5vZGUYASABKAsyDy5zbHVpY2UudjEuTm9kZRIQCghyZXZpc2lvbhgCIAEoBCJwChBMaXN0Tm9kZXNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0Tm9kZXNSZXNwb25zZRIeCgVub2RlcxgBIAMoCzIPLnNsdWljZS52MS5Ob2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJWCg9HZXRRdWV1ZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJxChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiYQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEiAKBnF1ZXVlcxgBIAMoCzIQLnNsdWljZS52MS5RdWV1ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIcmV2aXNpb24YAyABKAQiZwoNR2V0Sm9iUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiPwoOR2V0Sm9iUmVzcG9uc2USGwoDam9iGAEgASgLMg4uc2x1aWNlLnYxLkpvYhIQCghyZXZpc2lvbhgCIAEoBCK2AQoPTGlzdEpvYnNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSDQoFcXVldWUYBCABKAkSEQoJbmFtZXNwYWNlGAUgASgJEiMKBnBoYXNlcxgGIAMoDjITLnNsdWljZS52MS5Kb2JQaGFzZRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIlsKEExpc3RKb2JzUmVzcG9uc2USHAoEam9icxgBIAMoCzIOLnNsdWljZS52MS5Kb2ISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEImgKDkdldFRhc2tSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgwKBG5hbWUYAyABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJCCg9HZXRUYXNrUmVzcG9uc2USHQoEdGFzaxgBIAEoCzIPLnNsdWljZS52MS5UYXNrEhAKCHJldmlzaW9uGAIgASgEIscBChBMaXN0VGFza3NSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSEQoJbmFtZXNwYWNlGAQgASgJEgsKA2pvYhgFIAEoCRIMCgRub2RlGAYgASgJEicKCHN0YXR1c2VzGAcgAygOMhUuc2x1aWNlLnYxLlRhc2tTdGF0dXMSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJiChNMaXN0Q2x1c3RlcnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiVQoUTGlzdENsdXN0ZXJzUmVzcG9uc2USJAoIY2x1c3RlcnMYASADKAsyEi5zbHVpY2UudjEuQ2x1c3RlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiSgoRR2V0Q2x1c3RlclJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIjkKEkdldENsdXN0ZXJSZXNwb25zZRIjCgdjbHVzdGVyGAEgASgLMhIuc2x1aWNlLnYxLkNsdXN0ZXIiJwoURGVsZXRlQ2x1c3RlclJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCSI8ChVEZWxldGVDbHVzdGVyUmVzcG9uc2USIwoHY2x1c3RlchgBIAEoCzISLnNsdWljZS52MS5DbHVzdGVyIosBCgdDbHVzdGVyEgwKBG5hbWUYASABKAkSEAoIcmV2aXNpb24YAiABKAQSKAoHb2JqZWN0cxgDIAEoCzIXLnNsdWljZS52MS5PYmplY3RDb3VudHMSEgoKaGFzX2NvbmZpZxgEIAEoCBITCgtjb25maWdfZXRhZxgFIAEoCRINCgVwbGFucxgGIAEoAyKvAQoMT2JqZWN0Q291bnRzEg0KBW5vZGVzGAEgASgDEg4KBnF1ZXVlcxgCIAEoAxIMCgRqb2JzGAMgASgDEg0KBXRhc2tzGAQgASgDEhgKEHByaW9yaXR5X2NsYXNzZXMYBSABKAMSGAoQbmFtZXNwYWNlX3F1b3RhcxgGIAEoAxIaChJkaXNydXB0aW9uX2J1ZGdldHMYByABKAMSEwoLaHlwZXJfbm9kZXMYCCABKAMyuAcKE0NsdXN0ZXJTdGF0ZVNlcnZpY2USOwoEU3luYxIWLnNsdWljZS52MS5TeW5jUmVxdWVzdBoXLnNsdWljZS52MS5TeW5jUmVzcG9uc2UoATABEkwKC0FwcGx5RGVsdGFzEh0uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVxdWVzdBoeLnNsdWljZS52MS5BcHBseURlbHRhc1Jlc3BvbnNlEkAKB0dldE5vZGUSGS5zbHVpY2UudjEuR2V0Tm9kZVJlcXVlc3QaGi5zbHVpY2UudjEuR2V0Tm9kZVJlc3BvbnNlEkYKCUxpc3ROb2RlcxIbLnNsdWljZS52MS5MaXN0Tm9kZXNSZXF1ZXN0Ghwuc2x1aWNlLnYxLkxpc3ROb2Rlc1Jlc3BvbnNlEkMKCEdldFF1ZXVlEhouc2x1aWNlLnYxLkdldFF1ZXVlUmVxdWVzdBobLnNsdWljZS52MS5HZXRRdWV1ZVJlc3BvbnNlEkkKCkxpc3RRdWV1ZXMSHC5zbHVpY2UudjEuTGlzdFF1ZXVlc1JlcXVlc3QaHS5zbHVpY2UudjEuTGlzdFF1ZXVlc1Jlc3BvbnNlEj0KBkdldEpvYhIYLnNsdWljZS52MS5HZXRKb2JSZXF1ZXN0Ghkuc2x1aWNlLnYxLkdldEpvYlJlc3BvbnNlEkMKCExpc3RKb2JzEhouc2x1aWNlLnYxLkxpc3RKb2JzUmVxdWVzdBobLnNsdWljZS52MS5MaXN0Sm9ic1Jlc3BvbnNlEkAKB0dldFRhc2sSGS5zbHVpY2UudjEuR2V0VGFza1JlcXVlc3QaGi5zbHVpY2UudjEuR2V0VGFza1Jlc3BvbnNlEkYKCUxpc3RUYXNrcxIbLnNsdWljZS52MS5MaXN0VGFza3NSZXF1ZXN0Ghwuc2x1aWNlLnYxLkxpc3RUYXNrc1Jlc3BvbnNlEk8KDExpc3RDbHVzdGVycxIeLnNsdWljZS52MS5MaXN0Q2x1c3RlcnNSZXF1ZXN0Gh8uc2x1aWNlLnYxLkxpc3RDbHVzdGVyc1Jlc3BvbnNlEkkKCkdldENsdXN0ZXISHC5zbHVpY2UudjEuR2V0Q2x1c3RlclJlcXVlc3QaHS5zbHVpY2UudjEuR2V0Q2x1c3RlclJlc3BvbnNlElIKDURlbGV0ZUNsdXN0ZXISHy5zbHVpY2UudjEuRGVsZXRlQ2x1c3RlclJlcXVlc3QaIC5zbHVpY2UudjEuRGVsZXRlQ2x1c3RlclJlc3BvbnNlQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_google_rpc_status, file_sluice_v1_types, file_sluice_v1_reads]);
 
 /**
  * SyncRequest is one client message on a Sync stream.
@@ -80,10 +82,15 @@ export const SyncRequestSchema: GenMessage<SyncRequest> = /*@__PURE__*/
  * what was staged dropped, when the stream ends before the last chunk, or
  * when another message (a DeltaBatch, a chunk with another sequence) arrives
  * before it: the server then rejects the abandoned resync's sequence
- * (INVALID_ARGUMENT) and goes on with that message. The server bounds the
- * size of one resync, its chunks' encoded sizes added up with each chunk
- * counting for at least 4 KiB (RESOURCE_EXHAUSTED beyond it; sluiced's
- * --max-resync-bytes), and holds at most one open resync per stream.
+ * (INVALID_ARGUMENT) and goes on with that message. It is abandoned too when
+ * the cluster is deleted (DeleteCluster) before its last chunk: the server
+ * rejects its sequence with FAILED_PRECONDITION, reason RESYNC_REQUIRED, and
+ * ignores its remaining chunks; send it again. As in a replace_all batch, the
+ * server-owned fields the chunks leave unset keep their stored values. The
+ * server bounds the size of one resync, its chunks' encoded sizes added up
+ * with each chunk counting for at least 4 KiB (RESOURCE_EXHAUSTED, reason
+ * RESYNC_TOO_LARGE, beyond it; sluiced's --max-resync-bytes), and holds at
+ * most one open resync per stream.
  *
  * @generated from message sluice.v1.ResyncChunk
  */
@@ -465,6 +472,13 @@ export type GetNodeRequest = Message<"sluice.v1.GetNodeRequest"> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -524,11 +538,20 @@ export type ListNodesRequest = Message<"sluice.v1.ListNodesRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -592,6 +615,13 @@ export type GetQueueRequest = Message<"sluice.v1.GetQueueRequest"> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -651,11 +681,20 @@ export type ListQueuesRequest = Message<"sluice.v1.ListQueuesRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -726,6 +765,13 @@ export type GetJobRequest = Message<"sluice.v1.GetJobRequest"> & {
    * @generated from field: string name = 3;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -785,8 +831,10 @@ export type ListJobsRequest = Message<"sluice.v1.ListJobsRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page. The other
-   * filters must not change between pages.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for: the other fields but page_size must not change between pages
+   * (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
@@ -805,6 +853,21 @@ export type ListJobsRequest = Message<"sluice.v1.ListJobsRequest"> & {
    * @generated from field: string namespace = 5;
    */
   namespace: string;
+
+  /**
+   * Only jobs in one of these phases. Empty means every phase;
+   * JOB_PHASE_UNSPECIFIED is refused.
+   *
+   * @generated from field: repeated sluice.v1.JobPhase phases = 6;
+   */
+  phases: JobPhase[];
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -875,6 +938,13 @@ export type GetTaskRequest = Message<"sluice.v1.GetTaskRequest"> & {
    * @generated from field: string name = 3;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -934,8 +1004,10 @@ export type ListTasksRequest = Message<"sluice.v1.ListTasksRequest"> & {
   pageSize: number;
 
   /**
-   * next_page_token of the previous page; empty for the first page. The other
-   * filters must not change between pages.
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for the cluster, the list and the filters they were
+   * issued for: the other fields but page_size must not change between pages
+   * (INVALID_ARGUMENT on page_token otherwise).
    *
    * @generated from field: string page_token = 3;
    */
@@ -962,6 +1034,21 @@ export type ListTasksRequest = Message<"sluice.v1.ListTasksRequest"> & {
    * @generated from field: string node = 6;
    */
   node: string;
+
+  /**
+   * Only tasks in one of these statuses. Empty means every status;
+   * TASK_STATUS_UNSPECIFIED is refused.
+   *
+   * @generated from field: repeated sluice.v1.TaskStatus statuses = 7;
+   */
+  statuses: TaskStatus[];
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -1005,6 +1092,292 @@ export type ListTasksResponse = Message<"sluice.v1.ListTasksResponse"> & {
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
   messageDesc(file_sluice_v1_cluster_state, 26);
+
+/**
+ * ListClustersRequest is the request of ListClusters.
+ *
+ * @generated from message sluice.v1.ListClustersRequest
+ */
+export type ListClustersRequest = Message<"sluice.v1.ListClustersRequest"> & {
+  /**
+   * Maximum number of clusters to return. 0 means 100; values above 1000 are
+   * treated as 1000.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page. Tokens are
+   * opaque and valid only for ListClusters.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.ListClustersRequest.
+ * Use `create(ListClustersRequestSchema)` to create a new message.
+ */
+export const ListClustersRequestSchema: GenMessage<ListClustersRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 27);
+
+/**
+ * ListClustersResponse is the response of ListClusters.
+ *
+ * @generated from message sluice.v1.ListClustersResponse
+ */
+export type ListClustersResponse = Message<"sluice.v1.ListClustersResponse"> & {
+  /**
+   * The page of clusters.
+   *
+   * @generated from field: repeated sluice.v1.Cluster clusters = 1;
+   */
+  clusters: Cluster[];
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sluice.v1.ListClustersResponse.
+ * Use `create(ListClustersResponseSchema)` to create a new message.
+ */
+export const ListClustersResponseSchema: GenMessage<ListClustersResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 28);
+
+/**
+ * GetClusterRequest is the request of GetCluster.
+ *
+ * @generated from message sluice.v1.GetClusterRequest
+ */
+export type GetClusterRequest = Message<"sluice.v1.GetClusterRequest"> & {
+  /**
+   * Cluster to read. Required.
+   *
+   * @generated from field: string cluster = 1;
+   */
+  cluster: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.GetClusterRequest.
+ * Use `create(GetClusterRequestSchema)` to create a new message.
+ */
+export const GetClusterRequestSchema: GenMessage<GetClusterRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 29);
+
+/**
+ * GetClusterResponse is the response of GetCluster.
+ *
+ * @generated from message sluice.v1.GetClusterResponse
+ */
+export type GetClusterResponse = Message<"sluice.v1.GetClusterResponse"> & {
+  /**
+   * The cluster.
+   *
+   * @generated from field: sluice.v1.Cluster cluster = 1;
+   */
+  cluster?: Cluster | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.GetClusterResponse.
+ * Use `create(GetClusterResponseSchema)` to create a new message.
+ */
+export const GetClusterResponseSchema: GenMessage<GetClusterResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 30);
+
+/**
+ * DeleteClusterRequest is the request of DeleteCluster.
+ *
+ * @generated from message sluice.v1.DeleteClusterRequest
+ */
+export type DeleteClusterRequest = Message<"sluice.v1.DeleteClusterRequest"> & {
+  /**
+   * Cluster to delete. Required.
+   *
+   * @generated from field: string cluster = 1;
+   */
+  cluster: string;
+};
+
+/**
+ * Describes the message sluice.v1.DeleteClusterRequest.
+ * Use `create(DeleteClusterRequestSchema)` to create a new message.
+ */
+export const DeleteClusterRequestSchema: GenMessage<DeleteClusterRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 31);
+
+/**
+ * DeleteClusterResponse is the response of DeleteCluster.
+ *
+ * @generated from message sluice.v1.DeleteClusterResponse
+ */
+export type DeleteClusterResponse = Message<"sluice.v1.DeleteClusterResponse"> & {
+  /**
+   * The cluster as it was when it was deleted.
+   *
+   * @generated from field: sluice.v1.Cluster cluster = 1;
+   */
+  cluster?: Cluster | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.DeleteClusterResponse.
+ * Use `create(DeleteClusterResponseSchema)` to create a new message.
+ */
+export const DeleteClusterResponseSchema: GenMessage<DeleteClusterResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 32);
+
+/**
+ * Cluster sums up what Sluice holds for one cluster.
+ *
+ * @generated from message sluice.v1.Cluster
+ */
+export type Cluster = Message<"sluice.v1.Cluster"> & {
+  /**
+   * The cluster's name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The cluster's revision (0 when only a configuration or plans were stored
+   * for it).
+   *
+   * @generated from field: uint64 revision = 2;
+   */
+  revision: bigint;
+
+  /**
+   * How many objects of each kind the cluster holds.
+   *
+   * @generated from field: sluice.v1.ObjectCounts objects = 3;
+   */
+  objects?: ObjectCounts | undefined;
+
+  /**
+   * Whether the cluster has a scheduler configuration of its own (set with
+   * UpdateSchedulerConfig); without one it uses the server's default.
+   *
+   * @generated from field: bool has_config = 4;
+   */
+  hasConfig: boolean;
+
+  /**
+   * The etag of the scheduler configuration in effect (the cluster's own, or
+   * the server's default), as GetSchedulerConfig returns it.
+   *
+   * @generated from field: string config_etag = 5;
+   */
+  configEtag: string;
+
+  /**
+   * How many plans the cluster holds: proposed ones, and finished ones until
+   * the retention rule drops them.
+   *
+   * @generated from field: int64 plans = 6;
+   */
+  plans: bigint;
+};
+
+/**
+ * Describes the message sluice.v1.Cluster.
+ * Use `create(ClusterSchema)` to create a new message.
+ */
+export const ClusterSchema: GenMessage<Cluster> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 33);
+
+/**
+ * ObjectCounts counts a cluster's objects by kind.
+ *
+ * @generated from message sluice.v1.ObjectCounts
+ */
+export type ObjectCounts = Message<"sluice.v1.ObjectCounts"> & {
+  /**
+   * Nodes.
+   *
+   * @generated from field: int64 nodes = 1;
+   */
+  nodes: bigint;
+
+  /**
+   * Queues, the implicit "default" queue included once it exists.
+   *
+   * @generated from field: int64 queues = 2;
+   */
+  queues: bigint;
+
+  /**
+   * Jobs.
+   *
+   * @generated from field: int64 jobs = 3;
+   */
+  jobs: bigint;
+
+  /**
+   * Tasks.
+   *
+   * @generated from field: int64 tasks = 4;
+   */
+  tasks: bigint;
+
+  /**
+   * Priority classes.
+   *
+   * @generated from field: int64 priority_classes = 5;
+   */
+  priorityClasses: bigint;
+
+  /**
+   * Namespace quotas.
+   *
+   * @generated from field: int64 namespace_quotas = 6;
+   */
+  namespaceQuotas: bigint;
+
+  /**
+   * Disruption budgets.
+   *
+   * @generated from field: int64 disruption_budgets = 7;
+   */
+  disruptionBudgets: bigint;
+
+  /**
+   * Hypernodes.
+   *
+   * @generated from field: int64 hyper_nodes = 8;
+   */
+  hyperNodes: bigint;
+};
+
+/**
+ * Describes the message sluice.v1.ObjectCounts.
+ * Use `create(ObjectCountsSchema)` to create a new message.
+ */
+export const ObjectCountsSchema: GenMessage<ObjectCounts> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 34);
 
 /**
  * ClusterStateService is how a resource manager tells Sluice what its cluster
@@ -1136,6 +1509,50 @@ export const ClusterStateService: GenService<{
     methodKind: "unary";
     input: typeof ListTasksRequestSchema;
     output: typeof ListTasksResponseSchema;
+  },
+  /**
+   * ListClusters returns the clusters the caller's credentials cover, ordered by
+   * name, a page at a time (every cluster when the server does not
+   * authenticate). A cluster exists from the first thing stored for it (a
+   * batch, a scheduler configuration or a plan) until DeleteCluster.
+   *
+   * @generated from rpc sluice.v1.ClusterStateService.ListClusters
+   */
+  listClusters: {
+    methodKind: "unary";
+    input: typeof ListClustersRequestSchema;
+    output: typeof ListClustersResponseSchema;
+  },
+  /**
+   * GetCluster returns one cluster: its revision, how many objects of each kind
+   * it holds and its scheduler configuration's etag. NOT_FOUND (reason
+   * CLUSTER_NOT_FOUND) if the cluster does not exist.
+   *
+   * @generated from rpc sluice.v1.ClusterStateService.GetCluster
+   */
+  getCluster: {
+    methodKind: "unary";
+    input: typeof GetClusterRequestSchema;
+    output: typeof GetClusterResponseSchema;
+  },
+  /**
+   * DeleteCluster deletes a cluster and everything Sluice holds for it: its
+   * objects, plans, scheduler configuration, revision and metrics series. Its
+   * WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
+   * next batch of an open Sync stream is rejected with FAILED_PRECONDITION
+   * (reason RESYNC_REQUIRED) unless it has replace_all or is a chunked resync,
+   * and a chunked resync open on a stream is abandoned. The cluster starts
+   * again from revision 0 when something is next stored for it, so a resource
+   * manager still syncing it makes it again with a full resync: stop it first.
+   * Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
+   * the cluster does not exist.
+   *
+   * @generated from rpc sluice.v1.ClusterStateService.DeleteCluster
+   */
+  deleteCluster: {
+    methodKind: "unary";
+    input: typeof DeleteClusterRequestSchema;
+    output: typeof DeleteClusterResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_v1_cluster_state, 0);

@@ -8,13 +8,15 @@ import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JobPhase } from "./types_pb.js";
 import { file_sluice_v1_types } from "./types_pb.js";
+import type { ReadOptions } from "./reads_pb.js";
+import { file_sluice_v1_reads } from "./reads_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file sluice/v1/scheduler.proto.
  */
 export const file_sluice_v1_scheduler: GenFile = /*@__PURE__*/
-  fileDesc("ChlzbHVpY2UvdjEvc2NoZWR1bGVyLnByb3RvEglzbHVpY2UudjEiiwEKD1NjaGVkdWxlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEiUKBG1vZGUYAiABKA4yFy5zbHVpY2UudjEuU2NoZWR1bGVNb2RlEhcKD2NvbmZpZ19vdmVycmlkZRgDIAEoCRInCgNub3cYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImAKEFNjaGVkdWxlUmVzcG9uc2USHQoEcGxhbhgBIAEoCzIPLnNsdWljZS52MS5QbGFuEi0KBmNvbW1pdBgCIAEoCzIdLnNsdWljZS52MS5Db21taXRQbGFuUmVzcG9uc2Ui0AIKBFBsYW4SCgoCaWQYASABKAkSDwoHY2x1c3RlchgCIAEoCRIVCg1iYXNlX3JldmlzaW9uGAMgASgEEiYKCWRlY2lzaW9ucxgEIAMoCzITLnNsdWljZS52MS5EZWNpc2lvbhIjCgRqb2JzGAUgAygLMhUuc2x1aWNlLnYxLkpvYk91dGNvbWUSJAoFc3RhdHMYBiABKAsyFS5zbHVpY2UudjEuQ3ljbGVTdGF0cxIjCgVzdGF0ZRgHIAEoDjIULnNsdWljZS52MS5QbGFuU3RhdGUSLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMc2NoZWR1bGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJjb21taXR0ZWRfcmV2aXNpb24YCiABKAQilwEKCERlY2lzaW9uEicKBGJpbmQYASABKAsyFy5zbHVpY2UudjEuQmluZERlY2lzaW9uSAASLwoIcGlwZWxpbmUYAiABKAsyGy5zbHVpY2UudjEuUGlwZWxpbmVEZWNpc2lvbkgAEikKBWV2aWN0GAMgASgLMhguc2x1aWNlLnYxLkV2aWN0RGVjaXNpb25IAEIGCgRraW5kIksKDEJpbmREZWNpc2lvbhIMCgR0YXNrGAEgASgJEgsKA2pvYhgCIAEoCRIMCgRub2RlGAMgASgJEhIKCmRldmljZV9pZHMYBCADKAkiOwoQUGlwZWxpbmVEZWNpc2lvbhIMCgR0YXNrGAEgASgJEgsKA2pvYhgCIAEoCRIMCgRub2RlGAMgASgJImoKDUV2aWN0RGVjaXNpb24SDAoEdGFzaxgBIAEoCRILCgNqb2IYAiABKAkSDAoEbm9kZRgDIAEoCRIOCgZyZWFzb24YBCABKAkSEAoIZm9yX3Rhc2sYBSABKAkSDgoGYWN0aW9uGAYgASgJIiwKC1JlYXNvbkNvdW50Eg4KBnJlYXNvbhgBIAEoCRINCgVub2RlcxgCIAEoBSI2CgpHYW5nU3RhdHVzEhEKCXBsYWNlYWJsZRgBIAEoBRIVCg1taW5fYXZhaWxhYmxlGAIgASgFIpcBCgtFeHBsYW5hdGlvbhIPCgdzdW1tYXJ5GAEgASgJEhMKC25vZGVzX3RvdGFsGAIgASgFEicKB3JlYXNvbnMYAyADKAsyFi5zbHVpY2UudjEuUmVhc29uQ291bnQSIwoEZ2FuZxgEIAEoCzIVLnNsdWljZS52MS5HYW5nU3RhdHVzEhQKDHF1ZXVlX3JlYXNvbhgFIAEoCSLOAQoKSm9iT3V0Y29tZRILCgNqb2IYASABKAkSKwoOcHJldmlvdXNfcGhhc2UYAiABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2USIgoFcGhhc2UYAyABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2USDQoFcmVhZHkYBCABKAUSDwoHcGVuZGluZxgFIAEoBRIVCg1taW5fYXZhaWxhYmxlGAYgASgFEisKC2V4cGxhbmF0aW9uGAcgASgLMhYuc2x1aWNlLnYxLkV4cGxhbmF0aW9uIksKDEFjdGlvblRpbWluZxIOCgZhY3Rpb24YASABKAkSKwoIZHVyYXRpb24YAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iYAoKQ3ljbGVTdGF0cxIoCgdhY3Rpb25zGAEgAygLMhcuc2x1aWNlLnYxLkFjdGlvblRpbWluZxIoCgV0b3RhbBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI1ChFDb21taXRQbGFuUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEg8KB3BsYW5faWQYAiABKAkiSQoQUmVqZWN0ZWREZWNpc2lvbhIlCghkZWNpc2lvbhgBIAEoCzITLnNsdWljZS52MS5EZWNpc2lvbhIOCgZyZWFzb24YAiABKAkiewoSQ29tbWl0UGxhblJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEiQKB2FwcGxpZWQYAiADKAsyEy5zbHVpY2UudjEuRGVjaXNpb24SLQoIcmVqZWN0ZWQYAyADKAsyGy5zbHVpY2UudjEuUmVqZWN0ZWREZWNpc2lvbiI2ChJEaXNjYXJkUGxhblJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIPCgdwbGFuX2lkGAIgASgJIhUKE0Rpc2NhcmRQbGFuUmVzcG9uc2UiRQoRRXhwbGFpbkpvYlJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSJNChJFeHBsYWluSm9iUmVzcG9uc2USJgoHb3V0Y29tZRgBIAEoCzIVLnNsdWljZS52MS5Kb2JPdXRjb21lEg8KB3BsYW5faWQYAiABKAkiiAEKEVdhdGNoUGxhbnNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSJQoEbW9kZRgCIAEoDjIXLnNsdWljZS52MS5TY2hlZHVsZU1vZGUSKQoGcGVyaW9kGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhAKCHRha2VvdmVyGAQgASgIImIKEldhdGNoUGxhbnNSZXNwb25zZRIdCgRwbGFuGAEgASgLMg8uc2x1aWNlLnYxLlBsYW4SLQoGY29tbWl0GAIgASgLMh0uc2x1aWNlLnYxLkNvbW1pdFBsYW5SZXNwb25zZSIsChlHZXRTY2hlZHVsZXJDb25maWdSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkiLAoaR2V0U2NoZWR1bGVyQ29uZmlnUmVzcG9uc2USDgoGY29uZmlnGAEgASgJIj8KHFVwZGF0ZVNjaGVkdWxlckNvbmZpZ1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIOCgZjb25maWcYAiABKAkiLwodVXBkYXRlU2NoZWR1bGVyQ29uZmlnUmVzcG9uc2USDgoGY29uZmlnGAEgASgJKoIBCgxTY2hlZHVsZU1vZGUSHQoZU0NIRURVTEVfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVNDSEVEVUxFX01PREVfUFJPUE9TRRABEh0KGVNDSEVEVUxFX01PREVfQVVUT19DT01NSVQQAhIZChVTQ0hFRFVMRV9NT0RFX0RSWV9SVU4QAyqkAQoJUGxhblN0YXRlEhoKFlBMQU5fU1RBVEVfVU5TUEVDSUZJRUQQABIXChNQTEFOX1NUQVRFX1BST1BPU0VEEAESGAoUUExBTl9TVEFURV9DT01NSVRURUQQAhIYChRQTEFOX1NUQVRFX0RJU0NBUkRFRBADEhYKElBMQU5fU1RBVEVfRVhQSVJFRBAEEhYKElBMQU5fU1RBVEVfRFJZX1JVThAFMtcEChBTY2hlZHVsZXJTZXJ2aWNlEkMKCFNjaGVkdWxlEhouc2x1aWNlLnYxLlNjaGVkdWxlUmVxdWVzdBobLnNsdWljZS52MS5TY2hlZHVsZVJlc3BvbnNlEkkKCkNvbW1pdFBsYW4SHC5zbHVpY2UudjEuQ29tbWl0UGxhblJlcXVlc3QaHS5zbHVpY2UudjEuQ29tbWl0UGxhblJlc3BvbnNlEkwKC0Rpc2NhcmRQbGFuEh0uc2x1aWNlLnYxLkRpc2NhcmRQbGFuUmVxdWVzdBoeLnNsdWljZS52MS5EaXNjYXJkUGxhblJlc3BvbnNlEkkKCkV4cGxhaW5Kb2ISHC5zbHVpY2UudjEuRXhwbGFpbkpvYlJlcXVlc3QaHS5zbHVpY2UudjEuRXhwbGFpbkpvYlJlc3BvbnNlEksKCldhdGNoUGxhbnMSHC5zbHVpY2UudjEuV2F0Y2hQbGFuc1JlcXVlc3QaHS5zbHVpY2UudjEuV2F0Y2hQbGFuc1Jlc3BvbnNlMAESYQoSR2V0U2NoZWR1bGVyQ29uZmlnEiQuc2x1aWNlLnYxLkdldFNjaGVkdWxlckNvbmZpZ1JlcXVlc3QaJS5zbHVpY2UudjEuR2V0U2NoZWR1bGVyQ29uZmlnUmVzcG9uc2USagoVVXBkYXRlU2NoZWR1bGVyQ29uZmlnEicuc2x1aWNlLnYxLlVwZGF0ZVNjaGVkdWxlckNvbmZpZ1JlcXVlc3QaKC5zbHVpY2UudjEuVXBkYXRlU2NoZWR1bGVyQ29uZmlnUmVzcG9uc2VCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_sluice_v1_types]);
+  fileDesc("ChlzbHVpY2UvdjEvc2NoZWR1bGVyLnByb3RvEglzbHVpY2UudjEixAEKD1NjaGVkdWxlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEiUKBG1vZGUYAiABKA4yFy5zbHVpY2UudjEuU2NoZWR1bGVNb2RlEhcKD2NvbmZpZ19vdmVycmlkZRgDIAEoCRInCgNub3cYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBhZ2Vfc2l6ZRgFIAEoBRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zInkKEFNjaGVkdWxlUmVzcG9uc2USHQoEcGxhbhgBIAEoCzIPLnNsdWljZS52MS5QbGFuEi0KBmNvbW1pdBgCIAEoCzIdLnNsdWljZS52MS5Db21taXRQbGFuUmVzcG9uc2USFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIn8KDkdldFBsYW5SZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIkkKD0dldFBsYW5SZXNwb25zZRIdCgRwbGFuGAEgASgLMg8uc2x1aWNlLnYxLlBsYW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIm8KClBsYW5Db3VudHMSDQoFYmluZHMYASABKAUSEQoJcGlwZWxpbmVzGAIgASgFEg4KBmV2aWN0cxgDIAEoBRIMCgRqb2JzGAQgASgFEg8KB2FwcGxpZWQYBSABKAUSEAoIcmVqZWN0ZWQYBiABKAUikgMKBFBsYW4SCgoCaWQYASABKAkSDwoHY2x1c3RlchgCIAEoCRIVCg1iYXNlX3JldmlzaW9uGAMgASgEEiYKCWRlY2lzaW9ucxgEIAMoCzITLnNsdWljZS52MS5EZWNpc2lvbhIjCgRqb2JzGAUgAygLMhUuc2x1aWNlLnYxLkpvYk91dGNvbWUSJAoFc3RhdHMYBiABKAsyFS5zbHVpY2UudjEuQ3ljbGVTdGF0cxIjCgVzdGF0ZRgHIAEoDjIULnNsdWljZS52MS5QbGFuU3RhdGUSLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMc2NoZWR1bGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJjb21taXR0ZWRfcmV2aXNpb24YCiABKAQSJQoGY291bnRzGAsgASgLMhUuc2x1aWNlLnYxLlBsYW5Db3VudHMSGQoRZGVjaXNpb25zX2Ryb3BwZWQYDCABKAgi3QEKCERlY2lzaW9uEicKBGJpbmQYASABKAsyFy5zbHVpY2UudjEuQmluZERlY2lzaW9uSAASLwoIcGlwZWxpbmUYAiABKAsyGy5zbHVpY2UudjEuUGlwZWxpbmVEZWNpc2lvbkgAEikKBWV2aWN0GAMgASgLMhguc2x1aWNlLnYxLkV2aWN0RGVjaXNpb25IABIrCgdvdXRjb21lGAQgASgOMhouc2x1aWNlLnYxLkRlY2lzaW9uT3V0Y29tZRIXCg9yZWplY3RlZF9yZWFzb24YBSABKAlCBgoEa2luZCJLCgxCaW5kRGVjaXNpb24SDAoEdGFzaxgBIAEoCRILCgNqb2IYAiABKAkSDAoEbm9kZRgDIAEoCRISCgpkZXZpY2VfaWRzGAQgAygJIjsKEFBpcGVsaW5lRGVjaXNpb24SDAoEdGFzaxgBIAEoCRILCgNqb2IYAiABKAkSDAoEbm9kZRgDIAEoCSJqCg1FdmljdERlY2lzaW9uEgwKBHRhc2sYASABKAkSCwoDam9iGAIgASgJEgwKBG5vZGUYAyABKAkSDgoGcmVhc29uGAQgASgJEhAKCGZvcl90YXNrGAUgASgJEg4KBmFjdGlvbhgGIAEoCSIsCgtSZWFzb25Db3VudBIOCgZyZWFzb24YASABKAkSDQoFbm9kZXMYAiABKAUiNgoKR2FuZ1N0YXR1cxIRCglwbGFjZWFibGUYASABKAUSFQoNbWluX2F2YWlsYWJsZRgCIAEoBSKXAQoLRXhwbGFuYXRpb24SDwoHc3VtbWFyeRgBIAEoCRITCgtub2Rlc190b3RhbBgCIAEoBRInCgdyZWFzb25zGAMgAygLMhYuc2x1aWNlLnYxLlJlYXNvbkNvdW50EiMKBGdhbmcYBCABKAsyFS5zbHVpY2UudjEuR2FuZ1N0YXR1cxIUCgxxdWV1ZV9yZWFzb24YBSABKAkizgEKCkpvYk91dGNvbWUSCwoDam9iGAEgASgJEisKDnByZXZpb3VzX3BoYXNlGAIgASgOMhMuc2x1aWNlLnYxLkpvYlBoYXNlEiIKBXBoYXNlGAMgASgOMhMuc2x1aWNlLnYxLkpvYlBoYXNlEg0KBXJlYWR5GAQgASgFEg8KB3BlbmRpbmcYBSABKAUSFQoNbWluX2F2YWlsYWJsZRgGIAEoBRIrCgtleHBsYW5hdGlvbhgHIAEoCzIWLnNsdWljZS52MS5FeHBsYW5hdGlvbiJLCgxBY3Rpb25UaW1pbmcSDgoGYWN0aW9uGAEgASgJEisKCGR1cmF0aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uImAKCkN5Y2xlU3RhdHMSKAoHYWN0aW9ucxgBIAMoCzIXLnNsdWljZS52MS5BY3Rpb25UaW1pbmcSKAoFdG90YWwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iSAoRQ29tbWl0UGxhblJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIPCgdwbGFuX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBSJJChBSZWplY3RlZERlY2lzaW9uEiUKCGRlY2lzaW9uGAEgASgLMhMuc2x1aWNlLnYxLkRlY2lzaW9uEg4KBnJlYXNvbhgCIAEoCSKzAQoSQ29tbWl0UGxhblJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEiQKB2FwcGxpZWQYAiADKAsyEy5zbHVpY2UudjEuRGVjaXNpb24SLQoIcmVqZWN0ZWQYAyADKAsyGy5zbHVpY2UudjEuUmVqZWN0ZWREZWNpc2lvbhIdCgRwbGFuGAQgASgLMg8uc2x1aWNlLnYxLlBsYW4SFwoPbmV4dF9wYWdlX3Rva2VuGAUgASgJIjYKEkRpc2NhcmRQbGFuUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEg8KB3BsYW5faWQYAiABKAkiFQoTRGlzY2FyZFBsYW5SZXNwb25zZSJrChFFeHBsYWluSm9iUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiTQoSRXhwbGFpbkpvYlJlc3BvbnNlEiYKB291dGNvbWUYASABKAsyFS5zbHVpY2UudjEuSm9iT3V0Y29tZRIPCgdwbGFuX2lkGAIgASgJIsEBChFXYXRjaFBsYW5zUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEiUKBG1vZGUYAiABKA4yFy5zbHVpY2UudjEuU2NoZWR1bGVNb2RlEikKBnBlcmlvZBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCgh0YWtlb3ZlchgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJ7ChJXYXRjaFBsYW5zUmVzcG9uc2USHQoEcGxhbhgBIAEoCzIPLnNsdWljZS52MS5QbGFuEi0KBmNvbW1pdBgCIAEoCzIdLnNsdWljZS52MS5Db21taXRQbGFuUmVzcG9uc2USFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIlIKGUdldFNjaGVkdWxlckNvbmZpZ1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIjoKGkdldFNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlEg4KBmNvbmZpZxgBIAEoCRIMCgRldGFnGAIgASgJIk0KHFVwZGF0ZVNjaGVkdWxlckNvbmZpZ1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIOCgZjb25maWcYAiABKAkSDAoEZXRhZxgDIAEoCSI9Ch1VcGRhdGVTY2hlZHVsZXJDb25maWdSZXNwb25zZRIOCgZjb25maWcYASABKAkSDAoEZXRhZxgCIAEoCSqCAQoMU2NoZWR1bGVNb2RlEh0KGVNDSEVEVUxFX01PREVfVU5TUEVDSUZJRUQQABIZChVTQ0hFRFVMRV9NT0RFX1BST1BPU0UQARIdChlTQ0hFRFVMRV9NT0RFX0FVVE9fQ09NTUlUEAISGQoVU0NIRURVTEVfTU9ERV9EUllfUlVOEAMqpAEKCVBsYW5TdGF0ZRIaChZQTEFOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTUExBTl9TVEFURV9QUk9QT1NFRBABEhgKFFBMQU5fU1RBVEVfQ09NTUlUVEVEEAISGAoUUExBTl9TVEFURV9ESVNDQVJERUQQAxIWChJQTEFOX1NUQVRFX0VYUElSRUQQBBIWChJQTEFOX1NUQVRFX0RSWV9SVU4QBSpwCg9EZWNpc2lvbk91dGNvbWUSIAocREVDSVNJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGERFQ0lTSU9OX09VVENPTUVfQVBQTElFRBABEh0KGURFQ0lTSU9OX09VVENPTUVfUkVKRUNURUQQAjKZBQoQU2NoZWR1bGVyU2VydmljZRJDCghTY2hlZHVsZRIaLnNsdWljZS52MS5TY2hlZHVsZVJlcXVlc3QaGy5zbHVpY2UudjEuU2NoZWR1bGVSZXNwb25zZRJJCgpDb21taXRQbGFuEhwuc2x1aWNlLnYxLkNvbW1pdFBsYW5SZXF1ZXN0Gh0uc2x1aWNlLnYxLkNvbW1pdFBsYW5SZXNwb25zZRJMCgtEaXNjYXJkUGxhbhIdLnNsdWljZS52MS5EaXNjYXJkUGxhblJlcXVlc3QaHi5zbHVpY2UudjEuRGlzY2FyZFBsYW5SZXNwb25zZRJACgdHZXRQbGFuEhkuc2x1aWNlLnYxLkdldFBsYW5SZXF1ZXN0Ghouc2x1aWNlLnYxLkdldFBsYW5SZXNwb25zZRJJCgpFeHBsYWluSm9iEhwuc2x1aWNlLnYxLkV4cGxhaW5Kb2JSZXF1ZXN0Gh0uc2x1aWNlLnYxLkV4cGxhaW5Kb2JSZXNwb25zZRJLCgpXYXRjaFBsYW5zEhwuc2x1aWNlLnYxLldhdGNoUGxhbnNSZXF1ZXN0Gh0uc2x1aWNlLnYxLldhdGNoUGxhbnNSZXNwb25zZTABEmEKEkdldFNjaGVkdWxlckNvbmZpZxIkLnNsdWljZS52MS5HZXRTY2hlZHVsZXJDb25maWdSZXF1ZXN0GiUuc2x1aWNlLnYxLkdldFNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlEmoKFVVwZGF0ZVNjaGVkdWxlckNvbmZpZxInLnNsdWljZS52MS5VcGRhdGVTY2hlZHVsZXJDb25maWdSZXF1ZXN0Giguc2x1aWNlLnYxLlVwZGF0ZVNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_sluice_v1_types, file_sluice_v1_reads]);
 
 /**
  * ScheduleRequest is the request of Schedule.
@@ -53,6 +55,23 @@ export type ScheduleRequest = Message<"sluice.v1.ScheduleRequest"> & {
    * @generated from field: google.protobuf.Timestamp now = 4;
    */
   now?: Timestamp | undefined;
+
+  /**
+   * Decisions and job outcomes in the response's page (see Plan). 0 means
+   * 1000; at most 5000.
+   *
+   * @generated from field: int32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * How consistent the read must be; unset means linearizable. For Schedule
+   * and WatchPlans only dry runs take it (a cycle whose plan may be committed
+   * always runs on the confirmed leader).
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -69,7 +88,7 @@ export const ScheduleRequestSchema: GenMessage<ScheduleRequest> = /*@__PURE__*/
  */
 export type ScheduleResponse = Message<"sluice.v1.ScheduleResponse"> & {
   /**
-   * The cycle's plan.
+   * The cycle's plan: its summary and first page.
    *
    * @generated from field: sluice.v1.Plan plan = 1;
    */
@@ -77,11 +96,19 @@ export type ScheduleResponse = Message<"sluice.v1.ScheduleResponse"> & {
 
   /**
    * In SCHEDULE_MODE_AUTO_COMMIT, what the commit applied and what it rejected
-   * with the reason, as CommitPlan answers; unset in the other modes.
+   * with the reason, as CommitPlan answers (for the first page); unset in the
+   * other modes.
    *
    * @generated from field: sluice.v1.CommitPlanResponse commit = 2;
    */
   commit?: CommitPlanResponse | undefined;
+
+  /**
+   * Token of the plan's next page, for GetPlan; empty when this is the last.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -90,6 +117,140 @@ export type ScheduleResponse = Message<"sluice.v1.ScheduleResponse"> & {
  */
 export const ScheduleResponseSchema: GenMessage<ScheduleResponse> = /*@__PURE__*/
   messageDesc(file_sluice_v1_scheduler, 1);
+
+/**
+ * GetPlanRequest is the request of GetPlan.
+ *
+ * @generated from message sluice.v1.GetPlanRequest
+ */
+export type GetPlanRequest = Message<"sluice.v1.GetPlanRequest"> & {
+  /**
+   * Cluster of the plan. Required.
+   *
+   * @generated from field: string cluster = 1;
+   */
+  cluster: string;
+
+  /**
+   * The plan. Required.
+   *
+   * @generated from field: string plan_id = 2;
+   */
+  planId: string;
+
+  /**
+   * Decisions and job outcomes per page. 0 means 1000; at most 5000.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * A next_page_token of this plan; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.GetPlanRequest.
+ * Use `create(GetPlanRequestSchema)` to create a new message.
+ */
+export const GetPlanRequestSchema: GenMessage<GetPlanRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_scheduler, 2);
+
+/**
+ * GetPlanResponse is the response of GetPlan.
+ *
+ * @generated from message sluice.v1.GetPlanResponse
+ */
+export type GetPlanResponse = Message<"sluice.v1.GetPlanResponse"> & {
+  /**
+   * The plan's summary and the page's decisions and job outcomes.
+   *
+   * @generated from field: sluice.v1.Plan plan = 1;
+   */
+  plan?: Plan | undefined;
+
+  /**
+   * Token of the next page; empty when this is the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sluice.v1.GetPlanResponse.
+ * Use `create(GetPlanResponseSchema)` to create a new message.
+ */
+export const GetPlanResponseSchema: GenMessage<GetPlanResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_scheduler, 3);
+
+/**
+ * PlanCounts are a plan's figures, for the whole plan whatever page a
+ * message holds.
+ *
+ * @generated from message sluice.v1.PlanCounts
+ */
+export type PlanCounts = Message<"sluice.v1.PlanCounts"> & {
+  /**
+   * Bind decisions.
+   *
+   * @generated from field: int32 binds = 1;
+   */
+  binds: number;
+
+  /**
+   * Pipeline decisions.
+   *
+   * @generated from field: int32 pipelines = 2;
+   */
+  pipelines: number;
+
+  /**
+   * Evict decisions.
+   *
+   * @generated from field: int32 evicts = 3;
+   */
+  evicts: number;
+
+  /**
+   * Job outcomes.
+   *
+   * @generated from field: int32 jobs = 4;
+   */
+  jobs: number;
+
+  /**
+   * Binds and evictions a commit applied; 0 before a commit.
+   *
+   * @generated from field: int32 applied = 5;
+   */
+  applied: number;
+
+  /**
+   * Binds and evictions a commit rejected; 0 before a commit.
+   *
+   * @generated from field: int32 rejected = 6;
+   */
+  rejected: number;
+};
+
+/**
+ * Describes the message sluice.v1.PlanCounts.
+ * Use `create(PlanCountsSchema)` to create a new message.
+ */
+export const PlanCountsSchema: GenMessage<PlanCounts> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_scheduler, 4);
 
 /**
  * Plan is the outcome of one scheduling cycle.
@@ -167,6 +328,23 @@ export type Plan = Message<"sluice.v1.Plan"> & {
    * @generated from field: uint64 committed_revision = 10;
    */
   committedRevision: bigint;
+
+  /**
+   * The plan's figures. decisions and jobs hold one page of the plan: page
+   * through GetPlan with next_page_token for the rest.
+   *
+   * @generated from field: sluice.v1.PlanCounts counts = 11;
+   */
+  counts?: PlanCounts | undefined;
+
+  /**
+   * Set when the server no longer keeps the plan's decisions and job outcomes
+   * (a discarded or expired plan, or a committed one beyond the retention
+   * rule's budget): the plan is only its summary.
+   *
+   * @generated from field: bool decisions_dropped = 12;
+   */
+  decisionsDropped: boolean;
 };
 
 /**
@@ -174,7 +352,7 @@ export type Plan = Message<"sluice.v1.Plan"> & {
  * Use `create(PlanSchema)` to create a new message.
  */
 export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 2);
+  messageDesc(file_sluice_v1_scheduler, 5);
 
 /**
  * Decision is one action a cycle decided on.
@@ -212,6 +390,21 @@ export type Decision = Message<"sluice.v1.Decision"> & {
     value: EvictDecision;
     case: "evict";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * For a committed plan's binds and evictions: whether the commit applied
+   * the decision. Unset before the commit and for pipelines.
+   *
+   * @generated from field: sluice.v1.DecisionOutcome outcome = 4;
+   */
+  outcome: DecisionOutcome;
+
+  /**
+   * Why the commit rejected the decision (outcome REJECTED).
+   *
+   * @generated from field: string rejected_reason = 5;
+   */
+  rejectedReason: string;
 };
 
 /**
@@ -219,7 +412,7 @@ export type Decision = Message<"sluice.v1.Decision"> & {
  * Use `create(DecisionSchema)` to create a new message.
  */
 export const DecisionSchema: GenMessage<Decision> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 3);
+  messageDesc(file_sluice_v1_scheduler, 6);
 
 /**
  * BindDecision places a task on a node.
@@ -262,7 +455,7 @@ export type BindDecision = Message<"sluice.v1.BindDecision"> & {
  * Use `create(BindDecisionSchema)` to create a new message.
  */
 export const BindDecisionSchema: GenMessage<BindDecision> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 4);
+  messageDesc(file_sluice_v1_scheduler, 7);
 
 /**
  * PipelineDecision reserves a node for a task whose resources are still being
@@ -298,7 +491,7 @@ export type PipelineDecision = Message<"sluice.v1.PipelineDecision"> & {
  * Use `create(PipelineDecisionSchema)` to create a new message.
  */
 export const PipelineDecisionSchema: GenMessage<PipelineDecision> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 5);
+  messageDesc(file_sluice_v1_scheduler, 8);
 
 /**
  * EvictDecision evicts a task from its node.
@@ -355,7 +548,7 @@ export type EvictDecision = Message<"sluice.v1.EvictDecision"> & {
  * Use `create(EvictDecisionSchema)` to create a new message.
  */
 export const EvictDecisionSchema: GenMessage<EvictDecision> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 6);
+  messageDesc(file_sluice_v1_scheduler, 9);
 
 /**
  * ReasonCount is how many nodes rejected a task for one reason.
@@ -384,7 +577,7 @@ export type ReasonCount = Message<"sluice.v1.ReasonCount"> & {
  * Use `create(ReasonCountSchema)` to create a new message.
  */
 export const ReasonCountSchema: GenMessage<ReasonCount> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 7);
+  messageDesc(file_sluice_v1_scheduler, 10);
 
 /**
  * GangStatus compares what could be placed with the gang size.
@@ -412,7 +605,7 @@ export type GangStatus = Message<"sluice.v1.GangStatus"> & {
  * Use `create(GangStatusSchema)` to create a new message.
  */
 export const GangStatusSchema: GenMessage<GangStatus> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 8);
+  messageDesc(file_sluice_v1_scheduler, 11);
 
 /**
  * Explanation says why a job is (or is not) where it is after a cycle.
@@ -463,7 +656,7 @@ export type Explanation = Message<"sluice.v1.Explanation"> & {
  * Use `create(ExplanationSchema)` to create a new message.
  */
 export const ExplanationSchema: GenMessage<Explanation> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 9);
+  messageDesc(file_sluice_v1_scheduler, 12);
 
 /**
  * JobOutcome is what one cycle did for one job.
@@ -526,7 +719,7 @@ export type JobOutcome = Message<"sluice.v1.JobOutcome"> & {
  * Use `create(JobOutcomeSchema)` to create a new message.
  */
 export const JobOutcomeSchema: GenMessage<JobOutcome> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 10);
+  messageDesc(file_sluice_v1_scheduler, 13);
 
 /**
  * ActionTiming is how long one action of a cycle took.
@@ -554,7 +747,7 @@ export type ActionTiming = Message<"sluice.v1.ActionTiming"> & {
  * Use `create(ActionTimingSchema)` to create a new message.
  */
 export const ActionTimingSchema: GenMessage<ActionTiming> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 11);
+  messageDesc(file_sluice_v1_scheduler, 14);
 
 /**
  * CycleStats holds a cycle's timings.
@@ -582,7 +775,7 @@ export type CycleStats = Message<"sluice.v1.CycleStats"> & {
  * Use `create(CycleStatsSchema)` to create a new message.
  */
 export const CycleStatsSchema: GenMessage<CycleStats> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 12);
+  messageDesc(file_sluice_v1_scheduler, 15);
 
 /**
  * CommitPlanRequest is the request of CommitPlan.
@@ -603,6 +796,14 @@ export type CommitPlanRequest = Message<"sluice.v1.CommitPlanRequest"> & {
    * @generated from field: string plan_id = 2;
    */
   planId: string;
+
+  /**
+   * Decisions and job outcomes in the response's page. 0 means 1000; at most
+   * 5000.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
 };
 
 /**
@@ -610,7 +811,7 @@ export type CommitPlanRequest = Message<"sluice.v1.CommitPlanRequest"> & {
  * Use `create(CommitPlanRequestSchema)` to create a new message.
  */
 export const CommitPlanRequestSchema: GenMessage<CommitPlanRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 13);
+  messageDesc(file_sluice_v1_scheduler, 16);
 
 /**
  * RejectedDecision is a decision a commit did not apply.
@@ -639,10 +840,11 @@ export type RejectedDecision = Message<"sluice.v1.RejectedDecision"> & {
  * Use `create(RejectedDecisionSchema)` to create a new message.
  */
 export const RejectedDecisionSchema: GenMessage<RejectedDecision> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 14);
+  messageDesc(file_sluice_v1_scheduler, 17);
 
 /**
- * CommitPlanResponse is the response of CommitPlan.
+ * CommitPlanResponse is the response of CommitPlan. Committing a committed
+ * plan again returns the same response.
  *
  * @generated from message sluice.v1.CommitPlanResponse
  */
@@ -655,19 +857,34 @@ export type CommitPlanResponse = Message<"sluice.v1.CommitPlanResponse"> & {
   revision: bigint;
 
   /**
-   * Bind and evict decisions that took effect. Pipeline decisions change
-   * nothing and are never listed.
+   * Bind and evict decisions of the page (plan.decisions) that took effect.
+   * Pipeline decisions change nothing and are never listed.
    *
    * @generated from field: repeated sluice.v1.Decision applied = 2;
    */
   applied: Decision[];
 
   /**
-   * Decisions rejected because of conflicting changes.
+   * Decisions of the page rejected because of conflicting changes.
    *
    * @generated from field: repeated sluice.v1.RejectedDecision rejected = 3;
    */
   rejected: RejectedDecision[];
+
+  /**
+   * The committed plan: its summary (counts.applied, counts.rejected for the
+   * whole plan) and first page, each decision with its outcome.
+   *
+   * @generated from field: sluice.v1.Plan plan = 4;
+   */
+  plan?: Plan | undefined;
+
+  /**
+   * Token of the plan's next page, for GetPlan; empty when this is the last.
+   *
+   * @generated from field: string next_page_token = 5;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -675,7 +892,7 @@ export type CommitPlanResponse = Message<"sluice.v1.CommitPlanResponse"> & {
  * Use `create(CommitPlanResponseSchema)` to create a new message.
  */
 export const CommitPlanResponseSchema: GenMessage<CommitPlanResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 15);
+  messageDesc(file_sluice_v1_scheduler, 18);
 
 /**
  * DiscardPlanRequest is the request of DiscardPlan.
@@ -703,7 +920,7 @@ export type DiscardPlanRequest = Message<"sluice.v1.DiscardPlanRequest"> & {
  * Use `create(DiscardPlanRequestSchema)` to create a new message.
  */
 export const DiscardPlanRequestSchema: GenMessage<DiscardPlanRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 16);
+  messageDesc(file_sluice_v1_scheduler, 19);
 
 /**
  * DiscardPlanResponse is the response of DiscardPlan.
@@ -718,7 +935,7 @@ export type DiscardPlanResponse = Message<"sluice.v1.DiscardPlanResponse"> & {
  * Use `create(DiscardPlanResponseSchema)` to create a new message.
  */
 export const DiscardPlanResponseSchema: GenMessage<DiscardPlanResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 17);
+  messageDesc(file_sluice_v1_scheduler, 20);
 
 /**
  * ExplainJobRequest is the request of ExplainJob.
@@ -746,6 +963,13 @@ export type ExplainJobRequest = Message<"sluice.v1.ExplainJobRequest"> & {
    * @generated from field: string name = 3;
    */
   name: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -753,7 +977,7 @@ export type ExplainJobRequest = Message<"sluice.v1.ExplainJobRequest"> & {
  * Use `create(ExplainJobRequestSchema)` to create a new message.
  */
 export const ExplainJobRequestSchema: GenMessage<ExplainJobRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 18);
+  messageDesc(file_sluice_v1_scheduler, 21);
 
 /**
  * ExplainJobResponse is the response of ExplainJob.
@@ -782,7 +1006,7 @@ export type ExplainJobResponse = Message<"sluice.v1.ExplainJobResponse"> & {
  * Use `create(ExplainJobResponseSchema)` to create a new message.
  */
 export const ExplainJobResponseSchema: GenMessage<ExplainJobResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 19);
+  messageDesc(file_sluice_v1_scheduler, 22);
 
 /**
  * WatchPlansRequest is the request of WatchPlans.
@@ -820,6 +1044,23 @@ export type WatchPlansRequest = Message<"sluice.v1.WatchPlansRequest"> & {
    * @generated from field: bool takeover = 4;
    */
   takeover: boolean;
+
+  /**
+   * Decisions and job outcomes in each message's page. 0 means 1000; at most
+   * 5000.
+   *
+   * @generated from field: int32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * How consistent the read must be; unset means linearizable. For Schedule
+   * and WatchPlans only dry runs take it (a cycle whose plan may be committed
+   * always runs on the confirmed leader).
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -827,7 +1068,7 @@ export type WatchPlansRequest = Message<"sluice.v1.WatchPlansRequest"> & {
  * Use `create(WatchPlansRequestSchema)` to create a new message.
  */
 export const WatchPlansRequestSchema: GenMessage<WatchPlansRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 20);
+  messageDesc(file_sluice_v1_scheduler, 23);
 
 /**
  * WatchPlansResponse is one message of WatchPlans.
@@ -844,11 +1085,19 @@ export type WatchPlansResponse = Message<"sluice.v1.WatchPlansResponse"> & {
 
   /**
    * In SCHEDULE_MODE_AUTO_COMMIT, what the commit applied and what it rejected
-   * with the reason, as CommitPlan answers; unset in the other modes.
+   * with the reason, as CommitPlan answers (for the first page); unset in the
+   * other modes.
    *
    * @generated from field: sluice.v1.CommitPlanResponse commit = 2;
    */
   commit?: CommitPlanResponse | undefined;
+
+  /**
+   * Token of the plan's next page, for GetPlan; empty when this is the last.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -856,7 +1105,7 @@ export type WatchPlansResponse = Message<"sluice.v1.WatchPlansResponse"> & {
  * Use `create(WatchPlansResponseSchema)` to create a new message.
  */
 export const WatchPlansResponseSchema: GenMessage<WatchPlansResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 21);
+  messageDesc(file_sluice_v1_scheduler, 24);
 
 /**
  * GetSchedulerConfigRequest is the request of GetSchedulerConfig.
@@ -870,6 +1119,13 @@ export type GetSchedulerConfigRequest = Message<"sluice.v1.GetSchedulerConfigReq
    * @generated from field: string cluster = 1;
    */
   cluster: string;
+
+  /**
+   * How consistent the read must be; unset means linearizable.
+   *
+   * @generated from field: sluice.v1.ReadOptions read = 15;
+   */
+  read?: ReadOptions | undefined;
 };
 
 /**
@@ -877,7 +1133,7 @@ export type GetSchedulerConfigRequest = Message<"sluice.v1.GetSchedulerConfigReq
  * Use `create(GetSchedulerConfigRequestSchema)` to create a new message.
  */
 export const GetSchedulerConfigRequestSchema: GenMessage<GetSchedulerConfigRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 22);
+  messageDesc(file_sluice_v1_scheduler, 25);
 
 /**
  * GetSchedulerConfigResponse is the response of GetSchedulerConfig.
@@ -892,6 +1148,15 @@ export type GetSchedulerConfigResponse = Message<"sluice.v1.GetSchedulerConfigRe
    * @generated from field: string config = 1;
    */
   config: string;
+
+  /**
+   * Opaque etag of this configuration. It changes whenever the configuration
+   * in effect changes: every UpdateSchedulerConfig (even with the same text),
+   * and, for a cluster without its own, a change of the server's default.
+   *
+   * @generated from field: string etag = 2;
+   */
+  etag: string;
 };
 
 /**
@@ -899,7 +1164,7 @@ export type GetSchedulerConfigResponse = Message<"sluice.v1.GetSchedulerConfigRe
  * Use `create(GetSchedulerConfigResponseSchema)` to create a new message.
  */
 export const GetSchedulerConfigResponseSchema: GenMessage<GetSchedulerConfigResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 23);
+  messageDesc(file_sluice_v1_scheduler, 26);
 
 /**
  * UpdateSchedulerConfigRequest is the request of UpdateSchedulerConfig.
@@ -920,6 +1185,15 @@ export type UpdateSchedulerConfigRequest = Message<"sluice.v1.UpdateSchedulerCon
    * @generated from field: string config = 2;
    */
   config: string;
+
+  /**
+   * The etag of the configuration this update replaces, from
+   * GetSchedulerConfig, GetCluster or a previous update. Empty updates
+   * unconditionally.
+   *
+   * @generated from field: string etag = 3;
+   */
+  etag: string;
 };
 
 /**
@@ -927,7 +1201,7 @@ export type UpdateSchedulerConfigRequest = Message<"sluice.v1.UpdateSchedulerCon
  * Use `create(UpdateSchedulerConfigRequestSchema)` to create a new message.
  */
 export const UpdateSchedulerConfigRequestSchema: GenMessage<UpdateSchedulerConfigRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 24);
+  messageDesc(file_sluice_v1_scheduler, 27);
 
 /**
  * UpdateSchedulerConfigResponse is the response of UpdateSchedulerConfig.
@@ -941,6 +1215,13 @@ export type UpdateSchedulerConfigResponse = Message<"sluice.v1.UpdateSchedulerCo
    * @generated from field: string config = 1;
    */
   config: string;
+
+  /**
+   * The etag of the configuration now in effect.
+   *
+   * @generated from field: string etag = 2;
+   */
+  etag: string;
 };
 
 /**
@@ -948,7 +1229,7 @@ export type UpdateSchedulerConfigResponse = Message<"sluice.v1.UpdateSchedulerCo
  * Use `create(UpdateSchedulerConfigResponseSchema)` to create a new message.
  */
 export const UpdateSchedulerConfigResponseSchema: GenMessage<UpdateSchedulerConfigResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_scheduler, 25);
+  messageDesc(file_sluice_v1_scheduler, 28);
 
 /**
  * ScheduleMode says what happens to a cycle's plan.
@@ -1048,6 +1329,40 @@ export const PlanStateSchema: GenEnum<PlanState> = /*@__PURE__*/
   enumDesc(file_sluice_v1_scheduler, 1);
 
 /**
+ * DecisionOutcome is what a commit did with a decision.
+ *
+ * @generated from enum sluice.v1.DecisionOutcome
+ */
+export enum DecisionOutcome {
+  /**
+   * Not committed (yet), or a pipeline decision, which a commit never writes.
+   *
+   * @generated from enum value: DECISION_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The commit applied the decision.
+   *
+   * @generated from enum value: DECISION_OUTCOME_APPLIED = 1;
+   */
+  APPLIED = 1,
+
+  /**
+   * The commit rejected the decision; rejected_reason says why.
+   *
+   * @generated from enum value: DECISION_OUTCOME_REJECTED = 2;
+   */
+  REJECTED = 2,
+}
+
+/**
+ * Describes the enum sluice.v1.DecisionOutcome.
+ */
+export const DecisionOutcomeSchema: GenEnum<DecisionOutcome> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_scheduler, 2);
+
+/**
  * SchedulerService runs Volcano's scheduling cycles on a cluster and hands out
  * the resulting plans.
  *
@@ -1102,6 +1417,20 @@ export const SchedulerService: GenService<{
     output: typeof DiscardPlanResponseSchema;
   },
   /**
+   * GetPlan returns a plan with one page of its decisions and job outcomes:
+   * a proposed or committed plan for as long as the retention rule keeps it
+   * (a committed plan's decisions carry their outcomes), a discarded or
+   * expired one as its summary, and a recent dry run's (kept in memory for a
+   * plan TTL). NOT_FOUND (reason PLAN_NOT_FOUND) otherwise.
+   *
+   * @generated from rpc sluice.v1.SchedulerService.GetPlan
+   */
+  getPlan: {
+    methodKind: "unary";
+    input: typeof GetPlanRequestSchema;
+    output: typeof GetPlanResponseSchema;
+  },
+  /**
    * ExplainJob returns a job's outcome in the most recent cycle that
    * considered it. NOT_FOUND if the job does not exist.
    *
@@ -1124,7 +1453,8 @@ export const SchedulerService: GenService<{
     output: typeof WatchPlansResponseSchema;
   },
   /**
-   * GetSchedulerConfig returns the cluster's scheduler configuration.
+   * GetSchedulerConfig returns the cluster's scheduler configuration and its
+   * etag.
    *
    * @generated from rpc sluice.v1.SchedulerService.GetSchedulerConfig
    */
@@ -1136,7 +1466,11 @@ export const SchedulerService: GenService<{
   /**
    * UpdateSchedulerConfig replaces the cluster's scheduler configuration. The
    * text is validated first (unknown actions or plugins, bad arguments); an
-   * invalid configuration fails with INVALID_ARGUMENT and changes nothing.
+   * invalid configuration fails with INVALID_ARGUMENT and changes nothing. With
+   * an etag, the update applies only if the configuration in effect still has
+   * that etag; otherwise it fails with ABORTED (reason CONFIG_ETAG_MISMATCH, and
+   * the ErrorInfo metadata "field" is "etag") and changes nothing: read the
+   * configuration again and retry.
    *
    * @generated from rpc sluice.v1.SchedulerService.UpdateSchedulerConfig
    */

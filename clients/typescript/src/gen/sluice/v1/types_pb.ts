@@ -4,6 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_google_api_field_behavior } from "../../google/api/field_behavior_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/types.proto.
  */
 export const file_sluice_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIzCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSDgoGZWZmZWN0GAMgASgJIkoKClRvbGVyYXRpb24SCwoDa2V5GAEgASgJEhAKCG9wZXJhdG9yGAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBmVmZmVjdBgEIAEoCSJIChdOb2RlU2VsZWN0b3JSZXF1aXJlbWVudBILCgNrZXkYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSDgoGdmFsdWVzGAMgAygJIlEKEE5vZGVTZWxlY3RvclRlcm0SPQoRbWF0Y2hfZXhwcmVzc2lvbnMYASADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiaAoXUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SDgoGd2VpZ2h0GAEgASgFEj0KEW1hdGNoX2V4cHJlc3Npb25zGAIgAygLMiIuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclJlcXVpcmVtZW50IrgBChBUYXNrQWZmaW5pdHlUZXJtEjsKCHNlbGVjdG9yGAEgAygLMikuc2x1aWNlLnYxLlRhc2tBZmZpbml0eVRlcm0uU2VsZWN0b3JFbnRyeRIUCgx0b3BvbG9neV9rZXkYAiABKAkSEAoIcmVxdWlyZWQYAyABKAgSDgoGd2VpZ2h0GAQgASgFGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLnAQoIQWZmaW5pdHkSMgoNbm9kZV9yZXF1aXJlZBgBIAMoCzIbLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JUZXJtEjoKDm5vZGVfcHJlZmVycmVkGAIgAygLMiIuc2x1aWNlLnYxLlByZWZlcnJlZFNjaGVkdWxpbmdUZXJtEjIKDXRhc2tfYWZmaW5pdHkYAyADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybRI3ChJ0YXNrX2FudGlfYWZmaW5pdHkYBCADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybSLUAQoYVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50EhAKCG1heF9za2V3GAEgASgFEhQKDHRvcG9sb2d5X2tleRgCIAEoCRIaChJ3aGVuX3Vuc2F0aXNmaWFibGUYAyABKAkSQwoIc2VsZWN0b3IYBCADKAsyMS5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50LlNlbGVjdG9yRW50cnkaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIroBCgZEZXZpY2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIOCgZtZW1vcnkYBCABKAkSDQoFY29yZXMYBSABKAUSNQoKYXR0cmlidXRlcxgGIAMoCzIhLnNsdWljZS52MS5EZXZpY2UuQXR0cmlidXRlc0VudHJ5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKDURldmljZVJlcXVlc3QSDAoEdHlwZRgBIAEoCRINCgVjb3VudBgCIAEoBRIOCgZtZW1vcnkYAyABKAkSDQoFY29yZXMYBCABKAUSDQoFbW9kZWwYBSABKAkiwQMKBE5vZGUSDAoEbmFtZRgBIAEoCRI1CgthbGxvY2F0YWJsZRgCIAMoCzIgLnNsdWljZS52MS5Ob2RlLkFsbG9jYXRhYmxlRW50cnkSKwoGbGFiZWxzGAMgAygLMhsuc2x1aWNlLnYxLk5vZGUuTGFiZWxzRW50cnkSIAoGdGFpbnRzGAQgAygLMhAuc2x1aWNlLnYxLlRhaW50EhUKDXVuc2NoZWR1bGFibGUYBSABKAgSKQoFdXNhZ2UYBiADKAsyGi5zbHVpY2UudjEuTm9kZS5Vc2FnZUVudHJ5EiIKB2RldmljZXMYByADKAsyES5zbHVpY2UudjEuRGV2aWNlEi4KDW51bWFfdG9wb2xvZ3kYCCABKAsyFy5zbHVpY2UudjEuTnVtYVRvcG9sb2d5GjIKEEFsbG9jYXRhYmxlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKClVzYWdlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASJDCgdOdW1hQ3B1EgoKAmlkGAEgASgFEg4KBnNvY2tldBgCIAEoBRIMCgRjb3JlGAMgASgFEg4KBmhvbGRlchgEIAEoCSI4CghOdW1hQ2VsbBIKCgJpZBgBIAEoBRIgCgRjcHVzGAIgAygLMhIuc2x1aWNlLnYxLk51bWFDcHUihQEKDE51bWFUb3BvbG9neRIfChd0b3BvbG9neV9tYW5hZ2VyX3BvbGljeRgBIAEoCRIaChJjcHVfbWFuYWdlcl9wb2xpY3kYAiABKAkSIgoFY2VsbHMYAyADKAsyEy5zbHVpY2UudjEuTnVtYUNlbGwSFAoMcmVzZXJ2ZWRfY3B1GAQgASgJIjgKEU5vZGVHcm91cEFmZmluaXR5EhAKCHJlcXVpcmVkGAEgAygJEhEKCXByZWZlcnJlZBgCIAMoCSKbAgoLUXVldWVTdGF0dXMSOAoJYWxsb2NhdGVkGAEgAygLMiUuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzLkFsbG9jYXRlZEVudHJ5EjYKCGRlc2VydmVkGAIgAygLMiQuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzLkRlc2VydmVkRW50cnkSDQoFc2hhcmUYAyABKAkSEAoIb3ZlcnVzZWQYBCABKAgSFgoOYXNfb2ZfcmV2aXNpb24YBSABKAQaMAoOQWxsb2NhdGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1EZXNlcnZlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEitQYKBVF1ZXVlEgwKBG5hbWUYASABKAkSDgoGcGFyZW50GAIgASgJEg4KBndlaWdodBgDIAEoBRI0CgpjYXBhYmlsaXR5GAQgAygLMiAuc2x1aWNlLnYxLlF1ZXVlLkNhcGFiaWxpdHlFbnRyeRIwCghkZXNlcnZlZBgFIAMoCzIeLnNsdWljZS52MS5RdWV1ZS5EZXNlcnZlZEVudHJ5EjIKCWd1YXJhbnRlZRgGIAMoCzIfLnNsdWljZS52MS5RdWV1ZS5HdWFyYW50ZWVFbnRyeRIQCghwcmlvcml0eRgHIAEoBRIkCgVzdGF0ZRgIIAEoDjIVLnNsdWljZS52MS5RdWV1ZVN0YXRlEhgKC3JlY2xhaW1hYmxlGAkgASgISACIAQESOQoTbm9kZV9ncm91cF9hZmZpbml0eRgKIAEoCzIcLnNsdWljZS52MS5Ob2RlR3JvdXBBZmZpbml0eRI+Chhub2RlX2dyb3VwX2FudGlfYWZmaW5pdHkYCyABKAsyHC5zbHVpY2UudjEuTm9kZUdyb3VwQWZmaW5pdHkSLAoGbGFiZWxzGAwgAygLMhwuc2x1aWNlLnYxLlF1ZXVlLkxhYmVsc0VudHJ5EjYKC2Fubm90YXRpb25zGA0gAygLMiEuc2x1aWNlLnYxLlF1ZXVlLkFubm90YXRpb25zRW50cnkSJgoGc3RhdHVzGA4gASgLMhYuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzGjEKD0NhcGFiaWxpdHlFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi8KDURlc2VydmVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARowCg5HdWFyYW50ZWVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9yZWNsYWltYWJsZSI9Cg9OZXR3b3JrVG9wb2xvZ3kSDAoEbW9kZRgBIAEoCRIcChRoaWdoZXN0X3RpZXJfYWxsb3dlZBgCIAEoBSLeBQoDSm9iEgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEg0KBXF1ZXVlGAMgASgJEhYKDnByaW9yaXR5X2NsYXNzGAQgASgJEhUKCHByaW9yaXR5GAUgASgFSACIAQESGgoNbWluX2F2YWlsYWJsZRgGIAEoBUgBiAEBEkUKFW1pbl9hdmFpbGFibGVfYnlfcm9sZRgHIAMoCzImLnNsdWljZS52MS5Kb2IuTWluQXZhaWxhYmxlQnlSb2xlRW50cnkSNwoNbWluX3Jlc291cmNlcxgIIAMoCzIgLnNsdWljZS52MS5Kb2IuTWluUmVzb3VyY2VzRW50cnkSIgoFcGhhc2UYCSABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2USLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoGbGFiZWxzGAsgAygLMhouc2x1aWNlLnYxLkpvYi5MYWJlbHNFbnRyeRI0Cgthbm5vdGF0aW9ucxgMIAMoCzIfLnNsdWljZS52MS5Kb2IuQW5ub3RhdGlvbnNFbnRyeRI0ChBuZXR3b3JrX3RvcG9sb2d5GA0gASgLMhouc2x1aWNlLnYxLk5ldHdvcmtUb3BvbG9neRo5ChdNaW5BdmFpbGFibGVCeVJvbGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBGjMKEU1pblJlc291cmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCwoJX3ByaW9yaXR5QhAKDl9taW5fYXZhaWxhYmxlIpsHCgRUYXNrEgwKBG5hbWUYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgsKA2pvYhgDIAEoCRIMCgRyb2xlGAQgASgJEjEKCXJlc291cmNlcxgFIAMoCzIeLnNsdWljZS52MS5UYXNrLlJlc291cmNlc0VudHJ5EiUKBnN0YXR1cxgGIAEoDjIVLnNsdWljZS52MS5UYXNrU3RhdHVzEgwKBG5vZGUYByABKAkSFgoOcHJpb3JpdHlfY2xhc3MYCCABKAkSFQoIcHJpb3JpdHkYCSABKAVIAIgBARIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4Cg1ub2RlX3NlbGVjdG9yGAsgAygLMiEuc2x1aWNlLnYxLlRhc2suTm9kZVNlbGVjdG9yRW50cnkSKgoLdG9sZXJhdGlvbnMYDCADKAsyFS5zbHVpY2UudjEuVG9sZXJhdGlvbhIlCghhZmZpbml0eRgNIAEoCzITLnNsdWljZS52MS5BZmZpbml0eRI8Cg90b3BvbG9neV9zcHJlYWQYDiADKAsyIy5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50Eg0KBXBvcnRzGA8gAygFEikKB2RldmljZXMYECADKAsyGC5zbHVpY2UudjEuRGV2aWNlUmVxdWVzdBIrCgZsYWJlbHMYESADKAsyGy5zbHVpY2UudjEuVGFzay5MYWJlbHNFbnRyeRI1Cgthbm5vdGF0aW9ucxgSIAMoCzIgLnNsdWljZS52MS5UYXNrLkFubm90YXRpb25zRW50cnkSGAoLcHJlZW1wdGFibGUYEyABKAhIAYgBARISCgpkZXZpY2VfaWRzGBQgAygJEhIKCmd1YXJhbnRlZWQYFSABKAgaMAoOUmVzb3VyY2VzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARozChFOb2RlU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9wcmlvcml0eUIOCgxfcHJlZW1wdGFibGUiLAoNUHJpb3JpdHlDbGFzcxIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgFIoMBCg5OYW1lc3BhY2VRdW90YRIRCgluYW1lc3BhY2UYASABKAkSMQoEaGFyZBgCIAMoCzIjLnNsdWljZS52MS5OYW1lc3BhY2VRdW90YS5IYXJkRW50cnkaKwoJSGFyZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEigQIKEERpc3J1cHRpb25CdWRnZXQSDAoEbmFtZRgBIAEoCRIRCgluYW1lc3BhY2UYAiABKAkSOwoIc2VsZWN0b3IYAyADKAsyKS5zbHVpY2UudjEuRGlzcnVwdGlvbkJ1ZGdldC5TZWxlY3RvckVudHJ5EhoKDW1pbl9hdmFpbGFibGUYBCABKAlIAIgBARIcCg9tYXhfdW5hdmFpbGFibGUYBSABKAlIAYgBARovCg1TZWxlY3RvckVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX21pbl9hdmFpbGFibGVCEgoQX21heF91bmF2YWlsYWJsZSI4CglIeXBlck5vZGUSDAoEbmFtZRgBIAEoCRIMCgR0aWVyGAIgASgFEg8KB21lbWJlcnMYAyADKAkiUQoJT2JqZWN0UmVmEiMKBGtpbmQYASABKA4yFS5zbHVpY2UudjEuT2JqZWN0S2luZBIRCgluYW1lc3BhY2UYAiABKAkSDAoEbmFtZRgDIAEoCSLFAwoFRGVsdGESJgoLdXBzZXJ0X25vZGUYASABKAsyDy5zbHVpY2UudjEuTm9kZUgAEigKDHVwc2VydF9xdWV1ZRgCIAEoCzIQLnNsdWljZS52MS5RdWV1ZUgAEiQKCnVwc2VydF9qb2IYAyABKAsyDi5zbHVpY2UudjEuSm9iSAASJgoLdXBzZXJ0X3Rhc2sYBCABKAsyDy5zbHVpY2UudjEuVGFza0gAEjkKFXVwc2VydF9wcmlvcml0eV9jbGFzcxgFIAEoCzIYLnNsdWljZS52MS5Qcmlvcml0eUNsYXNzSAASOwoWdXBzZXJ0X25hbWVzcGFjZV9xdW90YRgGIAEoCzIZLnNsdWljZS52MS5OYW1lc3BhY2VRdW90YUgAEj8KGHVwc2VydF9kaXNydXB0aW9uX2J1ZGdldBgHIAEoCzIbLnNsdWljZS52MS5EaXNydXB0aW9uQnVkZ2V0SAASMQoRdXBzZXJ0X2h5cGVyX25vZGUYCCABKAsyFC5zbHVpY2UudjEuSHlwZXJOb2RlSAASJgoGZGVsZXRlGAkgASgLMhQuc2x1aWNlLnYxLk9iamVjdFJlZkgAQggKBmNoYW5nZSJVCgpEZWx0YUJhdGNoEhAKCHNlcXVlbmNlGAEgASgEEiAKBmRlbHRhcxgCIAMoCzIQLnNsdWljZS52MS5EZWx0YRITCgtyZXBsYWNlX2FsbBgDIAEoCCpwCgpRdWV1ZVN0YXRlEhsKF1FVRVVFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFAoQUVVFVUVfU1RBVEVfT1BFThABEhYKElFVRVVFX1NUQVRFX0NMT1NFRBACEhcKE1FVRVVFX1NUQVRFX0NMT1NJTkcQAyqaAQoISm9iUGhhc2USGQoVSk9CX1BIQVNFX1VOU1BFQ0lGSUVEEAASFQoRSk9CX1BIQVNFX1BFTkRJTkcQARIVChFKT0JfUEhBU0VfSU5RVUVVRRACEhUKEUpPQl9QSEFTRV9SVU5OSU5HEAMSFwoTSk9CX1BIQVNFX0NPTVBMRVRFRBAEEhUKEUpPQl9QSEFTRV9VTktOT1dOEAUqqAIKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGQoVVEFTS19TVEFUVVNfQUxMT0NBVEVEEAISGQoVVEFTS19TVEFUVVNfUElQRUxJTkVEEAMSFwoTVEFTS19TVEFUVVNfQklORElORxAEEhUKEVRBU0tfU1RBVFVTX0JPVU5EEAUSFwoTVEFTS19TVEFUVVNfUlVOTklORxAGEhkKFVRBU0tfU1RBVFVTX1JFTEVBU0lORxAHEhkKFVRBU0tfU1RBVFVTX1NVQ0NFRURFRBAIEhYKElRBU0tfU1RBVFVTX0ZBSUxFRBAJEhcKE1RBU0tfU1RBVFVTX1VOS05PV04QCiqBAgoKT2JqZWN0S2luZBIbChdPQkpFQ1RfS0lORF9VTlNQRUNJRklFRBAAEhQKEE9CSkVDVF9LSU5EX05PREUQARIVChFPQkpFQ1RfS0lORF9RVUVVRRACEhMKD09CSkVDVF9LSU5EX0pPQhADEhQKEE9CSkVDVF9LSU5EX1RBU0sQBBIeChpPQkpFQ1RfS0lORF9QUklPUklUWV9DTEFTUxAFEh8KG09CSkVDVF9LSU5EX05BTUVTUEFDRV9RVU9UQRAGEiEKHU9CSkVDVF9LSU5EX0RJU1JVUFRJT05fQlVER0VUEAcSGgoWT0JKRUNUX0tJTkRfSFlQRVJfTk9ERRAIQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIzCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSDgoGZWZmZWN0GAMgASgJIkoKClRvbGVyYXRpb24SCwoDa2V5GAEgASgJEhAKCG9wZXJhdG9yGAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBmVmZmVjdBgEIAEoCSJIChdOb2RlU2VsZWN0b3JSZXF1aXJlbWVudBILCgNrZXkYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSDgoGdmFsdWVzGAMgAygJIlEKEE5vZGVTZWxlY3RvclRlcm0SPQoRbWF0Y2hfZXhwcmVzc2lvbnMYASADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiaAoXUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SDgoGd2VpZ2h0GAEgASgFEj0KEW1hdGNoX2V4cHJlc3Npb25zGAIgAygLMiIuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclJlcXVpcmVtZW50IrgBChBUYXNrQWZmaW5pdHlUZXJtEjsKCHNlbGVjdG9yGAEgAygLMikuc2x1aWNlLnYxLlRhc2tBZmZpbml0eVRlcm0uU2VsZWN0b3JFbnRyeRIUCgx0b3BvbG9neV9rZXkYAiABKAkSEAoIcmVxdWlyZWQYAyABKAgSDgoGd2VpZ2h0GAQgASgFGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLnAQoIQWZmaW5pdHkSMgoNbm9kZV9yZXF1aXJlZBgBIAMoCzIbLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JUZXJtEjoKDm5vZGVfcHJlZmVycmVkGAIgAygLMiIuc2x1aWNlLnYxLlByZWZlcnJlZFNjaGVkdWxpbmdUZXJtEjIKDXRhc2tfYWZmaW5pdHkYAyADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybRI3ChJ0YXNrX2FudGlfYWZmaW5pdHkYBCADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybSLUAQoYVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50EhAKCG1heF9za2V3GAEgASgFEhQKDHRvcG9sb2d5X2tleRgCIAEoCRIaChJ3aGVuX3Vuc2F0aXNmaWFibGUYAyABKAkSQwoIc2VsZWN0b3IYBCADKAsyMS5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50LlNlbGVjdG9yRW50cnkaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIroBCgZEZXZpY2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIOCgZtZW1vcnkYBCABKAkSDQoFY29yZXMYBSABKAUSNQoKYXR0cmlidXRlcxgGIAMoCzIhLnNsdWljZS52MS5EZXZpY2UuQXR0cmlidXRlc0VudHJ5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKDURldmljZVJlcXVlc3QSDAoEdHlwZRgBIAEoCRINCgVjb3VudBgCIAEoBRIOCgZtZW1vcnkYAyABKAkSDQoFY29yZXMYBCABKAUSDQoFbW9kZWwYBSABKAkijgQKBE5vZGUSEwoEbmFtZRgBIAEoCUIF4kECAgUSOwoLYWxsb2NhdGFibGUYAiADKAsyIC5zbHVpY2UudjEuTm9kZS5BbGxvY2F0YWJsZUVudHJ5QgTiQQECEjEKBmxhYmVscxgDIAMoCzIbLnNsdWljZS52MS5Ob2RlLkxhYmVsc0VudHJ5QgTiQQEBEiYKBnRhaW50cxgEIAMoCzIQLnNsdWljZS52MS5UYWludEIE4kEBARIbCg11bnNjaGVkdWxhYmxlGAUgASgIQgTiQQEBEi8KBXVzYWdlGAYgAygLMhouc2x1aWNlLnYxLk5vZGUuVXNhZ2VFbnRyeUIE4kEBARIoCgdkZXZpY2VzGAcgAygLMhEuc2x1aWNlLnYxLkRldmljZUIE4kEBARI0Cg1udW1hX3RvcG9sb2d5GAggASgLMhcuc2x1aWNlLnYxLk51bWFUb3BvbG9neUIE4kEBARIaCgxtb2RfcmV2aXNpb24YCSABKARCBOJBAQMaMgoQQWxsb2NhdGFibGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKVXNhZ2VFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIkMKB051bWFDcHUSCgoCaWQYASABKAUSDgoGc29ja2V0GAIgASgFEgwKBGNvcmUYAyABKAUSDgoGaG9sZGVyGAQgASgJIjgKCE51bWFDZWxsEgoKAmlkGAEgASgFEiAKBGNwdXMYAiADKAsyEi5zbHVpY2UudjEuTnVtYUNwdSKFAQoMTnVtYVRvcG9sb2d5Eh8KF3RvcG9sb2d5X21hbmFnZXJfcG9saWN5GAEgASgJEhoKEmNwdV9tYW5hZ2VyX3BvbGljeRgCIAEoCRIiCgVjZWxscxgDIAMoCzITLnNsdWljZS52MS5OdW1hQ2VsbBIUCgxyZXNlcnZlZF9jcHUYBCABKAkiOAoRTm9kZUdyb3VwQWZmaW5pdHkSEAoIcmVxdWlyZWQYASADKAkSEQoJcHJlZmVycmVkGAIgAygJIpsCCgtRdWV1ZVN0YXR1cxI4CglhbGxvY2F0ZWQYASADKAsyJS5zbHVpY2UudjEuUXVldWVTdGF0dXMuQWxsb2NhdGVkRW50cnkSNgoIZGVzZXJ2ZWQYAiADKAsyJC5zbHVpY2UudjEuUXVldWVTdGF0dXMuRGVzZXJ2ZWRFbnRyeRINCgVzaGFyZRgDIAEoCRIQCghvdmVydXNlZBgEIAEoCBIWCg5hc19vZl9yZXZpc2lvbhgFIAEoBBowCg5BbGxvY2F0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi8KDURlc2VydmVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKmBwoFUXVldWUSEwoEbmFtZRgBIAEoCUIF4kECAgUSFAoGcGFyZW50GAIgASgJQgTiQQEBEhQKBndlaWdodBgDIAEoBUIE4kEBARI6CgpjYXBhYmlsaXR5GAQgAygLMiAuc2x1aWNlLnYxLlF1ZXVlLkNhcGFiaWxpdHlFbnRyeUIE4kEBARI2CghkZXNlcnZlZBgFIAMoCzIeLnNsdWljZS52MS5RdWV1ZS5EZXNlcnZlZEVudHJ5QgTiQQEBEjgKCWd1YXJhbnRlZRgGIAMoCzIfLnNsdWljZS52MS5RdWV1ZS5HdWFyYW50ZWVFbnRyeUIE4kEBARIWCghwcmlvcml0eRgHIAEoBUIE4kEBARIqCgVzdGF0ZRgIIAEoDjIVLnNsdWljZS52MS5RdWV1ZVN0YXRlQgTiQQEBEh4KC3JlY2xhaW1hYmxlGAkgASgIQgTiQQEBSACIAQESPwoTbm9kZV9ncm91cF9hZmZpbml0eRgKIAEoCzIcLnNsdWljZS52MS5Ob2RlR3JvdXBBZmZpbml0eUIE4kEBARJEChhub2RlX2dyb3VwX2FudGlfYWZmaW5pdHkYCyABKAsyHC5zbHVpY2UudjEuTm9kZUdyb3VwQWZmaW5pdHlCBOJBAQESMgoGbGFiZWxzGAwgAygLMhwuc2x1aWNlLnYxLlF1ZXVlLkxhYmVsc0VudHJ5QgTiQQEBEjwKC2Fubm90YXRpb25zGA0gAygLMiEuc2x1aWNlLnYxLlF1ZXVlLkFubm90YXRpb25zRW50cnlCBOJBAQESLAoGc3RhdHVzGA4gASgLMhYuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzQgTiQQEDEhoKDG1vZF9yZXZpc2lvbhgPIAEoBEIE4kEBAxoxCg9DYXBhYmlsaXR5RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1EZXNlcnZlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOR3VhcmFudGVlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfcmVjbGFpbWFibGUiPQoPTmV0d29ya1RvcG9sb2d5EgwKBG1vZGUYASABKAkSHAoUaGlnaGVzdF90aWVyX2FsbG93ZWQYAiABKAUiygYKA0pvYhITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEhMKBXF1ZXVlGAMgASgJQgTiQQEBEhwKDnByaW9yaXR5X2NsYXNzGAQgASgJQgTiQQEBEhsKCHByaW9yaXR5GAUgASgFQgTiQQEBSACIAQESIAoNbWluX2F2YWlsYWJsZRgGIAEoBUIE4kEBAUgBiAEBEksKFW1pbl9hdmFpbGFibGVfYnlfcm9sZRgHIAMoCzImLnNsdWljZS52MS5Kb2IuTWluQXZhaWxhYmxlQnlSb2xlRW50cnlCBOJBAQESPQoNbWluX3Jlc291cmNlcxgIIAMoCzIgLnNsdWljZS52MS5Kb2IuTWluUmVzb3VyY2VzRW50cnlCBOJBAQESKAoFcGhhc2UYCSABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2VCBOJBAQESNAoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESMAoGbGFiZWxzGAsgAygLMhouc2x1aWNlLnYxLkpvYi5MYWJlbHNFbnRyeUIE4kEBARI6Cgthbm5vdGF0aW9ucxgMIAMoCzIfLnNsdWljZS52MS5Kb2IuQW5ub3RhdGlvbnNFbnRyeUIE4kEBARI6ChBuZXR3b3JrX3RvcG9sb2d5GA0gASgLMhouc2x1aWNlLnYxLk5ldHdvcmtUb3BvbG9neUIE4kEBARIaCgxtb2RfcmV2aXNpb24YDiABKARCBOJBAQMaOQoXTWluQXZhaWxhYmxlQnlSb2xlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ARozChFNaW5SZXNvdXJjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9wcmlvcml0eUIQCg5fbWluX2F2YWlsYWJsZSK3CAoEVGFzaxITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEhEKA2pvYhgDIAEoCUIE4kEBAhISCgRyb2xlGAQgASgJQgTiQQEBEjcKCXJlc291cmNlcxgFIAMoCzIeLnNsdWljZS52MS5UYXNrLlJlc291cmNlc0VudHJ5QgTiQQEBEisKBnN0YXR1cxgGIAEoDjIVLnNsdWljZS52MS5UYXNrU3RhdHVzQgTiQQEBEhIKBG5vZGUYByABKAlCBOJBAQESHAoOcHJpb3JpdHlfY2xhc3MYCCABKAlCBOJBAQESGwoIcHJpb3JpdHkYCSABKAVCBOJBAQFIAIgBARI0CgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBARI+Cg1ub2RlX3NlbGVjdG9yGAsgAygLMiEuc2x1aWNlLnYxLlRhc2suTm9kZVNlbGVjdG9yRW50cnlCBOJBAQESMAoLdG9sZXJhdGlvbnMYDCADKAsyFS5zbHVpY2UudjEuVG9sZXJhdGlvbkIE4kEBARIrCghhZmZpbml0eRgNIAEoCzITLnNsdWljZS52MS5BZmZpbml0eUIE4kEBARJCCg90b3BvbG9neV9zcHJlYWQYDiADKAsyIy5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50QgTiQQEBEhMKBXBvcnRzGA8gAygFQgTiQQEBEi8KB2RldmljZXMYECADKAsyGC5zbHVpY2UudjEuRGV2aWNlUmVxdWVzdEIE4kEBARIxCgZsYWJlbHMYESADKAsyGy5zbHVpY2UudjEuVGFzay5MYWJlbHNFbnRyeUIE4kEBARI7Cgthbm5vdGF0aW9ucxgSIAMoCzIgLnNsdWljZS52MS5UYXNrLkFubm90YXRpb25zRW50cnlCBOJBAQESHgoLcHJlZW1wdGFibGUYEyABKAhCBOJBAQFIAYgBARIYCgpkZXZpY2VfaWRzGBQgAygJQgTiQQEBEhgKCmd1YXJhbnRlZWQYFSABKAhCBOJBAQESGgoMbW9kX3JldmlzaW9uGBYgASgEQgTiQQEDGjAKDlJlc291cmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMwoRTm9kZVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfcHJpb3JpdHlCDgoMX3ByZWVtcHRhYmxlIlUKDVByaW9yaXR5Q2xhc3MSEwoEbmFtZRgBIAEoCUIF4kECAgUSEwoFdmFsdWUYAiABKAVCBOJBAQESGgoMbW9kX3JldmlzaW9uGAMgASgEQgTiQQEDIqwBCg5OYW1lc3BhY2VRdW90YRIYCgluYW1lc3BhY2UYASABKAlCBeJBAgIFEjcKBGhhcmQYAiADKAsyIy5zbHVpY2UudjEuTmFtZXNwYWNlUXVvdGEuSGFyZEVudHJ5QgTiQQEBEhoKDG1vZF9yZXZpc2lvbhgDIAEoBEIE4kEBAxorCglIYXJkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK9AgoQRGlzcnVwdGlvbkJ1ZGdldBITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEkEKCHNlbGVjdG9yGAMgAygLMikuc2x1aWNlLnYxLkRpc3J1cHRpb25CdWRnZXQuU2VsZWN0b3JFbnRyeUIE4kEBARIgCg1taW5fYXZhaWxhYmxlGAQgASgJQgTiQQEBSACIAQESIgoPbWF4X3VuYXZhaWxhYmxlGAUgASgJQgTiQQEBSAGIAQESGgoMbW9kX3JldmlzaW9uGAYgASgEQgTiQQEDGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIQCg5fbWluX2F2YWlsYWJsZUISChBfbWF4X3VuYXZhaWxhYmxlImcKCUh5cGVyTm9kZRITCgRuYW1lGAEgASgJQgXiQQICBRISCgR0aWVyGAIgASgFQgTiQQECEhUKB21lbWJlcnMYAyADKAlCBOJBAQESGgoMbW9kX3JldmlzaW9uGAQgASgEQgTiQQEDIlEKCU9iamVjdFJlZhIjCgRraW5kGAEgASgOMhUuc2x1aWNlLnYxLk9iamVjdEtpbmQSEQoJbmFtZXNwYWNlGAIgASgJEgwKBG5hbWUYAyABKAkixQMKBURlbHRhEiYKC3Vwc2VydF9ub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGVIABIoCgx1cHNlcnRfcXVldWUYAiABKAsyEC5zbHVpY2UudjEuUXVldWVIABIkCgp1cHNlcnRfam9iGAMgASgLMg4uc2x1aWNlLnYxLkpvYkgAEiYKC3Vwc2VydF90YXNrGAQgASgLMg8uc2x1aWNlLnYxLlRhc2tIABI5ChV1cHNlcnRfcHJpb3JpdHlfY2xhc3MYBSABKAsyGC5zbHVpY2UudjEuUHJpb3JpdHlDbGFzc0gAEjsKFnVwc2VydF9uYW1lc3BhY2VfcXVvdGEYBiABKAsyGS5zbHVpY2UudjEuTmFtZXNwYWNlUXVvdGFIABI/Chh1cHNlcnRfZGlzcnVwdGlvbl9idWRnZXQYByABKAsyGy5zbHVpY2UudjEuRGlzcnVwdGlvbkJ1ZGdldEgAEjEKEXVwc2VydF9oeXBlcl9ub2RlGAggASgLMhQuc2x1aWNlLnYxLkh5cGVyTm9kZUgAEiYKBmRlbGV0ZRgJIAEoCzIULnNsdWljZS52MS5PYmplY3RSZWZIAEIICgZjaGFuZ2UiVQoKRGVsdGFCYXRjaBIQCghzZXF1ZW5jZRgBIAEoBBIgCgZkZWx0YXMYAiADKAsyEC5zbHVpY2UudjEuRGVsdGESEwoLcmVwbGFjZV9hbGwYAyABKAgqcAoKUXVldWVTdGF0ZRIbChdRVUVVRV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEFFVRVVFX1NUQVRFX09QRU4QARIWChJRVUVVRV9TVEFURV9DTE9TRUQQAhIXChNRVUVVRV9TVEFURV9DTE9TSU5HEAMqmgEKCEpvYlBoYXNlEhkKFUpPQl9QSEFTRV9VTlNQRUNJRklFRBAAEhUKEUpPQl9QSEFTRV9QRU5ESU5HEAESFQoRSk9CX1BIQVNFX0lOUVVFVUUQAhIVChFKT0JfUEhBU0VfUlVOTklORxADEhcKE0pPQl9QSEFTRV9DT01QTEVURUQQBBIVChFKT0JfUEhBU0VfVU5LTk9XThAFKqgCCgpUYXNrU3RhdHVzEhsKF1RBU0tfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTVEFTS19TVEFUVVNfUEVORElORxABEhkKFVRBU0tfU1RBVFVTX0FMTE9DQVRFRBACEhkKFVRBU0tfU1RBVFVTX1BJUEVMSU5FRBADEhcKE1RBU0tfU1RBVFVTX0JJTkRJTkcQBBIVChFUQVNLX1NUQVRVU19CT1VORBAFEhcKE1RBU0tfU1RBVFVTX1JVTk5JTkcQBhIZChVUQVNLX1NUQVRVU19SRUxFQVNJTkcQBxIZChVUQVNLX1NUQVRVU19TVUNDRUVERUQQCBIWChJUQVNLX1NUQVRVU19GQUlMRUQQCRIXChNUQVNLX1NUQVRVU19VTktOT1dOEAoqgQIKCk9iamVjdEtpbmQSGwoXT0JKRUNUX0tJTkRfVU5TUEVDSUZJRUQQABIUChBPQkpFQ1RfS0lORF9OT0RFEAESFQoRT0JKRUNUX0tJTkRfUVVFVUUQAhITCg9PQkpFQ1RfS0lORF9KT0IQAxIUChBPQkpFQ1RfS0lORF9UQVNLEAQSHgoaT0JKRUNUX0tJTkRfUFJJT1JJVFlfQ0xBU1MQBRIfChtPQkpFQ1RfS0lORF9OQU1FU1BBQ0VfUVVPVEEQBhIhCh1PQkpFQ1RfS0lORF9ESVNSVVBUSU9OX0JVREdFVBAHEhoKFk9CSkVDVF9LSU5EX0hZUEVSX05PREUQCEI6WjhnaXRodWIuY29tL3NsdWljZS1zY2hlZC9zbHVpY2UvZ2VuL2dvL3NsdWljZS92MTtzbHVpY2V2MWIGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * Taint repels tasks from a node unless they tolerate it.
@@ -417,21 +418,25 @@ export const DeviceRequestSchema: GenMessage<DeviceRequest> = /*@__PURE__*/
   messageDesc(file_sluice_v1_types, 9);
 
 /**
- * Node is a machine that runs tasks.
+ * Node is a machine that runs tasks. Every field is the resource manager's
+ * except mod_revision: re-reporting a node replaces all of it, and never moves
+ * the tasks placed on it (those are Task fields).
  *
  * @generated from message sluice.v1.Node
  */
 export type Node = Message<"sluice.v1.Node"> & {
   /**
-   * Node name, unique in the cluster. Required.
+   * Node name, unique in the cluster.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
-   * Resources offered to tasks, as quantities. Required. Include "pods" to cap
-   * the number of tasks.
+   * Resources offered to tasks, as quantities. Include "pods" to cap the number
+   * of tasks.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> allocatable = 2;
    */
@@ -441,6 +446,7 @@ export type Node = Message<"sluice.v1.Node"> & {
    * Node labels. The server adds "kubernetes.io/hostname" with the node's name
    * when it is absent. A node's node group is its "volcano.sh/nodegroup-name"
    * label.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 3;
    */
@@ -448,6 +454,7 @@ export type Node = Message<"sluice.v1.Node"> & {
 
   /**
    * Taints on the node.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.Taint taints = 4;
    */
@@ -455,6 +462,7 @@ export type Node = Message<"sluice.v1.Node"> & {
 
   /**
    * True when the node is cordoned: no new tasks are placed on it. Default false.
+   * Owner: resource manager.
    *
    * @generated from field: bool unschedulable = 5;
    */
@@ -463,13 +471,16 @@ export type Node = Message<"sluice.v1.Node"> & {
   /**
    * Recent utilisation in percent (0 to 100) by resource name, for example
    * {"cpu": 40, "memory": 60}, for load-aware plugins. Empty means unknown.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, double> usage = 6;
    */
   usage: { [key: string]: number };
 
   /**
-   * Devices on the node.
+   * Devices on the node. Which task holds which device is the tasks'
+   * device_ids.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.Device devices = 7;
    */
@@ -478,10 +489,19 @@ export type Node = Message<"sluice.v1.Node"> & {
   /**
    * NUMA layout and exclusive-CPU state, for the numa-aware plugin. Unset means
    * unknown: tasks that ask for a NUMA policy cannot use the node.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NumaTopology numa_topology = 8;
    */
   numaTopology?: NumaTopology | undefined;
+
+  /**
+   * Cluster revision of the last write that changed the node.
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 9;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -647,7 +667,7 @@ export const NodeGroupAffinitySchema: GenMessage<NodeGroupAffinity> = /*@__PURE_
 
 /**
  * QueueStatus holds derived, read-only figures of a queue. It is filled in by
- * GetQueue and ListQueues and ignored on upsert.
+ * GetQueue and ListQueues and ignored on upsert; every field is OUTPUT_ONLY.
  *
  * @generated from message sluice.v1.QueueStatus
  */
@@ -701,13 +721,15 @@ export const QueueStatusSchema: GenMessage<QueueStatus> = /*@__PURE__*/
 /**
  * Queue is a share of the cluster that jobs are submitted to. Queues may form a
  * hierarchy through parent. A queue named "default" with weight 1 exists
- * implicitly when a job names it without it being declared.
+ * implicitly when a job names it without it being declared. Every field is the
+ * resource manager's except status and mod_revision, which the server computes.
  *
  * @generated from message sluice.v1.Queue
  */
 export type Queue = Message<"sluice.v1.Queue"> & {
   /**
-   * Queue name, unique in the cluster. Required.
+   * Queue name, unique in the cluster.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -715,6 +737,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Parent queue for hierarchical queues. Empty means "root".
+   * Owner: resource manager.
    *
    * @generated from field: string parent = 2;
    */
@@ -722,6 +745,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Fair-share weight used by the proportion plugin. 0 means 1.
+   * Owner: resource manager.
    *
    * @generated from field: int32 weight = 3;
    */
@@ -730,6 +754,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
   /**
    * Hard upper bound on the queue's allocation, as quantities. Empty means
    * unlimited; resources not named are unlimited.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> capability = 4;
    */
@@ -737,6 +762,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Deserved amount used by the capacity plugin, as quantities. Empty means none.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> deserved = 5;
    */
@@ -744,6 +770,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Reserved lower bound, as quantities. Empty means none.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> guarantee = 6;
    */
@@ -751,6 +778,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue priority; higher is more important. Default 0.
+   * Owner: resource manager.
    *
    * @generated from field: int32 priority = 7;
    */
@@ -758,6 +786,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue state. Unspecified means open.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.QueueState state = 8;
    */
@@ -766,6 +795,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
   /**
    * Whether other queues may reclaim resources from this queue. Unset means
    * true.
+   * Owner: resource manager.
    *
    * @generated from field: optional bool reclaimable = 9;
    */
@@ -773,6 +803,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Node groups the queue's tasks must or should run in.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NodeGroupAffinity node_group_affinity = 10;
    */
@@ -780,6 +811,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Node groups the queue's tasks must not or should not run in.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NodeGroupAffinity node_group_anti_affinity = 11;
    */
@@ -787,6 +819,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue labels.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 12;
    */
@@ -794,17 +827,28 @@ export type Queue = Message<"sluice.v1.Queue"> & {
 
   /**
    * Queue annotations.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> annotations = 13;
    */
   annotations: { [key: string]: string };
 
   /**
-   * Derived figures; output only, ignored on upsert.
+   * Derived figures, filled in by GetQueue and ListQueues.
+   * Owner: server.
    *
    * @generated from field: sluice.v1.QueueStatus status = 14;
    */
   status?: QueueStatus | undefined;
+
+  /**
+   * Cluster revision of the last write that changed the queue (not its derived
+   * status, which changes with its jobs' tasks).
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 15;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -844,13 +888,16 @@ export const NetworkTopologySchema: GenMessage<NetworkTopology> = /*@__PURE__*/
 
 /**
  * Job is a group of tasks scheduled together (Volcano's PodGroup). Its tasks
- * are separate Task objects that name it.
+ * are separate Task objects that name it. Every field is the resource
+ * manager's except phase and created_at (the server's, reported) and
+ * mod_revision (the server's).
  *
  * @generated from message sluice.v1.Job
  */
 export type Job = Message<"sluice.v1.Job"> & {
   /**
-   * Job name, unique in its namespace. Required.
+   * Job name, unique in its namespace.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -858,6 +905,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Namespace. Empty means "default".
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 2;
    */
@@ -865,6 +913,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Queue the job is submitted to. Empty means "default".
+   * Owner: resource manager.
    *
    * @generated from field: string queue = 3;
    */
@@ -872,6 +921,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Name of a PriorityClass giving the job's priority. Empty means none.
+   * Owner: resource manager.
    *
    * @generated from field: string priority_class = 4;
    */
@@ -880,6 +930,7 @@ export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Job priority; when set it overrides priority_class. Unset means the
    * priority class's value, or 0 without one.
+   * Owner: resource manager.
    *
    * @generated from field: optional int32 priority = 5;
    */
@@ -888,6 +939,7 @@ export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Gang size: tasks that must be placed together. Unset means 1; 0 is a job
    * without a gang (every task may be placed, and preempted, on its own).
+   * Owner: resource manager.
    *
    * @generated from field: optional int32 min_available = 6;
    */
@@ -895,6 +947,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Per-role minimums, for example {"master": 1, "worker": 2}. Empty means none.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, int32> min_available_by_role = 7;
    */
@@ -903,22 +956,26 @@ export type Job = Message<"sluice.v1.Job"> & {
   /**
    * Minimum resources the job needs, checked at enqueue, as quantities. Empty
    * means none.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> min_resources = 8;
    */
   minResources: { [key: string]: string };
 
   /**
-   * Phase. Unspecified on input means inqueue. The server updates it as the
-   * job is scheduled.
+   * Phase. Plan commits update it as the job is scheduled. Unspecified keeps
+   * the stored phase (a new job is inqueue); a resource manager sets it only
+   * to override the server, for example PENDING to hold a job back.
+   * Owner: server, reported.
    *
    * @generated from field: sluice.v1.JobPhase phase = 9;
    */
   phase: JobPhase;
 
   /**
-   * Creation time, used for ordering (ties break by name). Unset means the time
-   * the server first received the job.
+   * Creation time, used for ordering (ties break by name). Unset keeps the
+   * stored time; a new job gets the time the server first received it.
+   * Owner: server, reported.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 10;
    */
@@ -926,6 +983,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Job labels.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 11;
    */
@@ -933,6 +991,7 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Job annotations, for example "volcano.sh/sla-waiting-time".
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> annotations = 12;
    */
@@ -940,10 +999,19 @@ export type Job = Message<"sluice.v1.Job"> & {
 
   /**
    * Network topology constraint. Unset means none.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.NetworkTopology network_topology = 13;
    */
   networkTopology?: NetworkTopology | undefined;
+
+  /**
+   * Cluster revision of the last write that changed the job.
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 14;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -955,13 +1023,17 @@ export const JobSchema: GenMessage<Job> = /*@__PURE__*/
 
 /**
  * Task is one schedulable unit of a job (Volcano's task, a pod in Kubernetes).
+ * Every field is the resource manager's except status, node, device_ids and
+ * started_at (the server's, reported: plan commits set them, the resource
+ * manager reports what happened, and a report that leaves them unset keeps them)
+ * and mod_revision (the server's).
  *
  * @generated from message sluice.v1.Task
  */
 export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Task name, unique in its namespace; its full name is "namespace/name".
-   * Required.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -969,13 +1041,15 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Namespace; must be its job's namespace. Empty means "default".
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 2;
    */
   namespace: string;
 
   /**
-   * Name of the task's job, in the same namespace. Required.
+   * Name of the task's job, in the same namespace.
+   * Owner: resource manager.
    *
    * @generated from field: string job = 3;
    */
@@ -984,6 +1058,7 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * The task's role in its job (Volcano's task spec), for example "worker".
    * Empty means the task's name.
+   * Owner: resource manager.
    *
    * @generated from field: string role = 4;
    */
@@ -991,23 +1066,31 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Requested resources, as quantities. Empty means best-effort.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> resources = 5;
    */
   resources: { [key: string]: string };
 
   /**
-   * Status. Unspecified on input means pending. Clients report PENDING,
-   * BINDING, BOUND, RUNNING, RELEASING, SUCCEEDED, FAILED or UNKNOWN;
-   * ALLOCATED and PIPELINED exist only inside a cycle and are rejected.
+   * Status. A committed bind makes the task BOUND and an eviction RELEASING;
+   * the resource manager reports the rest (PENDING, BINDING, BOUND, RUNNING,
+   * RELEASING, SUCCEEDED, FAILED or UNKNOWN; ALLOCATED and PIPELINED exist only
+   * inside a cycle and are rejected). Unspecified keeps the stored status (a
+   * new task is pending).
+   * Owner: server, reported.
    *
    * @generated from field: sluice.v1.TaskStatus status = 6;
    */
   status: TaskStatus;
 
   /**
-   * Node the task is on. Required for BINDING, BOUND, RUNNING and RELEASING;
-   * empty for PENDING.
+   * Node the task is on; a committed bind sets it. The task must have one when
+   * BINDING, BOUND, RUNNING or RELEASING and must not when PENDING. Empty keeps
+   * the stored node while the task stays in one of those four statuses (it is
+   * refused for a task that was not in one); empty for any other status means
+   * none. A node may only be given with a status.
+   * Owner: server, reported.
    *
    * @generated from field: string node = 7;
    */
@@ -1015,6 +1098,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Name of a PriorityClass giving the task's priority. Empty means the job's.
+   * Owner: resource manager.
    *
    * @generated from field: string priority_class = 8;
    */
@@ -1023,14 +1107,17 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Task priority; when set it overrides priority_class. Unset means the
    * priority class's value, or the job's priority without one.
+   * Owner: resource manager.
    *
    * @generated from field: optional int32 priority = 9;
    */
   priority?: number | undefined;
 
   /**
-   * When the task started running. Unset for a running task means the time the
-   * server first saw it running.
+   * When the task started running. Unset keeps the stored time, except for a
+   * task reported PENDING again (it has not started); a RUNNING task that has
+   * none gets the time the server first saw it running.
+   * Owner: server, reported.
    *
    * @generated from field: google.protobuf.Timestamp started_at = 10;
    */
@@ -1038,6 +1125,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Node labels the task requires (exact match on every entry).
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> node_selector = 11;
    */
@@ -1045,6 +1133,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Taints the task tolerates.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.Toleration tolerations = 12;
    */
@@ -1052,6 +1141,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Node and task affinity. Unset means none.
+   * Owner: resource manager.
    *
    * @generated from field: sluice.v1.Affinity affinity = 13;
    */
@@ -1059,6 +1149,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Topology spread constraints.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.TopologySpreadConstraint topology_spread = 14;
    */
@@ -1067,6 +1158,7 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Host ports the task needs, for example [8080]; two tasks needing the same
    * port cannot share a node.
+   * Owner: resource manager.
    *
    * @generated from field: repeated int32 ports = 15;
    */
@@ -1074,6 +1166,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Device requests.
+   * Owner: resource manager.
    *
    * @generated from field: repeated sluice.v1.DeviceRequest devices = 16;
    */
@@ -1081,6 +1174,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Task labels, matched by affinity, spread and disruption budget selectors.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> labels = 17;
    */
@@ -1088,6 +1182,7 @@ export type Task = Message<"sluice.v1.Task"> & {
 
   /**
    * Task annotations, for example "volcano.sh/cooldown-time".
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> annotations = 18;
    */
@@ -1096,15 +1191,19 @@ export type Task = Message<"sluice.v1.Task"> & {
   /**
    * Whether the task may be a victim of preemption or reclaim. Unset means
    * true.
+   * Owner: resource manager.
    *
    * @generated from field: optional bool preemptable = 19;
    */
   preemptable?: boolean | undefined;
 
   /**
-   * Devices (Device.id on the task's node) the task holds. Set by the server
-   * when a bind commits; a client reporting a task that already holds devices
-   * sets them itself.
+   * Devices (Device.id on the task's node) the task holds. A committed bind
+   * sets them; a resource manager reporting a task that holds devices the
+   * server did not assign sets them itself. Empty keeps the stored ids while
+   * the task stays BINDING, BOUND, RUNNING or RELEASING on the same node; a task
+   * reported on another node, or in another status, holds none unless given.
+   * Owner: server, reported.
    *
    * @generated from field: repeated string device_ids = 20;
    */
@@ -1117,10 +1216,19 @@ export type Task = Message<"sluice.v1.Task"> & {
    * a static CPU manager (see NumaTopology). Its NUMA policy is the annotation
    * "volcano.sh/numa-topology-policy" of the task, or else of its job. Default
    * false.
+   * Owner: resource manager.
    *
    * @generated from field: bool guaranteed = 21;
    */
   guaranteed: boolean;
+
+  /**
+   * Cluster revision of the last write that changed the task.
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 22;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -1131,24 +1239,35 @@ export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
   messageDesc(file_sluice_v1_types, 19);
 
 /**
- * PriorityClass names a priority value.
+ * PriorityClass names a priority value. Every field is the resource manager's
+ * except mod_revision.
  *
  * @generated from message sluice.v1.PriorityClass
  */
 export type PriorityClass = Message<"sluice.v1.PriorityClass"> & {
   /**
-   * Class name, unique in the cluster. Required.
+   * Class name, unique in the cluster.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
-   * Priority value; higher is more important.
+   * Priority value; higher is more important. Default 0.
+   * Owner: resource manager.
    *
    * @generated from field: int32 value = 2;
    */
   value: number;
+
+  /**
+   * Cluster revision of the last write that changed the class.
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 3;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -1160,12 +1279,14 @@ export const PriorityClassSchema: GenMessage<PriorityClass> = /*@__PURE__*/
 
 /**
  * NamespaceQuota caps what a namespace's running tasks may request in total.
+ * Every field is the resource manager's except mod_revision.
  *
  * @generated from message sluice.v1.NamespaceQuota
  */
 export type NamespaceQuota = Message<"sluice.v1.NamespaceQuota"> & {
   /**
-   * The namespace the quota applies to; also the quota's name. Required.
+   * The namespace the quota applies to; also the quota's name.
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 1;
    */
@@ -1173,10 +1294,19 @@ export type NamespaceQuota = Message<"sluice.v1.NamespaceQuota"> & {
 
   /**
    * Hard limits, as quantities. Resources not named are unlimited.
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> hard = 2;
    */
   hard: { [key: string]: string };
+
+  /**
+   * Cluster revision of the last write that changed the quota.
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 3;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -1188,13 +1318,15 @@ export const NamespaceQuotaSchema: GenMessage<NamespaceQuota> = /*@__PURE__*/
 
 /**
  * DisruptionBudget limits how many matching tasks may be evicted.
- * Exactly one of min_available and max_unavailable is set.
+ * Exactly one of min_available and max_unavailable is set. Every field is the
+ * resource manager's except mod_revision.
  *
  * @generated from message sluice.v1.DisruptionBudget
  */
 export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
   /**
-   * Budget name, unique in its namespace. Required.
+   * Budget name, unique in its namespace.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -1202,6 +1334,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
 
   /**
    * Namespace of the budget and of the tasks it covers. Empty means "default".
+   * Owner: resource manager.
    *
    * @generated from field: string namespace = 2;
    */
@@ -1209,6 +1342,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
 
   /**
    * Labels a task must all carry to be covered (exact match).
+   * Owner: resource manager.
    *
    * @generated from field: map<string, string> selector = 3;
    */
@@ -1217,6 +1351,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
   /**
    * Covered tasks that must stay available: an integer ("3") or a percentage
    * of covered tasks ("50%").
+   * Set this or max_unavailable, not both. Owner: resource manager.
    *
    * @generated from field: optional string min_available = 4;
    */
@@ -1225,10 +1360,19 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
   /**
    * Covered tasks that may be unavailable: an integer ("1") or a percentage
    * ("50%").
+   * Set this or min_available, not both. Owner: resource manager.
    *
    * @generated from field: optional string max_unavailable = 5;
    */
   maxUnavailable?: string | undefined;
+
+  /**
+   * Cluster revision of the last write that changed the budget.
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 6;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -1240,13 +1384,15 @@ export const DisruptionBudgetSchema: GenMessage<DisruptionBudget> = /*@__PURE__*
 
 /**
  * HyperNode is a network topology domain: a set of nodes (tier 1) or of
- * lower-tier hypernodes (higher tiers).
+ * lower-tier hypernodes (higher tiers). Every field is the resource manager's
+ * except mod_revision.
  *
  * @generated from message sluice.v1.HyperNode
  */
 export type HyperNode = Message<"sluice.v1.HyperNode"> & {
   /**
-   * Hypernode name, unique in the cluster. Required.
+   * Hypernode name, unique in the cluster.
+   * Owner: resource manager.
    *
    * @generated from field: string name = 1;
    */
@@ -1254,6 +1400,7 @@ export type HyperNode = Message<"sluice.v1.HyperNode"> & {
 
   /**
    * Tier, at least 1; lower tiers are closer (faster) network domains.
+   * Owner: resource manager.
    *
    * @generated from field: int32 tier = 2;
    */
@@ -1261,10 +1408,19 @@ export type HyperNode = Message<"sluice.v1.HyperNode"> & {
 
   /**
    * Members: node names for tier 1, hypernode names of lower tiers otherwise.
+   * Owner: resource manager.
    *
    * @generated from field: repeated string members = 3;
    */
   members: string[];
+
+  /**
+   * Cluster revision of the last write that changed the hypernode.
+   * Owner: server.
+   *
+   * @generated from field: uint64 mod_revision = 4;
+   */
+  modRevision: bigint;
 };
 
 /**
@@ -1311,8 +1467,9 @@ export const ObjectRefSchema: GenMessage<ObjectRef> = /*@__PURE__*/
   messageDesc(file_sluice_v1_types, 24);
 
 /**
- * Delta is one change to a cluster: an upsert (create or replace entirely) of
- * one object, or a deletion.
+ * Delta is one change to a cluster: an upsert of one object (create it, or
+ * replace what the resource manager owns of it and keep the server-owned
+ * fields it leaves unset), or a deletion.
  *
  * @generated from message sluice.v1.Delta
  */
@@ -1324,7 +1481,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
    */
   change: {
     /**
-     * Create or replace a node.
+     * Create or update a node.
      *
      * @generated from field: sluice.v1.Node upsert_node = 1;
      */
@@ -1332,7 +1489,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
     case: "upsertNode";
   } | {
     /**
-     * Create or replace a queue.
+     * Create or update a queue.
      *
      * @generated from field: sluice.v1.Queue upsert_queue = 2;
      */
@@ -1340,7 +1497,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
     case: "upsertQueue";
   } | {
     /**
-     * Create or replace a job.
+     * Create or update a job.
      *
      * @generated from field: sluice.v1.Job upsert_job = 3;
      */
@@ -1348,7 +1505,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
     case: "upsertJob";
   } | {
     /**
-     * Create or replace a task.
+     * Create or update a task.
      *
      * @generated from field: sluice.v1.Task upsert_task = 4;
      */
@@ -1356,7 +1513,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
     case: "upsertTask";
   } | {
     /**
-     * Create or replace a priority class.
+     * Create or update a priority class.
      *
      * @generated from field: sluice.v1.PriorityClass upsert_priority_class = 5;
      */
@@ -1364,7 +1521,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
     case: "upsertPriorityClass";
   } | {
     /**
-     * Create or replace a namespace quota.
+     * Create or update a namespace quota.
      *
      * @generated from field: sluice.v1.NamespaceQuota upsert_namespace_quota = 6;
      */
@@ -1372,7 +1529,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
     case: "upsertNamespaceQuota";
   } | {
     /**
-     * Create or replace a disruption budget.
+     * Create or update a disruption budget.
      *
      * @generated from field: sluice.v1.DisruptionBudget upsert_disruption_budget = 7;
      */
@@ -1380,7 +1537,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
     case: "upsertDisruptionBudget";
   } | {
     /**
-     * Create or replace a hypernode.
+     * Create or update a hypernode.
      *
      * @generated from field: sluice.v1.HyperNode upsert_hyper_node = 8;
      */
@@ -1431,7 +1588,8 @@ export type DeltaBatch = Message<"sluice.v1.DeltaBatch"> & {
 
   /**
    * When true the cluster becomes exactly the objects upserted by this batch:
-   * every object not upserted is deleted first. Delete deltas are not allowed
+   * every object not upserted is deleted. Upserted objects that existed keep
+   * their server-owned fields as any upsert does. Delete deltas are not allowed
    * in such a batch.
    *
    * @generated from field: bool replace_all = 3;
@@ -1495,7 +1653,8 @@ export const QueueStateSchema: GenEnum<QueueState> = /*@__PURE__*/
  */
 export enum JobPhase {
   /**
-   * Not set; on input means JOB_PHASE_INQUEUE.
+   * Not set. On input: keep the stored phase, or JOB_PHASE_INQUEUE for a new
+   * job.
    *
    * @generated from enum value: JOB_PHASE_UNSPECIFIED = 0;
    */
@@ -1544,13 +1703,16 @@ export const JobPhaseSchema: GenEnum<JobPhase> = /*@__PURE__*/
   enumDesc(file_sluice_v1_types, 1);
 
 /**
- * TaskStatus is the status of a task (Volcano's TaskStatus).
+ * TaskStatus is the status of a task (Volcano's TaskStatus). A committed bind
+ * makes a task BOUND; the resource manager then reports it RUNNING (or PENDING
+ * again when it could not start it).
  *
  * @generated from enum sluice.v1.TaskStatus
  */
 export enum TaskStatus {
   /**
-   * Not set; on input means TASK_STATUS_PENDING.
+   * Not set. On input: keep the stored status, or TASK_STATUS_PENDING for a new
+   * task.
    *
    * @generated from enum value: TASK_STATUS_UNSPECIFIED = 0;
    */
@@ -1578,14 +1740,20 @@ export enum TaskStatus {
   PIPELINED = 3,
 
   /**
-   * Binding: being bound to its node.
+   * Binding: a bind is decided but not yet carried out (Volcano's status while
+   * its bind call is in flight). The server never stores it by itself: a
+   * cycle's binds are BINDING only within the cycle, and committing the plan
+   * makes them BOUND. A resource manager may report it for a task whose start
+   * on the node is under way; it counts like BOUND.
    *
    * @generated from enum value: TASK_STATUS_BINDING = 4;
    */
   BINDING = 4,
 
   /**
-   * Bound: bound to its node by a committed plan, not yet reported running.
+   * Bound: bound to its node, not yet running. A committed plan's binds are
+   * BOUND (as a pod whose node is set is in Volcano); so are tasks a resource
+   * manager reports placed but not started.
    *
    * @generated from enum value: TASK_STATUS_BOUND = 5;
    */

@@ -25,12 +25,17 @@ import sluice.v1.ClusterStateServiceGrpc.ClusterStateServiceBlockingStub;
 import sluice.v1.Scheduler.CommitPlanRequest;
 import sluice.v1.Scheduler.CommitPlanResponse;
 import sluice.v1.Scheduler.Decision;
+import sluice.v1.Scheduler.DecisionOutcome;
 import sluice.v1.Scheduler.DiscardPlanRequest;
 import sluice.v1.Scheduler.ExplainJobRequest;
 import sluice.v1.Scheduler.ExplainJobResponse;
+import sluice.v1.Scheduler.GetPlanRequest;
+import sluice.v1.Scheduler.GetPlanResponse;
 import sluice.v1.Scheduler.Plan;
+import sluice.v1.Scheduler.RejectedDecision;
 import sluice.v1.Scheduler.ScheduleMode;
 import sluice.v1.Scheduler.ScheduleRequest;
+import sluice.v1.Scheduler.ScheduleResponse;
 import sluice.v1.Scheduler.WatchPlansRequest;
 import sluice.v1.Scheduler.WatchPlansResponse;
 import sluice.v1.SchedulerServiceGrpc;
@@ -42,7 +47,12 @@ import sluice.v1.Types.Node;
 /**
  * A connection to a Sluice server, bound to one cluster by default. Calls block and throw
  * {@link io.grpc.StatusRuntimeException} when they fail (INVALID_ARGUMENT for a bad request,
- * naming the offending field).
+ * naming the offending field); {@link SluiceErrors#reason(Throwable)} is the failure's
+ * reason, such as {@code ErrorReason.ERROR_REASON_PLAN_EXPIRED}.
+ *
+ * <p>Plans come whole: {@link #schedule}, {@link #getPlan}, {@link #commit} and {@link
+ * #watchPlans} read every page of a plan's decisions and job outcomes (the server sends them
+ * 1000 at a time).
  *
  * <pre>{@code
  * try (SluiceClient c = SluiceClient.builder("127.0.0.1:50051").cluster("demo").plaintext().build()) {
@@ -146,22 +156,121 @@ public final class SluiceClient implements AutoCloseable {
     return out;
   }
 
-  /** Runs one cycle and returns its plan. */
+  /**
+   * Runs one cycle and returns its whole plan. The response holds the plan's first page of
+   * decisions and job outcomes; schedule reads the others through GetPlan, so the plan's
+   * decisions and jobs are complete ({@code getCounts()} sums them up). An auto-committed
+   * plan's decisions carry their outcomes (see {@link #outcomes(Plan)}).
+   */
   public Plan schedule(ScheduleMode mode) {
-    return sch().schedule(ScheduleRequest.newBuilder().setCluster(cluster).setMode(mode).build()).getPlan();
+    ScheduleResponse resp = sch().schedule(ScheduleRequest.newBuilder().setCluster(cluster).setMode(mode).build());
+    return restOfPlan(resp.getPlan(), resp.getNextPageToken());
   }
 
   /**
-   * Commits a proposed plan: {@code getAppliedList()} are the decisions that took effect,
-   * {@code getRejectedList()} those refused because the cluster changed since the plan.
+   * A plan with all its decisions and job outcomes, read page by page: a proposed or
+   * committed plan the server still keeps (a committed plan's decisions carry their outcome
+   * and rejected reason), a discarded or expired one as its summary ({@code
+   * getDecisionsDropped()}), or a recent dry run's. Fails with reason PLAN_NOT_FOUND for any
+   * other.
+   */
+  public Plan getPlan(String planId) {
+    GetPlanResponse resp = sch().getPlan(GetPlanRequest.newBuilder().setCluster(cluster).setPlanId(planId).build());
+    return restOfPlan(resp.getPlan(), resp.getNextPageToken());
+  }
+
+  /** Reads a plan again, whole (see {@link #getPlan(String)}). */
+  public Plan getPlan(Plan plan) {
+    return getPlan(plan.getId());
+  }
+
+  /**
+   * Completes a plan's first page (of a Schedule, CommitPlan, WatchPlans or GetPlan response
+   * from the raw stubs) with the pages that nextPageToken and the tokens after it name, read
+   * through GetPlan. Returns first itself when the token is empty.
+   */
+  public Plan restOfPlan(Plan first, String nextPageToken) {
+    if (nextPageToken.isEmpty()) {
+      return first;
+    }
+    Plan.Builder whole = first.toBuilder();
+    int pageSize = Math.max(first.getDecisionsCount(), first.getJobsCount());
+    String planCluster = first.getCluster().isEmpty() ? cluster : first.getCluster();
+    String token = nextPageToken;
+    while (!token.isEmpty()) {
+      GetPlanResponse resp = sch().getPlan(GetPlanRequest.newBuilder().setCluster(planCluster)
+          .setPlanId(first.getId()).setPageSize(pageSize).setPageToken(token).build());
+      whole.addAllDecisions(resp.getPlan().getDecisionsList()).addAllJobs(resp.getPlan().getJobsList());
+      token = resp.getNextPageToken();
+    }
+    return whole.build();
+  }
+
+  /**
+   * Commits a proposed plan. {@code getAppliedList()} are, for the whole plan, the decisions
+   * that took effect, {@code getRejectedList()} those refused because the cluster changed
+   * since the plan's base revision (each with its reason); {@code getPlan()} is the committed
+   * plan whole, each bind and eviction with its outcome.
+   *
+   * <p>The server answers with the committed plan's first page and lists only that page's
+   * decisions: for a plan of more than one page, commit reads the rest through GetPlan and
+   * takes the lists from the committed record (see {@link #outcomes(Plan)}). Committing a
+   * committed plan again answers the same, so a commit whose answer was lost may be retried.
+   * A plan that is not proposed fails with {@link SluiceErrors#reason} PLAN_DISCARDED,
+   * PLAN_EXPIRED, PLAN_DRY_RUN or PLAN_NOT_FOUND.
    */
   public CommitPlanResponse commit(Plan plan) {
     return commit(plan.getId());
   }
 
-  /** Commits a proposed plan by id. */
+  /** Commits a proposed plan by id (see {@link #commit(Plan)}). */
   public CommitPlanResponse commit(String planId) {
-    return sch().commitPlan(CommitPlanRequest.newBuilder().setCluster(cluster).setPlanId(planId).build());
+    return whole(sch().commitPlan(CommitPlanRequest.newBuilder().setCluster(cluster).setPlanId(planId).build()));
+  }
+
+  /** A commit's answer for the whole plan: the record read whole, the lists from it. */
+  private CommitPlanResponse whole(CommitPlanResponse resp) {
+    if (resp.getNextPageToken().isEmpty() || !resp.hasPlan()) {
+      return resp;
+    }
+    Plan whole = restOfPlan(resp.getPlan(), resp.getNextPageToken());
+    Outcomes o = outcomes(whole);
+    return resp.toBuilder().setPlan(whole).clearNextPageToken()
+        .clearApplied().addAllApplied(o.applied()).clearRejected().addAllRejected(o.rejected()).build();
+  }
+
+  /**
+   * A committed plan's binds and evictions split by their outcome.
+   *
+   * @param applied the decisions that took effect
+   * @param rejected the decisions the commit refused, each with its reason
+   */
+  public record Outcomes(List<Decision> applied, List<RejectedDecision> rejected) {
+    public Outcomes {
+      applied = List.copyOf(applied);
+      rejected = List.copyOf(rejected);
+    }
+  }
+
+  /**
+   * Splits a committed plan's binds and evictions by their outcome. Pipelines are in
+   * neither list; a decision without an outcome (from a server that predates outcomes)
+   * counts as applied.
+   */
+  public static Outcomes outcomes(Plan plan) {
+    List<Decision> applied = new ArrayList<>();
+    List<RejectedDecision> rejected = new ArrayList<>();
+    for (Decision d : plan.getDecisionsList()) {
+      if (d.hasPipeline()) {
+        continue;
+      }
+      if (d.getOutcome() == DecisionOutcome.DECISION_OUTCOME_REJECTED) {
+        rejected.add(RejectedDecision.newBuilder().setDecision(d).setReason(d.getRejectedReason()).build());
+      } else {
+        applied.add(d);
+      }
+    }
+    return new Outcomes(applied, rejected);
   }
 
   /** Drops a proposed plan. */
@@ -182,10 +291,43 @@ public final class SluiceClient implements AutoCloseable {
 
   /**
    * The plans of the cycles the server runs as the cluster changes, until the iterator is
-   * abandoned and the client closed. Blocks in {@code hasNext()}.
+   * abandoned and the client closed. Blocks in {@code hasNext()}. Each response's plan is
+   * whole (its pages after the first read through GetPlan, in {@code next()}), and in
+   * auto-commit mode its commit lists cover the whole plan, as {@link #commit} does.
    */
   public Iterator<WatchPlansResponse> watchPlans(ScheduleMode mode) {
-    return scheduler.watchPlans(WatchPlansRequest.newBuilder().setCluster(cluster).setMode(mode).build());
+    Iterator<WatchPlansResponse> raw =
+        scheduler.watchPlans(WatchPlansRequest.newBuilder().setCluster(cluster).setMode(mode).build());
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return raw.hasNext();
+      }
+
+      @Override
+      public WatchPlansResponse next() {
+        return whole(raw.next());
+      }
+    };
+  }
+
+  /** A WatchPlans message with its plan whole (and its auto-commit's lists for it). */
+  private WatchPlansResponse whole(WatchPlansResponse m) {
+    if (m.getNextPageToken().isEmpty()) {
+      return m;
+    }
+    Plan whole = restOfPlan(m.getPlan(), m.getNextPageToken());
+    WatchPlansResponse.Builder b = m.toBuilder().setPlan(whole).clearNextPageToken();
+    if (m.hasCommit()) {
+      Outcomes o = outcomes(whole);
+      CommitPlanResponse.Builder c = m.getCommit().toBuilder().clearNextPageToken()
+          .clearApplied().addAllApplied(o.applied()).clearRejected().addAllRejected(o.rejected());
+      if (c.hasPlan()) {
+        c.setPlan(whole);
+      }
+      b.setCommit(c);
+    }
+    return b.build();
   }
 
   /** Maps each bound task ("namespace/name") to its node. */

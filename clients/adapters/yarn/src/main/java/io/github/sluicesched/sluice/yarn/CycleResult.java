@@ -6,13 +6,15 @@ import sluice.v1.Scheduler.Plan;
 /**
  * What one scheduling cycle did, as the RM sees it.
  *
- * @param plan Sluice's plan, as proposed
+ * @param plan Sluice's plan, as proposed, whole (the client reads every page of a plan of more
+ *     than 1000 decisions)
  * @param allocated containers allocated by the committed binds, in decision order (AM
  *     containers included: the RM launches those itself)
  * @param preempted containers the committed evictions take back (their applications learn it
  *     through their next allocate call; the NodeManagers kill them after the grace period)
  * @param pipelined pipeline decisions (reservations on nodes being freed); nothing to do yet
- * @param rejected decisions the commit refused because the cluster changed since the plan
+ * @param rejected decisions the commit refused because the cluster changed since the plan (of
+ *     the whole plan)
  */
 public record CycleResult(Plan plan, List<Container> allocated, List<Container> preempted, int pipelined,
     int rejected) {

@@ -700,7 +700,9 @@ public final class SluiceYarnScheduler {
   /**
    * Runs one Sluice cycle (Schedule in propose mode, then CommitPlan) and applies the
    * decisions the commit took: binds become containers (queued for their AM's next allocate
-   * call, AM containers for the RM to launch), evictions become preemptions.
+   * call, AM containers for the RM to launch), evictions become preemptions. The client reads
+   * plans whole and takes the commit's applied and rejected decisions from the committed
+   * record, so a cycle of more decisions than one page of a plan holds is applied in full.
    */
   public synchronized CycleResult schedule() {
     resyncIfNeeded();

@@ -138,6 +138,32 @@ class SimulatedResourceManagerTest {
     assertTrue(rm.cycle().idle());
   }
 
+  /**
+   * A cycle of more decisions than one page of a plan holds (the server sends 1000 at a time):
+   * every bind becomes a container, and the commit's applied list covers all of them.
+   */
+  @Test
+  void aCycleOfMoreThanOnePageAllocatesEveryContainer() {
+    final int n = 2500;
+    rm.configureQueues(List.of(QueueConfig.of("root.default", 100, 100)));
+    rm.registerNodeManager("big1", "/rack1", Resource.of(4_000_000, 4000));
+    String app = rm.submitApplication("wide", "default", 0, false, AM);
+    assertEquals(1, rm.cycle().amContainers().size());
+
+    rm.allocate(app, ResourceRequest.any(1, ONE, n));
+    assertEquals(n, rm.scheduler.pendingContainers(app));
+    CycleResult r = rm.cycle();
+    assertEquals(n, count(r, Decision.KindCase.BIND), "the plan, every page");
+    assertEquals(n, r.plan().getCounts().getBinds());
+    assertEquals(n, r.allocated().size());
+    assertEquals(0, r.rejected());
+    assertEquals(n, new HashSet<>(r.allocated().stream().map(Container::id).toList()).size());
+    assertEquals(n, rm.appMasters.get(app).received.size());
+    assertEquals(0, rm.scheduler.pendingContainers(app));
+    assertEquals(n, rm.running(app).size());
+    assertTrue(rm.cycle().idle());
+  }
+
   @Test
   void gangsAreAllOrNothing() {
     rm.configureQueues(List.of(QueueConfig.of("root.default", 100, 100)));

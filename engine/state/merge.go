@@ -1,0 +1,114 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sluice-sched/sluice/engine/api"
+)
+
+// Server-owned fields.
+//
+// An upsert replaces every field the resource manager owns, but a field the server
+// maintains keeps its stored value when the change leaves it unset. This file is the one
+// place where that happens: Apply, Txn.Upsert (plan commits) and ApplyOp (every replica of a
+// replicated store, deterministically) all go through it. "Stored" is the object as it was
+// before the change: in the transaction so far, or, for a ReplaceAll batch (which deletes
+// everything first), before the batch. The fields, and what unset means:
+//
+//   - Job.Phase ("", set by plan commits): the stored phase; Inqueue for a new job.
+//   - Job.CreatedAt (zero): the stored time; the batch's Now for a new job.
+//   - Task.Status (0, set by plan commits): the stored status; Pending for a new task.
+//   - Task.Node ("", set by binds), for a task that stays placed (Binding, Bound, Running or
+//     Releasing, before and after): the stored node.
+//   - Task.DeviceIDs (empty, set by binds), for a task that stays placed on the same node:
+//     the stored ids. A task reported on another node, or no longer placed, drops them.
+//   - Task.StartedAt (zero): the stored time, unless the task is Pending again; a Running
+//     task that still has none gets the batch's Now.
+//
+// Every other field of every kind is the resource manager's: what the change holds,
+// defaults included, replaces what was stored. Nodes, queues, priority classes, quotas,
+// budgets and hypernodes have no server-owned fields (only their modify revision, which the
+// row records).
+
+// stored returns the object of table with key before the current change (see above), or nil.
+func stored[T any](w *writer, table, key string) (*T, error) {
+	txn := w.txn
+	if w.prior != nil {
+		txn = w.prior
+	}
+	o, err := txn.First(table, indexID, w.cluster, key)
+	if err != nil {
+		return nil, fmt.Errorf("state: reading %s %q: %w", table, key, err)
+	}
+	if o == nil {
+		return nil, nil
+	}
+	return o.(*row[T]).obj, nil
+}
+
+// mergeJob returns j with its unset server-owned fields taken from old (nil for a new job),
+// or defaulted. j itself is never modified: a copy is made when something is filled in, so
+// that a batch checked before it is replicated goes into the log as the client sent it.
+func mergeJob(j, old *api.Job, now time.Time) *api.Job {
+	phase, created := j.Phase, j.CreatedAt
+	if phase == "" {
+		phase = api.JobInqueue
+		if old != nil && old.Phase != "" {
+			phase = old.Phase
+		}
+	}
+	if created.IsZero() {
+		created = now
+		if old != nil && !old.CreatedAt.IsZero() {
+			created = old.CreatedAt
+		}
+	}
+	if phase == j.Phase && created.Equal(j.CreatedAt) {
+		return j
+	}
+	out := *j
+	out.Phase, out.CreatedAt = phase, created
+	return &out
+}
+
+// mergeTask returns t with its unset server-owned fields taken from old (nil for a new task),
+// or defaulted; like mergeJob it copies t rather than modify it.
+func mergeTask(t, old *api.Task, now time.Time) *api.Task {
+	out := *t
+	if out.Status == 0 {
+		out.Status = api.Pending
+		if old != nil {
+			out.Status = old.Status
+		}
+	}
+	stays := old != nil && placed(old.Status) && placed(out.Status)
+	if out.Node == "" && stays {
+		out.Node = old.Node
+	}
+	if len(out.DeviceIDs) == 0 && stays && out.Node == old.Node {
+		out.DeviceIDs = old.DeviceIDs
+	}
+	if out.StartedAt.IsZero() && out.Status != api.Pending {
+		if old != nil {
+			out.StartedAt = old.StartedAt
+		}
+		if out.StartedAt.IsZero() && out.Status == api.Running {
+			out.StartedAt = now
+		}
+	}
+	if out.Status == t.Status && out.Node == t.Node && len(out.DeviceIDs) == len(t.DeviceIDs) &&
+		out.StartedAt.Equal(t.StartedAt) {
+		return t
+	}
+	return &out
+}
+
+// placed reports whether a task in this status is on a node (and must name it).
+func placed(s api.TaskStatus) bool {
+	switch s {
+	case api.Running, api.Releasing, api.Binding, api.Bound:
+		return true
+	}
+	return false
+}
