@@ -75,6 +75,11 @@ type Options struct {
 	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
 	// with a store in memory.
 	Reads ReadGate
+	// ForwardReads, if set (with Reads), lets a member that does not lead forward a default
+	// read or dry run to the leader, with the caller's bearer token, instead of answering
+	// NOT_LEADER. Leave it nil when callers authenticate with client certificates, which
+	// cannot be forwarded.
+	ForwardReads ReadForwarder
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -94,6 +99,7 @@ type Server struct {
 	shutOnce sync.Once
 
 	reads          ReadGate
+	forward        *forwarder
 	auth           *Authenticator
 	limiter        *clientLimiter
 	maxRecv        int
@@ -144,6 +150,9 @@ func New(opts Options) *Server {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.ForwardReads != nil && opts.Reads != nil {
+		s.forward = &forwarder{dial: opts.ForwardReads}
 	}
 	if s.clock == nil {
 		s.clock = time.Now
@@ -200,6 +209,9 @@ func (s *Server) Shutdown() {
 	s.shutOnce.Do(func() {
 		s.health.Shutdown()
 		close(s.done)
+		if s.forward != nil {
+			s.forward.close()
+		}
 	})
 }
 

@@ -106,6 +106,9 @@ Commands:
                                          generate a cluster and time scheduling cycles in this
                                          process (and with --grpc through Sync and Schedule on
                                          a loopback server); the last line sums up (key=value)
+  bench-reads [--clients N] [--duration D] [--consistency linearizable|stale] [--max-staleness D]
+                                         read from the server for a while; prints throughput and
+                                         latency percentiles (key=value)
   completion bash|zsh                    print a shell completion script
 
 Every command that prints takes -o table|json|yaml (table by default), bench aside.
@@ -232,6 +235,8 @@ func (a *app) dispatch(args []string) error {
 		return a.watch(args)
 	case "bench":
 		return a.bench(args)
+	case "bench-reads":
+		return a.benchReads(args)
 	case "completion":
 		return a.completion(args)
 	}

@@ -59,6 +59,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
@@ -350,6 +351,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	srvOpts.Store, srvOpts.Engine = store, eng
 	if node != nil {
 		srvOpts.Reads = node
+		if o.tlsCert == "" && o.clientCA == "" {
+			// Plaintext members forward default reads to the leader, bearer token and all;
+			// with TLS a follower answers NOT_LEADER and the client goes to the leader.
+			srvOpts.ForwardReads = func(addr string) (grpc.ClientConnInterface, error) {
+				return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			}
+		}
 	}
 	srv := service.New(srvOpts)
 	gs := service.NewGRPCServer(srv, grpcOpts...)
