@@ -230,7 +230,7 @@ func TestAutoCommitReportsRejections(t *testing.T) {
 	if c == nil || len(c.GetApplied()) != 0 || len(c.GetRejected()) != 1 {
 		t.Fatalf("auto-commit outcome %v, want one rejected bind", c)
 	}
-	if r := c.GetRejected()[0]; r.GetDecision().GetBind().GetTask() != "default/j-0" || r.GetReason() != "node n1 is unschedulable" {
+	if r := c.GetRejected()[0]; refName(r.GetDecision().GetBind().GetTask()) != "default/j-0" || r.GetReason() != "node n1 is unschedulable" {
 		t.Fatalf("rejection %v", r)
 	}
 	if resp.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED {
@@ -311,10 +311,10 @@ func pageThrough(t *testing.T, h *harness, first *sluicev1.Plan, token string, s
 			t.Fatalf("a page of %d decisions, page size %d", n, size)
 		}
 		for _, d := range p.GetDecisions() {
-			tasks = append(tasks, d.GetBind().GetTask()+d.GetPipeline().GetTask()+d.GetEvict().GetTask())
+			tasks = append(tasks, refName(d.GetBind().GetTask())+refName(d.GetPipeline().GetTask())+refName(d.GetEvict().GetTask()))
 		}
 		for _, j := range p.GetJobs() {
-			jobs = append(jobs, j.GetJob())
+			jobs = append(jobs, refName(j.GetJob()))
 		}
 	}
 	add(first)
