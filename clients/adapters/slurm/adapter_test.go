@@ -111,7 +111,7 @@ func binds(p *sluicev1.Plan) map[string]string {
 	out := map[string]string{}
 	for _, d := range p.GetDecisions() {
 		if b := d.GetBind(); b != nil {
-			out[shortName(b.GetTask())] = b.GetNode()
+			out[b.GetTask().GetName()] = b.GetNode()
 		}
 	}
 	return out
