@@ -93,13 +93,13 @@ check-generated:
 		echo "gen/ is stale: run make generate" >&2; exit 1; \
 	fi
 
-## breaking: check proto/ for breaking changes against the newest v* tag, if any
+## breaking: check proto/ for breaking changes against the frozen v1 API (proto/v1.binpb, a
+## buf image of the surface released as v1) and against the newest v* tag, if any
 breaking:
+	$(BUF) breaking --against proto/v1.binpb
 	@tag=$$(git tag --list 'v*' --sort=-v:refname | head -n 1); \
-	if [ -z "$$tag" ]; then \
-		echo "breaking: no v* tag yet, skipping"; \
-	else \
-		echo "breaking: checking against $$tag"; \
+	if [ -n "$$tag" ]; then \
+		echo "breaking: also checking against $$tag"; \
 		$(BUF) breaking --against ".git#tag=$$tag"; \
 	fi
 
