@@ -49,12 +49,14 @@ scenarios:
 	go run ./cmd/sluicectl scenario run testdata/scenarios $(wildcard $(SHARED)/scenarios)
 
 ## fuzz: run every fuzz target for a while (FUZZTIME each, default 60s): scheduler
-## configurations, store batches (with a replicated twin), API delta batches, scenario files
+## configurations, store batches (with a replicated twin), resyncs in parts (against one
+## ReplaceAll batch), API delta batches, scenario files
 FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/conf
 	go test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
+	go test -run '^$$' -fuzz '^FuzzResync$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
 	go test -run '^$$' -fuzz '^FuzzApplyDeltas$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./service
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./clients/go/scenario
 
@@ -106,13 +108,13 @@ check-generated:
 		echo "gen/ is stale: run make generate" >&2; exit 1; \
 	fi
 
-## breaking: check proto/ for breaking changes against the newest v* tag, if any
+## breaking: check proto/ for breaking changes against the frozen v1 API (proto/v1.binpb, a
+## buf image of the surface released as v1) and against the newest v* tag, if any
 breaking:
+	$(BUF) breaking --against proto/v1.binpb
 	@tag=$$(git tag --list 'v*' --sort=-v:refname | head -n 1); \
-	if [ -z "$$tag" ]; then \
-		echo "breaking: no v* tag yet, skipping"; \
-	else \
-		echo "breaking: checking against $$tag"; \
+	if [ -n "$$tag" ]; then \
+		echo "breaking: also checking against $$tag"; \
 		$(BUF) breaking --against ".git#tag=$$tag"; \
 	fi
 

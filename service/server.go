@@ -51,6 +51,11 @@ type Options struct {
 	// MaxRecvBytes bounds the size of a received message; 0 means DefaultMaxRecvBytes.
 	// Larger messages fail with RESOURCE_EXHAUSTED.
 	MaxRecvBytes int
+	// MaxResyncBytes bounds the size of one chunked resync on a Sync stream (its chunks'
+	// encoded sizes added up), which the server holds until the last chunk; 0 means
+	// DefaultMaxResyncBytes. A larger resync is rejected with RESOURCE_EXHAUSTED (reason
+	// RESYNC_TOO_LARGE).
+	MaxResyncBytes int
 
 	// TracerProvider receives the spans of calls (the otelgrpc stats handler) and of cycles
 	// (a "Schedule" span, with one child per plugin session open and per action); nil means
@@ -70,6 +75,11 @@ type Options struct {
 	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
 	// with a store in memory.
 	Reads ReadGate
+	// ForwardReads, if set (with Reads), lets a member that does not lead forward a default
+	// read or dry run to the leader, with the caller's bearer token, instead of answering
+	// NOT_LEADER. Leave it nil when callers authenticate with client certificates, which
+	// cannot be forwarded.
+	ForwardReads ReadForwarder
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -89,9 +99,11 @@ type Server struct {
 	shutOnce sync.Once
 
 	reads          ReadGate
+	forward        *forwarder
 	auth           *Authenticator
 	limiter        *clientLimiter
 	maxRecv        int
+	maxResync      int
 	tp             trace.TracerProvider
 	mp             metric.MeterProvider
 	tracer         trace.Tracer
@@ -128,6 +140,7 @@ func New(opts Options) *Server {
 		reads:          opts.Reads,
 		auth:           opts.Auth,
 		maxRecv:        opts.MaxRecvBytes,
+		maxResync:      opts.MaxResyncBytes,
 		tp:             opts.TracerProvider,
 		mp:             opts.MeterProvider,
 		schedulePeriod: opts.SchedulePeriod,
@@ -138,11 +151,17 @@ func New(opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if opts.ForwardReads != nil && opts.Reads != nil {
+		s.forward = &forwarder{dial: opts.ForwardReads}
+	}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
 	if s.maxRecv <= 0 {
 		s.maxRecv = DefaultMaxRecvBytes
+	}
+	if s.maxResync <= 0 {
+		s.maxResync = DefaultMaxResyncBytes
 	}
 	if s.schedulePeriod <= 0 {
 		s.schedulePeriod = DefaultSchedulePeriod
@@ -190,6 +209,9 @@ func (s *Server) Shutdown() {
 	s.shutOnce.Do(func() {
 		s.health.Shutdown()
 		close(s.done)
+		if s.forward != nil {
+			s.forward.close()
+		}
 	})
 }
 

@@ -304,6 +304,11 @@ func (m *metrics) batchDone(cluster string, b *sluicev1.DeltaBatch, err error) {
 			upserts++
 		}
 	}
+	m.countBatch(cluster, upserts, deletes, err)
+}
+
+// countBatch counts one batch (or chunked resync), and its deltas when it applied.
+func (m *metrics) countBatch(cluster string, upserts, deletes int64, err error) {
 	m.count(cluster, func(c *clusterCounts) {
 		if err != nil {
 			c.batches["rejected"]++

@@ -9,12 +9,15 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/sluice-sched/sluice/clients/go/scenario"
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
 // apply sends a cluster file over ClusterStateService.Sync: a plain cluster file (the keys
 // of a scenario's cluster, at the top or under cluster:) or a scenario, whose config is set
-// as the cluster's scheduler configuration with --with-config.
+// as the cluster's scheduler configuration with --with-config. A replacement larger than one
+// chunk (sluice.DefaultMaxChunkBytes) goes as a chunked resync, so that a cluster of any size
+// fits gRPC's message limits and still replaces the cluster in one atomic write.
 func (a *app) apply(args []string) error {
 	fs := a.flags("apply")
 	file := fs.String("f", "", "cluster or scenario `file` (- for standard input)")
@@ -170,8 +173,10 @@ func (a *app) sendBatch(client sluicev1.ClusterStateServiceClient, batch *sluice
 	}}); err != nil {
 		return 0, err
 	}
-	if err := send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Batch{Batch: batch}}); err != nil {
-		return 0, err
+	for _, m := range batchMessages(batch) {
+		if err := send(m); err != nil {
+			return 0, err
+		}
 	}
 	resync := ""
 	for {
@@ -195,6 +200,21 @@ func (a *app) sendBatch(client sluicev1.ClusterStateServiceClient, batch *sluice
 			}
 		}
 	}
+}
+
+// batchMessages returns the messages that carry a batch: the batch itself, or, for a
+// replace_all batch larger than one chunk, the chunks of a chunked resync.
+func batchMessages(b *sluicev1.DeltaBatch) []*sluicev1.SyncRequest {
+	if b.GetReplaceAll() {
+		if chunks := sluice.ResyncChunks(b.GetSequence(), b.GetDeltas(), 0); len(chunks) > 1 {
+			out := make([]*sluicev1.SyncRequest, len(chunks))
+			for i, c := range chunks {
+				out[i] = &sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_ResyncChunk{ResyncChunk: c}}
+			}
+			return out
+		}
+	}
+	return []*sluicev1.SyncRequest{{Message: &sluicev1.SyncRequest_Batch{Batch: b}}}
 }
 
 // streamError turns a failed Send into the stream's status: gRPC reports the real error on

@@ -24,7 +24,7 @@ func (a *app) completion(args []string) error {
 }
 
 var (
-	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench completion help"
+	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench bench-reads completion help"
 	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name --wait -o"
 	completionKinds    = map[string]string{
 		"get":        "nodes queues jobs tasks clusters",
@@ -66,6 +66,7 @@ _sluicectl() {
       delete) extra="--ignore-not-found" ;;
       watch) extra="--commit --period --takeover --count" ;;
       config) extra="-f --etag --force" ;;
+      bench-reads) extra="--clients --duration --consistency --max-staleness" ;;
       bench) extra="--nodes --jobs --tasks-per-job --queues --shapes --config --seed --cycles --grpc --batch --cpuprofile --memprofile" ;;
     esac
     COMPREPLY=($(compgen -W "` + completionFlags + ` $extra" -- "$cur"))

@@ -30,6 +30,10 @@
 //	      [--config FILE] [--seed N] [--cycles N] [--grpc] [--cpuprofile FILE]
 //	                                 time scheduling cycles on a generated cluster, in this
 //	                                 process and with --grpc through a loopback server
+//	bench-reads [--clients N] [--duration D] [--consistency linearizable|stale]
+//	            [--max-staleness D]
+//	                                 read from the server for a while: throughput and latency
+//	                                 percentiles (key=value)
 //	completion bash|zsh              print a shell completion script
 //
 // Every command that prints takes -o table|json|yaml. Global flags, also accepted after the
@@ -40,7 +44,7 @@
 // yet (UNAVAILABLE with reason STORE_UNAVAILABLE), retrying with a backoff. "scenario run"
 // starts an in-process server on a loopback port unless --server is given. "bench" talks to
 // no server but its own, takes only its own flags, and prints key=value lines, the last one
-// a summary.
+// a summary; "bench-reads" also takes only its own flags (the global ones go before it).
 //
 // Help that is asked for (-h, --help, help) goes to standard output, with exit status 0.
 // Errors are printed as "sluicectl: ..." on standard error; gRPC errors include their code,

@@ -133,11 +133,14 @@ Commands:
                                          generate a cluster and time scheduling cycles in this
                                          process (and with --grpc through Sync and Schedule on
                                          a loopback server); the last line sums up (key=value)
+  bench-reads [--clients N] [--duration D] [--consistency linearizable|stale] [--max-staleness D]
+                                         read from the server for a while; prints throughput and
+                                         latency percentiles (key=value)
   completion bash|zsh                    print a shell completion script
 
-Every command that prints takes -o table|json|yaml (table by default), bench aside.
-bench takes only its own flags ('sluicectl bench -h'). 'sluicectl COMMAND -h' lists a
-command's flags.
+Every command that prints takes -o table|json|yaml (table by default), bench and
+bench-reads aside, which take only their own flags (global flags go before them).
+'sluicectl COMMAND -h' lists a command's flags.
 
 Global flags (also accepted after the command):
   --server ADDR        server address (default 127.0.0.1:50051)
@@ -273,6 +276,8 @@ func (a *app) dispatch(args []string) error {
 		return a.watch(args)
 	case "bench":
 		return a.bench(args)
+	case "bench-reads":
+		return a.benchReads(args)
 	case "completion":
 		return a.completion(args)
 	}

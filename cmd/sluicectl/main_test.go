@@ -191,7 +191,7 @@ func (f *fake) DiscardPlan(_ context.Context, r *sluicev1.DiscardPlanRequest) (*
 
 func (f *fake) ExplainJob(_ context.Context, r *sluicev1.ExplainJobRequest) (*sluicev1.ExplainJobResponse, error) {
 	return &sluicev1.ExplainJobResponse{PlanId: "p1", Outcome: &sluicev1.JobOutcome{
-		Job: r.Namespace + "/" + r.Name, PreviousPhase: sluicev1.JobPhase_JOB_PHASE_PENDING, Phase: sluicev1.JobPhase_JOB_PHASE_INQUEUE,
+		Job: &sluicev1.JobRef{Namespace: r.Namespace, Name: r.Name}, PreviousPhase: sluicev1.JobPhase_JOB_PHASE_PENDING, Phase: sluicev1.JobPhase_JOB_PHASE_INQUEUE,
 		Pending: 1, MinAvailable: 1,
 		Explanation: &sluicev1.Explanation{
 			Summary: "0/2 nodes are available: 2 node(s) didn't match node selector", NodesTotal: 2,
@@ -222,7 +222,7 @@ func newFake() *fake {
 				Labels: map[string]string{"kubernetes.io/hostname": "n1", "pool": "cpu"}},
 			{Name: "n2", Allocatable: map[string]string{"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
 				Labels: map[string]string{"kubernetes.io/hostname": "n2"},
-				Taints: []*sluicev1.Taint{{Key: "dedicated", Value: "gpu", Effect: "NoSchedule"}}},
+				Taints: []*sluicev1.Taint{{Key: "dedicated", Value: "gpu", Effect: sluicev1.TaintEffect_TAINT_EFFECT_NO_SCHEDULE}}},
 		},
 		queues: []*sluicev1.Queue{
 			{Name: "a", Weight: 2, Status: &sluicev1.QueueStatus{Allocated: map[string]string{"cpu": "2"}, Deserved: map[string]string{"cpu": "28", "memory": "1Gi"}, Share: "0.07"}},
@@ -241,13 +241,14 @@ func newFake() *fake {
 		plan: &sluicev1.Plan{
 			Id: "p1", Cluster: "default", BaseRevision: 7, State: sluicev1.PlanState_PLAN_STATE_PROPOSED,
 			Decisions: []*sluicev1.Decision{
-				{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: "default/a", Node: "n1", DeviceIds: []string{"gpu-0"}}}},
-				{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{Task: "default/b", Node: "n2", Reason: "lower priority", ForTask: "default/a", Action: "preempt"}}},
-				{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: "default/c", Node: "n2"}}},
+				{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: &sluicev1.TaskRef{Namespace: "default", Name: "a"}, Node: "n1", DeviceIds: []string{"gpu-0"}}}},
+				{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{Task: &sluicev1.TaskRef{Namespace: "default", Name: "b"}, Node: "n2", Reason: "lower priority",
+					ForTask: &sluicev1.TaskRef{Namespace: "default", Name: "a"}, Action: "preempt"}}},
+				{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: &sluicev1.TaskRef{Namespace: "default", Name: "c"}, Node: "n2"}}},
 			},
 			Jobs: []*sluicev1.JobOutcome{
-				{Job: "default/batch", Pending: 1, Explanation: &sluicev1.Explanation{Summary: "0/2 nodes are available"}},
-				{Job: "default/ok", Ready: 1},
+				{Job: &sluicev1.JobRef{Namespace: "default", Name: "batch"}, Pending: 1, Explanation: &sluicev1.Explanation{Summary: "0/2 nodes are available"}},
+				{Job: &sluicev1.JobRef{Namespace: "default", Name: "ok"}, Ready: 1},
 			},
 		},
 	}

@@ -88,7 +88,7 @@ func (a *app) printPlan(p *sluicev1.Plan) error {
 		fmt.Fprintln(a.stdout)
 		t := newTable(a.stdout, "PENDING JOB", "READY", "PENDING", "EXPLANATION")
 		for _, j := range pending {
-			t.row(j.GetJob(), strconv.Itoa(int(j.GetReady())), strconv.Itoa(int(j.GetPending())), explanationLine(j.GetExplanation()))
+			t.row(sluice.FullName(j.GetJob()), strconv.Itoa(int(j.GetReady())), strconv.Itoa(int(j.GetPending())), explanationLine(j.GetExplanation()))
 		}
 		return t.flush()
 	}
@@ -103,21 +103,21 @@ func (a *app) decisionTable(ds []*sluicev1.Decision, reasons []string) error {
 		var action, task, node, reason string
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Bind:
-			action, task, node = "BIND", k.Bind.GetTask(), k.Bind.GetNode()
+			action, task, node = "BIND", sluice.FullName(k.Bind.GetTask()), k.Bind.GetNode()
 			if ids := k.Bind.GetDeviceIds(); len(ids) > 0 {
 				reason = "devices " + strings.Join(ids, ",")
 			}
 		case *sluicev1.Decision_Pipeline:
-			action, task, node = "PIPELINE", k.Pipeline.GetTask(), k.Pipeline.GetNode()
+			action, task, node = "PIPELINE", sluice.FullName(k.Pipeline.GetTask()), k.Pipeline.GetNode()
 		case *sluicev1.Decision_Evict:
 			e := k.Evict
-			action, task, node, reason = "EVICT", e.GetTask(), e.GetNode(), e.GetReason()
+			action, task, node, reason = "EVICT", sluice.FullName(e.GetTask()), e.GetNode(), e.GetReason()
 			var extra []string
 			if e.GetAction() != "" {
 				extra = append(extra, e.GetAction())
 			}
-			if e.GetForTask() != "" {
-				extra = append(extra, "for "+e.GetForTask())
+			if f := sluice.FullName(e.GetForTask()); f != "" {
+				extra = append(extra, "for "+f)
 			}
 			if len(extra) > 0 {
 				if reason != "" {
@@ -269,9 +269,9 @@ func (a *app) explain(args []string) error {
 		return writeProto(a.stdout, *out, resp)
 	}
 	o := resp.GetOutcome()
-	job := o.GetJob()
+	job := sluice.FullName(o.GetJob())
 	if job == "" {
-		job = ns + "/" + name
+		job = fullName(ns, name)
 	}
 	fmt.Fprintf(a.stdout, "job %s\n", job)
 	phase := scenario.PhaseName(o.GetPhase())

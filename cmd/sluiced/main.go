@@ -8,6 +8,7 @@
 //	        [--config scheduler.yaml] [--plan-ttl 60s] [--schedule-period 1s]
 //	        [--tls-cert FILE --tls-key FILE [--client-ca FILE]] [--tokens FILE] [--insecure]
 //	        [--rate-limit 1000] [--rate-burst 2000] [--max-recv-bytes 16777216]
+//	        [--max-resync-bytes 1073741824]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--log-level info] [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
@@ -58,6 +59,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
@@ -116,6 +118,8 @@ type options struct {
 	rateLimit    float64
 	rateBurst    int
 	maxRecvBytes int
+	// maxResyncBytes bounds one chunked resync of a Sync stream.
+	maxResyncBytes int
 
 	otlpEndpoint string
 	otlpInsecure bool
@@ -154,6 +158,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.rateLimit, "rate-limit", 1000, "calls per second each client may make (a stream counts once); 0 disables")
 	fs.IntVar(&o.rateBurst, "rate-burst", 2000, "calls a client may make at once above its rate")
 	fs.IntVar(&o.maxRecvBytes, "max-recv-bytes", service.DefaultMaxRecvBytes, "largest message the server accepts, in bytes")
+	fs.IntVar(&o.maxResyncBytes, "max-resync-bytes", service.DefaultMaxResyncBytes, "largest chunked resync (all its chunks) a Sync stream may send, in bytes; the server holds it until the last chunk")
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces over OTLP/gRPC to HOST:PORT or a URL (http:// for plaintext); empty exports none")
 	fs.BoolVar(&o.otlpInsecure, "otlp-insecure", false, "export OTLP traces to HOST:PORT without TLS")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the state in this directory (a raft log and snapshots): durable across restarts; empty keeps it in memory")
@@ -205,6 +210,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--rate-burst must not be negative, got %d", o.rateBurst)
 	case o.maxRecvBytes <= 0:
 		return o, fmt.Errorf("--max-recv-bytes must be positive, got %d", o.maxRecvBytes)
+	case o.maxResyncBytes <= 0:
+		return o, fmt.Errorf("--max-resync-bytes must be positive, got %d", o.maxResyncBytes)
 	case o.dataDir == "" && (o.raftListen != "" || o.raftPeers != nil || o.bootstrap || o.nodeID != ""):
 		return o, errors.New("--node-id, --raft-listen, --raft-peers and --bootstrap need --data-dir")
 	case o.raftListen == "" && (o.raftPeers != nil || o.bootstrap || o.raftAdvertise != ""):
@@ -268,6 +275,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		RateLimit:      o.rateLimit,
 		RateBurst:      o.rateBurst,
 		MaxRecvBytes:   o.maxRecvBytes,
+		MaxResyncBytes: o.maxResyncBytes,
 		SchedulePeriod: o.schedulePeriod,
 	}
 	var grpcOpts []grpc.ServerOption
@@ -343,6 +351,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	srvOpts.Store, srvOpts.Engine = store, eng
 	if node != nil {
 		srvOpts.Reads = node
+		if o.tlsCert == "" && o.clientCA == "" {
+			// Plaintext members forward default reads to the leader, bearer token and all;
+			// with TLS a follower answers NOT_LEADER and the client goes to the leader.
+			srvOpts.ForwardReads = func(addr string) (grpc.ClientConnInterface, error) {
+				return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			}
+		}
 	}
 	srv := service.New(srvOpts)
 	gs := service.NewGRPCServer(srv, grpcOpts...)

@@ -29,6 +29,10 @@ type writer struct {
 	// call can be taken back without aborting the transaction.
 	tracking bool
 	undo     []undoEntry
+	// checkOnly runs the checks that need nothing but the change, and writes nothing (txn
+	// may be nil, and then prior must be set, or whole: merges read the stored object);
+	// only upserts may be checked so.
+	checkOnly bool
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -299,6 +303,9 @@ func (w *writer) get(table, key string) (keyed, error) {
 // insert inserts or replaces the row of table with key. r is a new row, which records the
 // transaction's revision.
 func (w *writer) insert(table, key string, r keyed) error {
+	if w.checkOnly {
+		return nil
+	}
 	r.setModRevision(w.rev)
 	var e undoEntry
 	if w.tracking {

@@ -23,8 +23,9 @@ import (
 type Sluice interface {
 	// Sync brings the server's copy of the cluster up to date: deltas are the changes
 	// since the last successful Sync. When the server has no usable state (first contact,
-	// or ResyncRequired after a restart) Sync sends snapshot() as one replace_all batch
-	// instead, and reports resynced. An error means nothing was applied.
+	// or ResyncRequired after a restart) Sync sends snapshot() as a resync instead (one
+	// replace_all batch, or a chunked resync when it is larger than one chunk), and reports
+	// resynced. An error means nothing was applied.
 	Sync(ctx context.Context, deltas []*sluicev1.Delta, snapshot func() []*sluicev1.Delta) (resynced bool, err error)
 	// SetSchedulerConfig replaces the cluster's scheduler configuration (Volcano YAML).
 	SetSchedulerConfig(ctx context.Context, config string) error
@@ -70,11 +71,15 @@ type GRPCSluice struct {
 	state   sluicev1.ClusterStateServiceClient
 	sched   sluicev1.SchedulerServiceClient
 
-	mu       sync.Mutex
-	stream   *syncStream
-	seq      uint64
-	rev      uint64
-	needFull bool
+	mu     sync.Mutex
+	stream *syncStream
+	seq    uint64
+	rev    uint64
+	// storeID is the server store's id that rev belongs to; welcomeID the current
+	// stream's.
+	storeID   string
+	welcomeID string
+	needFull  bool
 }
 
 var _ Sluice = (*GRPCSluice)(nil)
@@ -204,7 +209,9 @@ func (s *GRPCSluice) open(ctx context.Context) error {
 	s.stream = st
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	hello := &sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{Hello: &sluicev1.SyncHello{Cluster: s.cluster, ResumeRevision: s.rev}}}
+	hello := &sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{Hello: &sluicev1.SyncHello{
+		Cluster: s.cluster, ResumeRevision: s.rev, ResumeStoreId: s.storeID,
+	}}}
 	if err := st.Send(hello); err != nil {
 		err = s.sendErr(err)
 		s.closeStream()
@@ -220,11 +227,13 @@ func (s *GRPCSluice) open(ctx context.Context) error {
 		s.closeStream()
 		return fmt.Errorf("sync: expected a welcome, got %T", m.GetMessage())
 	}
+	s.welcomeID = w.GetStoreId()
 	if s.rev == 0 {
 		// First contact: this adapter's view replaces whatever the cluster holds.
 		s.needFull = true
-	} else if s.rev > w.GetRevision() {
-		// The server lost state; it says so with ResyncRequired right after the welcome.
+	} else if s.rev > w.GetRevision() || (s.storeID != "" && s.storeID != w.GetStoreId()) {
+		// The server lost state (another store, or a revision behind ours); it says so with
+		// ResyncRequired right after the welcome.
 		m, err := st.recv()
 		if err != nil {
 			s.closeStream()
@@ -286,10 +295,12 @@ func (s *GRPCSluice) Sync(ctx context.Context, deltas []*sluicev1.Delta, snapsho
 		if full {
 			b = &sluicev1.DeltaBatch{Sequence: s.seq, Deltas: snapshot(), ReplaceAll: true}
 		}
-		if err := s.stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Batch{Batch: b}}); err != nil {
-			err = s.sendErr(err)
-			s.closeStream()
-			return false, s.streamErr(ctx, fmt.Errorf("sync send: %w", err))
+		for _, m := range messages(b) {
+			if err := s.stream.Send(m); err != nil {
+				err = s.sendErr(err)
+				s.closeStream()
+				return false, s.streamErr(ctx, fmt.Errorf("sync send: %w", err))
+			}
 		}
 		resync, err := s.await(b)
 		if err != nil {
@@ -300,6 +311,22 @@ func (s *GRPCSluice) Sync(ctx context.Context, deltas []*sluicev1.Delta, snapsho
 		}
 	}
 	return false, errors.New("sync: the server still asks for a resync after a replace_all batch")
+}
+
+// messages returns what carries b: the batch, or for a replace_all batch larger than one
+// chunk the chunks of a chunked resync (sluice.ResyncChunks), which the server applies at
+// once like the batch, whatever the cluster's size.
+func messages(b *sluicev1.DeltaBatch) []*sluicev1.SyncRequest {
+	if b.GetReplaceAll() {
+		if chunks := sluice.ResyncChunks(b.GetSequence(), b.GetDeltas(), 0); len(chunks) > 1 {
+			out := make([]*sluicev1.SyncRequest, len(chunks))
+			for i, c := range chunks {
+				out[i] = &sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_ResyncChunk{ResyncChunk: c}}
+			}
+			return out
+		}
+	}
+	return []*sluicev1.SyncRequest{{Message: &sluicev1.SyncRequest_Batch{Batch: b}}}
 }
 
 // await reads the answer to batch b. It returns resync when the batch was refused because
@@ -324,6 +351,7 @@ func (s *GRPCSluice) await(b *sluicev1.DeltaBatch) (resync bool, err error) {
 			} else {
 				s.rev = max(s.rev, msg.Ack.GetRevision())
 			}
+			s.storeID = s.welcomeID
 			return false, nil
 		case *sluicev1.SyncResponse_Rejected:
 			rej := msg.Rejected

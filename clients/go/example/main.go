@@ -74,7 +74,7 @@ func run(server, token, cluster string) error {
 	var binds []string
 	for _, d := range res.Applied {
 		if b := d.GetBind(); b != nil {
-			binds = append(binds, b.GetTask()+"->"+b.GetNode())
+			binds = append(binds, sluice.FullName(b.GetTask())+"->"+b.GetNode())
 		}
 	}
 	sort.Strings(binds)

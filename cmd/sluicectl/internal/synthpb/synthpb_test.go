@@ -132,7 +132,7 @@ func TestSameClusterThroughSync(t *testing.T) {
 		want = append(want, d.Task+"@"+d.Node)
 	}
 	for _, d := range resp.GetPlan().GetDecisions() {
-		got = append(got, d.GetBind().GetTask()+"@"+d.GetBind().GetNode())
+		got = append(got, d.GetBind().GetTask().GetNamespace()+"/"+d.GetBind().GetTask().GetName()+"@"+d.GetBind().GetNode())
 	}
 	if len(want) == 0 {
 		t.Fatal("the in-process cycle placed nothing")
