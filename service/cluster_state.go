@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/api"
@@ -44,8 +43,9 @@ func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDelta
 }
 
 // Sync streams batches from a resource manager: hello, welcome (and ResyncRequired when the
-// client's revision is not the cluster's), then one ack or rejection per batch. It returns
-// when the client closes its side, the call ends, or the server shuts down.
+// client's store id or revision is not the cluster's), then one ack or rejection per batch
+// and per chunked resync (resync.go). It returns when the client closes its side, the call
+// ends, or the server shuts down; a resync left open is dropped.
 func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) error {
 	ctx := stream.Context()
 	recv := c.s.receiver(ctx, stream.Recv)
@@ -69,19 +69,17 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		return toStatus(err)
 	}
 	rev := c.s.store.Revision(cluster)
+	storeID := c.s.store.ID()
 	if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Welcome{
-		Welcome: &sluicev1.SyncWelcome{Revision: rev},
+		Welcome: &sluicev1.SyncWelcome{Revision: rev, StoreId: storeID},
 	}}); err != nil {
 		return err
 	}
 	sync := &syncState{cluster: cluster, gen: c.s.gens.open(cluster)}
 	defer c.s.gens.close(cluster)
-	// A revision at or below the cluster's is one this server issued: what the client sent up
-	// to it is here, and what came after (plan commits, other writers) is the server's own.
-	// A revision ahead of the cluster's means the server lost state (an in-memory restart).
-	if r := hello.GetResumeRevision(); r > rev {
+	defer sync.close()
+	if reason := resumeRefused(hello, storeID, rev); reason != "" {
 		sync.resync = true
-		reason := fmt.Sprintf("resume revision %d is ahead of the cluster's revision %d: the server lost state; send a replace_all batch", r, rev)
 		if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_ResyncRequired{
 			ResyncRequired: &sluicev1.ResyncRequired{Revision: rev, Reason: reason},
 		}}); err != nil {
@@ -93,34 +91,71 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		if err != nil {
 			return endOfStream(err)
 		}
-		var b *sluicev1.DeltaBatch
+		var out []*sluicev1.SyncResponse
 		switch msg := m.GetMessage().(type) {
 		case *sluicev1.SyncRequest_Batch:
-			b = msg.Batch
+			if sync.open != nil {
+				out = append(out, c.abandon(sync, fmt.Sprintf("batch %d arrived before it", msg.Batch.GetSequence())))
+			}
+			sync.dropping = false
+			var resp *sluicev1.SyncResponse
+			if resp, err = c.syncBatch(sync, msg.Batch); err == nil {
+				out = append(out, resp)
+			}
+		case *sluicev1.SyncRequest_ResyncChunk:
+			var resps []*sluicev1.SyncResponse
+			resps, err = c.syncChunk(sync, msg.ResyncChunk)
+			out = append(out, resps...)
 		case *sluicev1.SyncRequest_Hello:
 			return toStatus(invalid("hello", "a Sync stream takes one hello, as its first message"))
 		default:
-			return toStatus(invalid("message", "must be a hello or a batch"))
+			return toStatus(invalid("message", "must be a hello, a batch or a resync_chunk"))
 		}
-		resp, err := c.syncBatch(sync, b)
+		for _, resp := range out {
+			if serr := stream.Send(resp); serr != nil {
+				return serr
+			}
+		}
 		if err != nil {
 			return toStatus(err)
-		}
-		if err := stream.Send(resp); err != nil {
-			return err
 		}
 	}
 }
 
-// syncState is what a Sync stream remembers between batches.
+// resumeRefused returns why a hello cannot resume (empty when it can). A revision at or below
+// the cluster's is one this server issued, if the store is the one the client resumes from:
+// what the client sent up to it is here, and what came after (plan commits, other writers) is
+// the server's own. Another store id means the revisions are another store's (a restart
+// without a data directory, a new one), whatever their numbers; a revision ahead of the
+// cluster's means the server lost state.
+func resumeRefused(hello *sluicev1.SyncHello, storeID string, rev uint64) string {
+	r, id := hello.GetResumeRevision(), hello.GetResumeStoreId()
+	switch {
+	case r == 0:
+		return ""
+	case id != "" && id != storeID:
+		return fmt.Sprintf("resume store id %q is not this server's store (%q): the server's state started anew; send the whole state (a replace_all batch or a chunked resync)", id, storeID)
+	case r > rev:
+		return fmt.Sprintf("resume revision %d is ahead of the cluster's revision %d: the server lost state; send the whole state (a replace_all batch or a chunked resync)", r, rev)
+	}
+	return ""
+}
+
+// syncState is what a Sync stream remembers between messages.
 type syncState struct {
 	cluster string
-	// resync is true after ResyncRequired until a replace_all batch applies.
+	// resync is true after ResyncRequired until a replace_all batch or a chunked resync
+	// applies.
 	resync bool
 	// gen is the cluster's generation (Server.gens) the stream's state is of.
 	gen     uint64
 	lastSeq uint64
 	seen    bool
+	// open is the chunked resync in progress, if any.
+	open *openResync
+	// dropping: the chunks of resync dropSeq, refused, are ignored until its last one.
+	dropping bool
+	dropSeq  uint64
 }
 
 // syncBatch applies one batch of a Sync stream and returns the ack or the rejection, or the
@@ -135,7 +170,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 		err = invalid("sequence", "must increase within a stream: got %d after %d", seq, st.lastSeq)
 	case st.resync && !b.GetReplaceAll():
 		err = withInfo(codes.FailedPrecondition, ReasonResyncRequired,
-			"resync required: send the whole state in a replace_all batch")
+			"resync required: send the whole state in a replace_all batch or a chunked resync")
 	}
 	if err == nil {
 		st.seen, st.lastSeq = true, seq
@@ -144,7 +179,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 		if errors.Is(err, errDeletedSinceHello) {
 			st.resync = true
 			err = withInfo(codes.FailedPrecondition, ReasonResyncRequired, fmt.Sprintf(
-				"cluster %q was deleted after this stream's hello: send the whole state in a replace_all batch", st.cluster))
+				"cluster %q was deleted after this stream's hello: send the whole state in a replace_all batch or a chunked resync", st.cluster))
 		}
 		if err == nil {
 			if b.GetReplaceAll() {
@@ -158,12 +193,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 			return nil, err
 		}
 	}
-	stat := status.Convert(toStatus(err))
-	rej := &sluicev1.BatchRejected{Sequence: seq, Code: int32(stat.Code()), Message: stat.Message()}
-	for _, v := range violationsOf(stat) {
-		rej.Violations = append(rej.Violations, &sluicev1.FieldViolation{Field: v.GetField(), Description: v.GetDescription()})
-	}
-	return &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Rejected{Rejected: rej}}, nil
+	return rejection(seq, err), nil
 }
 
 // receiver returns a function that receives the next message of a stream, or fails when the

@@ -50,10 +50,10 @@ func TestApplyDeltasValidation(t *testing.T) {
 		{"negative weight", "c1", batchOf(queue("q", -1)), "batch.deltas[0].upsert_queue.weight", ""},
 		{"negative min available", "c1", batchOf(job("j2", "", -3)), "batch.deltas[0].upsert_job.min_available", ""},
 		{"bad taint effect", "c1", batchOf(&sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{
-			Name: "n2", Allocatable: cpu("1"), Taints: []*sluicev1.Taint{{Key: "k", Effect: "NoWay"}}}}}),
+			Name: "n2", Allocatable: cpu("1"), Taints: []*sluicev1.Taint{{Key: "k", Effect: 9}}}}}),
 			"batch.deltas[0].upsert_node.taints[0].effect", ""},
 		{"bad toleration operator", "c1", batchOf(taskMsg(&sluicev1.Task{Name: "t2", Job: "j1",
-			Tolerations: []*sluicev1.Toleration{{Key: "k", Operator: "Maybe"}}})),
+			Tolerations: []*sluicev1.Toleration{{Key: "k", Operator: 7}}})),
 			"batch.deltas[0].upsert_task.tolerations[0].operator", ""},
 		{"bad selector operator", "c1", batchOf(taskMsg(&sluicev1.Task{Name: "t2", Job: "j1", Affinity: &sluicev1.Affinity{
 			NodeRequired: []*sluicev1.NodeSelectorTerm{{MatchExpressions: []*sluicev1.NodeSelectorRequirement{{Key: "zone", Operator: "Near"}}}}}})),
@@ -62,7 +62,7 @@ func TestApplyDeltasValidation(t *testing.T) {
 			NodeRequired: []*sluicev1.NodeSelectorTerm{{MatchExpressions: []*sluicev1.NodeSelectorRequirement{{Key: "gen", Operator: "Gt", Values: []string{"x"}}}}}}})),
 			"batch.deltas[0].upsert_task.affinity.node_required[0].match_expressions[0].values[0]", ""},
 		{"bad when unsatisfiable", "c1", batchOf(taskMsg(&sluicev1.Task{Name: "t2", Job: "j1",
-			TopologySpread: []*sluicev1.TopologySpreadConstraint{{TopologyKey: "zone", WhenUnsatisfiable: "Sometimes"}}})),
+			TopologySpread: []*sluicev1.TopologySpreadConstraint{{TopologyKey: "zone", WhenUnsatisfiable: 5}}})),
 			"batch.deltas[0].upsert_task.topology_spread[0].when_unsatisfiable", ""},
 		{"duplicate object", "c1", batchOf(node("n2", cpu("1")), node("n2", cpu("2"))),
 			"batch.deltas[1].upsert_node.name", ""},

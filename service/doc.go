@@ -13,7 +13,12 @@
 //     parsed once, on the way in; the defaults the proto comments document are applied there.
 //   - errors.go holds toStatus, the one function that gives errors their gRPC codes.
 //   - apply.go applies delta batches (for ApplyDeltas and Sync) atomically, mapping the
-//     store's referential errors back to the delta that caused them.
+//     store's referential errors back to the delta that caused them; resync.go the chunked
+//     resyncs of a Sync stream (staged in the store, swapped in at the last chunk, held to
+//     the same limits as a replace_all batch).
+//   - reads.go holds the read modes (linearizable by default, stale when asked, min_revision)
+//     and forward.go the forwarding of default reads and dry runs from a member that does not
+//     lead to the leader, after this member admitted the call.
 //   - clusters.go holds ListClusters, GetCluster and DeleteCluster (which ends the cluster's
 //     watch, waits for its cycle, and moves its generation on so that open Sync streams
 //     resync); pagination.go the opaque page tokens, bound to cluster, list and filters.

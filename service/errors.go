@@ -32,7 +32,8 @@ const (
 	ReasonNotFound = "NOT_FOUND"
 	// ReasonFailedPrecondition: the plan is not in a state that allows the call.
 	ReasonFailedPrecondition = "FAILED_PRECONDITION"
-	// ReasonResyncRequired: a Sync batch came after ResyncRequired without replace_all.
+	// ReasonResyncRequired: a Sync batch came after ResyncRequired (or after its cluster was
+	// deleted) without replace_all.
 	ReasonResyncRequired = "RESYNC_REQUIRED"
 	// ReasonShuttingDown: the server is stopping; reconnect to another or later.
 	ReasonShuttingDown = "SHUTTING_DOWN"
@@ -68,6 +69,9 @@ const (
 	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"
 	// ReasonStaleReadRefused: this member cannot answer a stale read within its bounds.
 	ReasonStaleReadRefused = "STALE_READ_REFUSED"
+	// ReasonResyncTooLarge: a chunked resync is larger than the server takes (sluiced
+	// --max-resync-bytes); RESOURCE_EXHAUSTED, with a BadRequest naming the chunk.
+	ReasonResyncTooLarge = "RESYNC_TOO_LARGE"
 	// ReasonLimitExceeded: a batch would take a cluster beyond one of the server's limits
 	// (RESOURCE_EXHAUSTED, ErrorInfo metadata "limit", "max" and "field").
 	ReasonLimitExceeded = "LIMIT_EXCEEDED"

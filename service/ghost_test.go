@@ -103,6 +103,24 @@ func TestUnknownClustersLeaveNothing(t *testing.T) {
 		_, err := h.cs.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: cluster, Batch: batchOf(task("t", "missing", cpu("1")))})
 		wantCode(t, err, codes.InvalidArgument)
 	}
+	// Nor does a chunked resync refused at its last chunk, or one the stream abandons.
+	for i := range 10 {
+		cluster := fmt.Sprintf("resynced-%d", i)
+		c, _ := h.openSync(ctx, cluster, 0)
+		c.chunk(1, false, task("t", "missing", cpu("1")))
+		c.chunk(1, true, node("n1", cpu("1")))
+		wantRejected(t, c.recv(), 1, codes.InvalidArgument)
+		c.chunk(2, false, node("n1", cpu("1")))
+		if err := c.s.CloseSend(); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := c.s.Recv(); err != nil {
+				break
+			}
+		}
+	}
+	h.waitStaged(0)
 
 	if names := h.store.ClusterNames(); len(names) != 0 {
 		t.Errorf("the store holds clusters %v", names)

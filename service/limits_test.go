@@ -174,3 +174,41 @@ func TestNamesRefuseHiddenCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitsOnChunkedResyncs: a chunked resync is held to the limits on what a cluster holds,
+// like a replace_all batch: one with too many objects is refused at the chunk that goes over,
+// before it is staged, one that gives a job too many tasks at its last chunk, naming the delta
+// that first grew the job; either way the cluster is unchanged and nothing stays staged.
+func TestLimitsOnChunkedResyncs(t *testing.T) {
+	h := newHarnessWith(t, setup{opts: func(o *Options) {
+		o.Limits = Limits{MaxObjectsPerCluster: 5, MaxTasksPerJob: 1}
+	}})
+	ctx := ctxT(t)
+	rev := h.apply("c1", node("n1", cpu("4")))
+	c, _ := h.openSync(ctx, "c1", 0)
+	c.chunk(1, false, node("n1", cpu("1")), node("n2", cpu("1")))
+	c.chunk(1, false, node("n3", cpu("1")), node("n4", cpu("1")))
+	c.chunk(1, false, node("n5", cpu("1")), node("n6", cpu("1")))
+	c.chunk(1, true, node("n7", cpu("1")))
+	rej := wantRejected(t, c.recv(), 1, codes.ResourceExhausted)
+	md := limitInfo(t, status.ErrorProto(rej.GetStatus()))
+	if md["limit"] != LimitObjectsPerCluster || md["max"] != "5" || md[MetadataField] != "chunks[2].deltas[1]" {
+		t.Fatalf("objects per cluster: metadata %v", md)
+	}
+	h.waitStaged(0)
+	c.chunk(2, false, node("n1", cpu("1")), job("a", "", 1))
+	c.chunk(2, true, task("a-0", "a", cpu("1")), task("a-1", "a", cpu("1")))
+	rej = wantRejected(t, c.recv(), 2, codes.ResourceExhausted)
+	md = limitInfo(t, status.ErrorProto(rej.GetStatus()))
+	if md["limit"] != LimitTasksPerJob || md["max"] != "1" || md[MetadataField] != "chunks[1].deltas[0].upsert_task.job" {
+		t.Fatalf("tasks per job: metadata %v", md)
+	}
+	h.waitStaged(0)
+	if got := h.nodeNames("c1"); got != "n1" || h.store.Revision("c1") != rev {
+		t.Fatalf("refused resyncs changed the cluster: nodes %s at revision %d, want n1 at %d", got, h.store.Revision("c1"), rev)
+	}
+	// Within the limits, the resync applies.
+	c.chunk(3, false, node("n1", cpu("1")), job("a", "", 1))
+	c.chunk(3, true, task("a-0", "a", cpu("1")))
+	wantAck(t, c.recv(), 3)
+}

@@ -259,7 +259,7 @@ func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobReq
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return &sluicev1.ExplainJobResponse{Outcome: &sluicev1.JobOutcome{
-			Job: k, Phase: jobPhaseToProto(j.Phase), PreviousPhase: jobPhaseToProto(j.Phase),
+			Job: jobRef(k), Phase: jobPhaseToProto(j.Phase), PreviousPhase: jobPhaseToProto(j.Phase),
 			MinAvailable: j.MinAvailable,
 		}}, nil
 	case err != nil:

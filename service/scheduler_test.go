@@ -43,7 +43,7 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 		if b == nil {
 			t.Fatalf("unexpected decision %v", d)
 		}
-		binds = append(binds, b.GetTask()+"@"+b.GetNode()+" of "+b.GetJob())
+		binds = append(binds, refName(b.GetTask())+"@"+b.GetNode()+" of "+refName(b.GetJob()))
 	}
 	if strings.Join(binds, ", ") != "default/a-0@n1 of default/a, default/a-1@n1 of default/a" {
 		t.Fatalf("binds: %v", binds)
@@ -53,7 +53,7 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 	}
 	var b *sluicev1.JobOutcome
 	for _, o := range p.GetJobs() {
-		if o.GetJob() == "default/b" {
+		if proto.Equal(o.GetJob(), &sluicev1.JobRef{Namespace: "default", Name: "b"}) {
 			b = o
 		}
 	}
@@ -70,7 +70,8 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exp.GetPlanId() != p.GetId() || exp.GetOutcome().GetExplanation().GetSummary() != ex.GetSummary() {
+	if exp.GetPlanId() != p.GetId() || exp.GetOutcome().GetExplanation().GetSummary() != ex.GetSummary() ||
+		refName(exp.GetOutcome().GetJob()) != "default/b" {
 		t.Fatalf("ExplainJob: %v", exp)
 	}
 	_, err = h.sc.ExplainJob(ctx, &sluicev1.ExplainJobRequest{Cluster: "c1", Name: "ghost"})

@@ -53,6 +53,11 @@ type Options struct {
 	// MaxRecvBytes bounds the size of a received message; 0 means DefaultMaxRecvBytes.
 	// Larger messages fail with RESOURCE_EXHAUSTED.
 	MaxRecvBytes int
+	// MaxResyncBytes bounds the size of one chunked resync on a Sync stream (its chunks'
+	// encoded sizes added up), which the server holds until the last chunk; 0 means
+	// DefaultMaxResyncBytes. A larger resync is rejected with RESOURCE_EXHAUSTED (reason
+	// RESYNC_TOO_LARGE).
+	MaxResyncBytes int
 
 	// TracerProvider receives the spans of calls (the otelgrpc stats handler) and of cycles
 	// (a "Schedule" span, with one child per plugin session open and per action); nil means
@@ -72,6 +77,11 @@ type Options struct {
 	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
 	// with a store in memory.
 	Reads ReadGate
+	// ForwardReads, if set (with Reads), lets a member that does not lead forward a default
+	// read or dry run to the leader, with the caller's bearer token, instead of answering
+	// NOT_LEADER. Leave it nil when callers authenticate with client certificates, which
+	// cannot be forwarded.
+	ForwardReads ReadForwarder
 
 	// Limits bound requests and clusters; zero fields take DefaultLimits.
 	Limits Limits
@@ -94,10 +104,12 @@ type Server struct {
 	shutOnce sync.Once
 
 	reads          ReadGate
+	forward        *forwarder
 	limits         Limits
 	auth           atomic.Pointer[Authenticator]
 	limiter        *clientLimiter
 	maxRecv        int
+	maxResync      int
 	tp             trace.TracerProvider
 	mp             metric.MeterProvider
 	tracer         trace.Tracer
@@ -132,6 +144,7 @@ func New(opts Options) *Server {
 		reads:          opts.Reads,
 		limits:         opts.Limits.withDefaults(),
 		maxRecv:        opts.MaxRecvBytes,
+		maxResync:      opts.MaxResyncBytes,
 		tp:             opts.TracerProvider,
 		mp:             opts.MeterProvider,
 		schedulePeriod: opts.SchedulePeriod,
@@ -145,11 +158,17 @@ func New(opts Options) *Server {
 	}
 	// No value a caller sends makes a log line longer than the limit.
 	s.log = slog.New(LimitValues(s.log.Handler(), 0))
+	if opts.ForwardReads != nil && opts.Reads != nil {
+		s.forward = &forwarder{dial: opts.ForwardReads}
+	}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
 	if s.maxRecv <= 0 {
 		s.maxRecv = DefaultMaxRecvBytes
+	}
+	if s.maxResync <= 0 {
+		s.maxResync = DefaultMaxResyncBytes
 	}
 	if s.schedulePeriod <= 0 {
 		s.schedulePeriod = DefaultSchedulePeriod
@@ -198,6 +217,9 @@ func (s *Server) Shutdown() {
 	s.shutOnce.Do(func() {
 		s.health.Shutdown()
 		close(s.done)
+		if s.forward != nil {
+			s.forward.close()
+		}
 	})
 }
 

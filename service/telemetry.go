@@ -304,12 +304,8 @@ func (m *metrics) committed(cluster string, res *engine.CommitResult, err error)
 	})
 }
 
-// batchDone records a delta batch. A refused batch of a cluster that does not exist (its
-// first batch, refused) makes no series.
+// batchDone records a delta batch (see countBatch).
 func (m *metrics) batchDone(cluster string, b *sluicev1.DeltaBatch, err error) {
-	if err != nil && !m.exists(cluster) {
-		return
-	}
 	var upserts, deletes int64
 	for _, d := range b.GetDeltas() {
 		if d.GetDelete() != nil {
@@ -317,6 +313,15 @@ func (m *metrics) batchDone(cluster string, b *sluicev1.DeltaBatch, err error) {
 		} else {
 			upserts++
 		}
+	}
+	m.countBatch(cluster, upserts, deletes, err)
+}
+
+// countBatch counts one batch (or chunked resync), and its deltas when it applied. A refused
+// batch or resync of a cluster that does not exist (its first one, refused) makes no series.
+func (m *metrics) countBatch(cluster string, upserts, deletes int64, err error) {
+	if err != nil && !m.exists(cluster) {
+		return
 	}
 	m.count(cluster, func(c *clusterCounts) {
 		if err != nil {

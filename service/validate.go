@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -194,6 +195,32 @@ func checkEnum(fe *fieldErrors, field string, v int32, names map[int32]string) {
 	}
 }
 
+// closedEnum is the generated enum type of a closed set (TaintEffect, ...).
+type closedEnum interface {
+	comparable
+	protoreflect.Enum
+	String() string
+}
+
+// checkClosed records a value of a closed set that known (the converter's map) does not hold:
+// a number the API does not define, or UNSPECIFIED where the field is required. Where it is
+// not, UNSPECIFIED passes and the converter gives it the default the proto documents.
+func checkClosed[E closedEnum](fe *fieldErrors, field string, v E, known map[E]string, required bool) {
+	if _, ok := known[v]; ok || (v.Number() == 0 && !required) {
+		return
+	}
+	values := slices.SortedFunc(maps.Keys(known), func(a, b E) int { return int(a.Number()) - int(b.Number()) })
+	names := make([]string, len(values))
+	for i, e := range values {
+		names[i] = e.String()
+	}
+	if v.Number() == 0 {
+		fe.add(field, "must be set: one of %s", strings.Join(names, ", "))
+		return
+	}
+	fe.add(field, "unknown value %d: must be one of %s", v.Number(), strings.Join(names, ", "))
+}
+
 // checkTimestamp records a malformed timestamp; nil is fine.
 func checkTimestamp(fe *fieldErrors, field string, ts *timestamppb.Timestamp) {
 	if ts != nil {
@@ -308,11 +335,7 @@ func checkOffers(fe *fieldErrors, field string, r *api.Resource) {
 
 // Known string enums of the API.
 var (
-	taintEffects      = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
-	tolerationOps     = []string{"", "Equal", "Exists"}
-	selectorOps       = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
-	unsatisfiableWhen = []string{"", "DoNotSchedule", "ScheduleAnyway"}
-	topologyModes     = []string{"hard", "soft"}
+	selectorOps = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
 )
 
 // checkOneOf records a value not in allowed.
@@ -335,19 +358,18 @@ func checkTaint(fe *fieldErrors, p string, t *sluicev1.Taint) {
 	if t.GetKey() == "" {
 		fe.add(sub(p, "key"), "must not be empty")
 	}
-	checkOneOf(fe, sub(p, "effect"), t.GetEffect(), taintEffects)
+	checkClosed(fe, sub(p, "effect"), t.GetEffect(), taintEffectsIn, true)
 }
 
 func checkToleration(fe *fieldErrors, p string, t *sluicev1.Toleration) {
-	checkOneOf(fe, sub(p, "operator"), t.GetOperator(), tolerationOps)
-	if t.GetEffect() != "" {
-		checkOneOf(fe, sub(p, "effect"), t.GetEffect(), taintEffects)
+	checkClosed(fe, sub(p, "operator"), t.GetOperator(), tolerationOpsIn, false)
+	checkClosed(fe, sub(p, "effect"), t.GetEffect(), taintEffectsIn, false)
+	exists := t.GetOperator() == sluicev1.TolerationOperator_TOLERATION_OPERATOR_EXISTS
+	if exists && t.GetValue() != "" {
+		fe.add(sub(p, "value"), "must be empty when operator is TOLERATION_OPERATOR_EXISTS")
 	}
-	if t.GetOperator() == "Exists" && t.GetValue() != "" {
-		fe.add(sub(p, "value"), "must be empty when operator is \"Exists\"")
-	}
-	if t.GetKey() == "" && t.GetOperator() != "Exists" {
-		fe.add(sub(p, "operator"), "must be \"Exists\" when key is empty")
+	if t.GetKey() == "" && !exists {
+		fe.add(sub(p, "operator"), "must be TOLERATION_OPERATOR_EXISTS when key is empty")
 	}
 }
 
@@ -416,7 +438,7 @@ func checkSpread(fe *fieldErrors, p string, s *sluicev1.TopologySpreadConstraint
 	if s.GetTopologyKey() == "" {
 		fe.add(sub(p, "topology_key"), "must not be empty")
 	}
-	checkOneOf(fe, sub(p, "when_unsatisfiable"), s.GetWhenUnsatisfiable(), unsatisfiableWhen)
+	checkClosed(fe, sub(p, "when_unsatisfiable"), s.GetWhenUnsatisfiable(), whenUnsatisfiableIn, false)
 	checkLabels(fe, sub(p, "selector"), s.GetSelector())
 }
 
@@ -503,7 +525,7 @@ func checkJob(fe *fieldErrors, p string, j *sluicev1.Job) {
 	checkNumaPolicyAnnotation(fe, p, j.GetAnnotations())
 	if nt := j.GetNetworkTopology(); nt != nil {
 		np := sub(p, "network_topology")
-		checkOneOf(fe, sub(np, "mode"), nt.GetMode(), topologyModes)
+		checkClosed(fe, sub(np, "mode"), nt.GetMode(), topologyModesIn, true)
 		if nt.GetHighestTierAllowed() < 1 {
 			fe.add(sub(np, "highest_tier_allowed"), "must be at least 1, got %d", nt.GetHighestTierAllowed())
 		}

@@ -89,7 +89,7 @@ func binds(p *sluicev1.Plan) []string {
 	var out []string
 	for _, d := range p.GetDecisions() {
 		if b := d.GetBind(); b != nil {
-			out = append(out, b.GetTask())
+			out = append(out, refName(b.GetTask()))
 		}
 	}
 	return out

@@ -25,8 +25,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-sched/sluice/clients/go/synthpb"
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	"github.com/sluice-sched/sluice/cmd/builtin"
+	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
@@ -352,11 +353,11 @@ func (b *benchRun) cycleGRPC(ctx context.Context) (cycleResult, error) {
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Bind:
 			r.placed++
-			hashDecision(h, int(framework.DecisionBind), k.Bind.GetTask(), k.Bind.GetNode())
+			hashDecision(h, int(framework.DecisionBind), sluice.FullName(k.Bind.GetTask()), k.Bind.GetNode())
 		case *sluicev1.Decision_Pipeline:
-			hashDecision(h, int(framework.DecisionPipeline), k.Pipeline.GetTask(), k.Pipeline.GetNode())
+			hashDecision(h, int(framework.DecisionPipeline), sluice.FullName(k.Pipeline.GetTask()), k.Pipeline.GetNode())
 		case *sluicev1.Decision_Evict:
-			hashDecision(h, int(framework.DecisionEvict), k.Evict.GetTask(), k.Evict.GetNode())
+			hashDecision(h, int(framework.DecisionEvict), sluice.FullName(k.Evict.GetTask()), k.Evict.GetNode())
 		}
 	}
 	r.fp = h.Sum64()

@@ -124,31 +124,33 @@ func TestBenchProfile(t *testing.T) {
 	}
 }
 
-// TestBenchErrors: bad flags and bad configurations end with status 1 and say what is wrong.
+// TestBenchErrors: bad flags end with status 2, bad configurations with status 1, and both
+// say what is wrong.
 func TestBenchErrors(t *testing.T) {
 	badPlugin := writeFile(t, "bad.yaml", "actions: allocate\ntiers:\n- plugins:\n  - name: nosuchplugin\n")
 	badYAML := writeFile(t, "bad2.yaml", "actions: [\n")
 	for _, tc := range []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"--shapes", "round"}, `shapes must be uniform or mixed, got "round"`},
-		{[]string{"--nodes", "0"}, "nodes must be at least 1"},
-		{[]string{"--queues", "0"}, "queues must be at least 1"},
-		{[]string{"--tasks-per-job", "0"}, "tasks per job must be at least 1"},
-		{[]string{"--cycles", "0"}, "--cycles must be at least 1"},
-		{[]string{"--batch", "0"}, "--batch must be at least 1"},
-		{[]string{"--nodes", "many"}, `invalid value "many" for flag -nodes`},
-		{[]string{"--server", "x:1"}, "flag provided but not defined: -server"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
-		{[]string{"--config", filepath.Join(t.TempDir(), "missing.yaml")}, "--config"},
-		{[]string{"--config", badPlugin}, "nosuchplugin"},
-		{[]string{"--config", badYAML}, "bad2.yaml"},
-		{[]string{"--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir")}, "--cpuprofile"},
+		{[]string{"--shapes", "round"}, `shapes must be uniform or mixed, got "round"`, exitUsage},
+		{[]string{"--nodes", "0"}, "nodes must be at least 1", exitUsage},
+		{[]string{"--queues", "0"}, "queues must be at least 1", exitUsage},
+		{[]string{"--tasks-per-job", "0"}, "tasks per job must be at least 1", exitUsage},
+		{[]string{"--cycles", "0"}, "--cycles must be at least 1", exitUsage},
+		{[]string{"--batch", "0"}, "--batch must be at least 1", exitUsage},
+		{[]string{"--nodes", "many"}, `invalid value "many" for flag -nodes`, exitUsage},
+		{[]string{"--server", "x:1"}, "flag provided but not defined: -server", exitUsage},
+		{[]string{"extra"}, `unexpected argument "extra"`, exitUsage},
+		{[]string{"--config", filepath.Join(t.TempDir(), "missing.yaml")}, "--config", exitFailure},
+		{[]string{"--config", badPlugin}, "nosuchplugin", exitFailure},
+		{[]string{"--config", badYAML}, "bad2.yaml", exitFailure},
+		{[]string{"--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir")}, "--cpuprofile", exitFailure},
 	} {
 		args := append([]string{"bench", "--nodes", "2", "--jobs", "1", "--cycles", "1"}, tc.args...)
 		code, out, errOut := sluicectl(t, "", args...)
-		if code != 1 || !strings.Contains(errOut, tc.want) || !strings.HasPrefix(errOut, "sluicectl: bench") {
+		if code != tc.code || !strings.Contains(errOut, tc.want) || !strings.HasPrefix(errOut, "sluicectl: bench") {
 			t.Errorf("%v: exit %d, stderr %q (want %q), stdout %q", tc.args, code, errOut, tc.want, out)
 		}
 	}

@@ -12,9 +12,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -50,6 +52,13 @@ type app struct {
 	tlsCA, tlsCert, tlsKey string
 	tlsServerName          string
 	getenv                 func(string) string
+
+	// wait bounds how long a command waits for a server that is starting or electing a
+	// leader (--wait); waitDeadline is when the wait of this command ends.
+	wait          time.Duration
+	waitDeadline  time.Time
+	tracker       *dialTracker
+	warnedWaiting bool
 }
 
 // serverFlag is the --server value; it remembers whether it was given.
@@ -68,6 +77,21 @@ func (s *serverFlag) Set(v string) error {
 	return nil
 }
 
+// Exit statuses, listed in the usage text.
+const (
+	// exitOK: the command did what it was asked (help included).
+	exitOK = 0
+	// exitFailure: the command failed: the server refused or could not be reached, a file
+	// is invalid, a scenario failed.
+	exitFailure = 1
+	// exitUsage: a mistake on the command line.
+	exitUsage = 2
+	// exitRejected: a plan was committed, but the commit rejected some of its decisions
+	// (commit, schedule --commit). watch --commit goes on after a rejection, as the next
+	// cycle sees what caused it.
+	exitRejected = 3
+)
+
 // exitError ends the program with a status and no further message (the
 // command has printed what it had to say).
 type exitError struct{ code int }
@@ -84,7 +108,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 const usage = `usage: sluicectl [GLOBAL FLAGS] COMMAND [ARGS]
 
 Commands:
-  apply -f FILE [--replace]              send a cluster file (scenario or cluster section) over Sync
+  apply -f FILE [--replace] [--with-config]
+                                         send a cluster file over Sync: the cluster's keys (nodes,
+                                         queues, jobs, ...) at the top or under cluster:, or a
+                                         scenario, whose config is set with --with-config
   get nodes|queues|jobs|tasks [NAME]     list objects, or show one
   get clusters [NAME]                    list the clusters the token covers (revision, object counts), or show one
   describe queue NAME                    a queue with its derived figures (allocated, deserved, share, overused)
@@ -108,10 +135,14 @@ Commands:
                                          generate a cluster and time scheduling cycles in this
                                          process (and with --grpc through Sync and Schedule on
                                          a loopback server); the last line sums up (key=value)
+  bench-reads [--clients N] [--duration D] [--consistency linearizable|stale] [--max-staleness D]
+                                         read from the server for a while; prints throughput and
+                                         latency percentiles (key=value)
   completion bash|zsh                    print a shell completion script
 
-Every command that prints takes -o table|json|yaml (table by default), bench aside.
-bench takes only its own flags ('sluicectl bench -h').
+Every command that prints takes -o table|json|yaml (table by default), bench and
+bench-reads aside, which take only their own flags (global flags go before them).
+'sluicectl COMMAND -h' lists a command's flags.
 
 Global flags (also accepted after the command):
   --server ADDR        server address (default 127.0.0.1:50051)
@@ -123,29 +154,39 @@ Global flags (also accepted after the command):
   --tls-cert FILE      client certificate for mTLS (with --tls-key)
   --tls-key FILE       client certificate's key
   --tls-server-name N  name to verify in the server's certificate
+  --wait D             wait up to D for a server that is starting or electing a leader
+                       (default 10s; 0 fails at once)
+
+Exit status:
+  0  done (and for help)
+  1  failed: the server refused the call or could not be reached, a file is invalid,
+     a scenario failed
+  2  a mistake on the command line
+  3  a plan was committed but the commit rejected some of its decisions (commit,
+     schedule --commit); the rejections are printed
 `
 
 // run executes one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
-		server: serverFlag{addr: defaultServer}, cluster: defaultCluster, getenv: os.Getenv}
+		server: serverFlag{addr: defaultServer}, cluster: defaultCluster, getenv: os.Getenv, wait: defaultWait}
 	err := a.dispatch(args)
 	var ee exitError
 	var ue usageError
 	switch {
 	case err == nil:
-		return 0
+		return exitOK
 	case errors.Is(err, flag.ErrHelp):
-		return 0
+		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "sluicectl: %s\n", ue.msg)
 		fmt.Fprintf(stderr, "run 'sluicectl help' for usage\n")
-		return 1
+		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "sluicectl: %s\n", err)
-		return 1
+		return exitFailure
 	}
 }
 
@@ -162,6 +203,7 @@ func (a *app) flags(name string) *flag.FlagSet {
 	fs.StringVar(&a.tlsCert, "tls-cert", a.tlsCert, "client certificate `file` (PEM) for mTLS")
 	fs.StringVar(&a.tlsKey, "tls-key", a.tlsKey, "client certificate's key `file` (PEM)")
 	fs.StringVar(&a.tlsServerName, "tls-server-name", a.tlsServerName, "`name` to verify in the server's certificate")
+	fs.DurationVar(&a.wait, "wait", a.wait, "how long to wait for a server that is starting or electing a leader (0: fail at once)")
 	return fs
 }
 
@@ -172,8 +214,9 @@ func (a *app) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(a.stderr, "usage of sluicectl %s:\n", fs.Name())
-				fs.SetOutput(a.stderr)
+				// Asked for: standard output, exit status 0.
+				fmt.Fprintf(a.stdout, "usage of sluicectl %s:\n", fs.Name())
+				fs.SetOutput(a.stdout)
 				fs.PrintDefaults()
 				return nil, err
 			}
@@ -195,15 +238,16 @@ func (a *app) dispatch(args []string) error {
 	top := a.flags("sluicectl")
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(a.stderr, usage)
+			fmt.Fprint(a.stdout, usage)
 			return err
 		}
 		return usageError{err.Error()}
 	}
 	rest := top.Args()
 	if len(rest) == 0 {
+		// Not asked for: the usage is the error message.
 		fmt.Fprint(a.stderr, usage)
-		return exitError{1}
+		return exitError{exitUsage}
 	}
 	cmd, args := rest[0], rest[1:]
 	switch cmd {
@@ -234,6 +278,8 @@ func (a *app) dispatch(args []string) error {
 		return a.watch(args)
 	case "bench":
 		return a.bench(args)
+	case "bench-reads":
+		return a.benchReads(args)
 	case "completion":
 		return a.completion(args)
 	}
@@ -268,7 +314,19 @@ func (a *app) dial() (*grpc.ClientConn, error) {
 		}
 		creds = credentials.NewTLS(cfg)
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+		grpc.WithChainUnaryInterceptor(a.retryUnary), grpc.WithChainStreamInterceptor(a.retryServerStream),
+		// Reconnect quickly to a server that is starting (gRPC's default backoff grows
+		// past the whole --wait).
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		})}
+	a.tracker = nil
+	if usesTCP(a.server.addr) {
+		a.tracker = &dialTracker{}
+		opts = append(opts, grpc.WithContextDialer(a.tracker.dial))
+	}
 	tok, err := a.bearerToken()
 	if err != nil {
 		return nil, err
@@ -276,9 +334,19 @@ func (a *app) dial() (*grpc.ClientConn, error) {
 	if tok != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(tok)))
 	}
+	if a.wait < 0 {
+		return nil, usagef("--wait must not be negative")
+	}
 	conn, err := grpc.NewClient(a.server.addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", a.server.addr, err)
+	}
+	a.waitDeadline = time.Now().Add(a.wait)
+	if a.wait > 0 {
+		if err := a.waitConnected(conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	return conn, nil
 }
@@ -388,9 +456,21 @@ func (a *app) hint(st *status.Status) string {
 			return "the configuration changed since it was read: get it again ('sluicectl config get'), redo the change and set it, or pass --force to replace it anyway"
 		}
 	case codes.Unavailable:
+		if info := errorInfo(st.Err()); info != nil {
+			switch info.GetReason() {
+			case reasonNotLeader:
+				if l := info.GetMetadata()[metadataLeader]; l != "" {
+					return fmt.Sprintf("this member of a replicated sluiced does not lead it: pass --server %s (the leader)", l)
+				}
+				return "the members have not elected a leader yet: wait longer with --wait, and check that a majority of them runs"
+			case reasonStoreUnavailable:
+				return "the server is up but cannot take this yet (see the message): wait longer with --wait, " +
+					"or look at its data directory and at /raft on its admin port"
+			case reasonShuttingDown:
+				return "the server is restarting or stopping: retry in a moment"
+			}
+		}
 		switch {
-		case strings.Contains(msg, "shutting down"):
-			return "the server is restarting or stopping: retry in a moment"
 		case strings.Contains(msg, "first record does not look like a TLS handshake"):
 			return "the server does not use TLS: drop --tls, --tls-ca, --tls-cert and --tls-key"
 		case strings.Contains(msg, "certificate signed by unknown authority") || strings.Contains(msg, "x509"):
@@ -400,7 +480,10 @@ func (a *app) hint(st *status.Status) string {
 		case !usesTLS && (strings.Contains(msg, "server preface") || strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset")):
 			return "the server may require TLS: pass --tls-ca FILE (or --tls for the system's CAs)"
 		}
-		return fmt.Sprintf("is sluiced running at %s? start it with 'sluiced', or pass --server ADDR", a.server.addr)
+		if connected, _ := a.tracker.state(); !connected {
+			return fmt.Sprintf("is sluiced running at %s? start it with 'sluiced', or pass --server ADDR", a.server.addr)
+		}
+		return fmt.Sprintf("the connection to %s failed after it was made: check that this is sluiced's gRPC address", a.server.addr)
 	case codes.DeadlineExceeded:
 		return fmt.Sprintf("the server at %s did not answer in time: check it is up and reachable", a.server.addr)
 	case codes.Unimplemented:

@@ -8,6 +8,7 @@
 //	        [--config scheduler.yaml] [--plan-ttl 60s] [--schedule-period 1s]
 //	        [--tls-cert FILE --tls-key FILE [--client-ca FILE]] [--tokens FILE] [--insecure]
 //	        [--rate-limit 1000] [--rate-burst 2000] [--max-recv-bytes 16777216]
+//	        [--max-resync-bytes 1073741824]
 //	        [--max-name-bytes 253] [--max-labels 100] [--max-label-bytes 4096]
 //	        [--max-config-bytes 1048576] [--max-batch-deltas 1000000]
 //	        [--max-objects-per-cluster 1000000] [--max-tasks-per-job 100000] [--max-dry-run-watches 8]
@@ -66,6 +67,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
@@ -125,7 +127,9 @@ type options struct {
 	rateLimit    float64
 	rateBurst    int
 	maxRecvBytes int
-	limits       service.Limits
+	// maxResyncBytes bounds one chunked resync of a Sync stream.
+	maxResyncBytes int
+	limits         service.Limits
 
 	otlpEndpoint string
 	otlpInsecure bool
@@ -168,12 +172,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.rateLimit, "rate-limit", 1000, "calls per second each client may make (a stream counts once); 0 disables")
 	fs.IntVar(&o.rateBurst, "rate-burst", 2000, "calls a client may make at once above its rate")
 	fs.IntVar(&o.maxRecvBytes, "max-recv-bytes", service.DefaultMaxRecvBytes, "largest message the server accepts, in bytes")
+	fs.IntVar(&o.maxResyncBytes, "max-resync-bytes", service.DefaultMaxResyncBytes, "largest chunked resync (all its chunks) a Sync stream may send, in bytes; the server holds it until the last chunk")
 	def := service.DefaultLimits
 	fs.IntVar(&o.limits.MaxNameBytes, "max-name-bytes", def.MaxNameBytes, "longest name (of an object, a namespace, a reference, a map key), in bytes")
 	fs.IntVar(&o.limits.MaxLabels, "max-labels", def.MaxLabels, "most entries of one labels, annotations, selector, attributes or usage map of an object")
 	fs.IntVar(&o.limits.MaxLabelBytes, "max-label-bytes", def.MaxLabelBytes, "longest value of a labels, annotations, selector or attributes map, in bytes")
 	fs.IntVar(&o.limits.MaxConfigBytes, "max-config-bytes", def.MaxConfigBytes, "largest scheduler configuration (UpdateSchedulerConfig, a dry run's override, the --config file), in bytes")
-	fs.IntVar(&o.limits.MaxBatchDeltas, "max-batch-deltas", def.MaxBatchDeltas, "most deltas of one batch (a replace_all batch carries the whole cluster)")
+	fs.IntVar(&o.limits.MaxBatchDeltas, "max-batch-deltas", def.MaxBatchDeltas, "most deltas of one batch or of one chunk of a resync (a replace_all batch carries the whole cluster)")
 	fs.IntVar(&o.limits.MaxObjectsPerCluster, "max-objects-per-cluster", def.MaxObjectsPerCluster, "most objects (nodes, queues, jobs, tasks, ...) one cluster may hold")
 	fs.IntVar(&o.limits.MaxTasksPerJob, "max-tasks-per-job", def.MaxTasksPerJob, "most tasks one job may have")
 	fs.IntVar(&o.limits.MaxDryRunWatches, "max-dry-run-watches", def.MaxDryRunWatches, "most dry-run WatchPlans streams one cluster may have at once")
@@ -238,6 +243,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--rate-burst must not be negative, got %d", o.rateBurst)
 	case o.maxRecvBytes <= 0:
 		return o, fmt.Errorf("--max-recv-bytes must be positive, got %d", o.maxRecvBytes)
+	case o.maxResyncBytes <= 0:
+		return o, fmt.Errorf("--max-resync-bytes must be positive, got %d", o.maxResyncBytes)
 	case o.dataDir == "" && (o.raftListen != "" || o.raftPeers != nil || o.bootstrap || o.nodeID != ""):
 		return o, errors.New("--node-id, --raft-listen, --raft-peers and --bootstrap need --data-dir")
 	case o.raftListen == "" && (o.raftPeers != nil || o.bootstrap || o.raftAdvertise != ""):
@@ -348,6 +355,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		RateLimit:      o.rateLimit,
 		RateBurst:      o.rateBurst,
 		MaxRecvBytes:   o.maxRecvBytes,
+		MaxResyncBytes: o.maxResyncBytes,
 		SchedulePeriod: o.schedulePeriod,
 		Limits:         o.limits,
 	}
@@ -420,6 +428,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	srvOpts.Store, srvOpts.Engine = store, eng
 	if node != nil {
 		srvOpts.Reads = node
+		if o.tlsCert == "" && o.clientCA == "" {
+			// Plaintext members forward default reads to the leader, bearer token and all;
+			// with TLS a follower answers NOT_LEADER and the client goes to the leader.
+			srvOpts.ForwardReads = func(addr string) (grpc.ClientConnInterface, error) {
+				return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			}
+		}
 	}
 	srv := service.New(srvOpts)
 	gs := service.NewGRPCServer(srv, grpcOpts...)

@@ -330,7 +330,8 @@ func hclogLevel(l slog.Level) hclog.Level {
 
 // watchLeadership follows this node's leadership: a new leader first applies every entry of
 // earlier terms (raft.Barrier), so that what it checks writes against, and the revisions it
-// tells clients, include everything committed; until then it refuses writes.
+// tells clients, include everything committed, then lets the store take the lead
+// (state.Store.TakeLead); until then it refuses writes.
 func (n *Node) watchLeadership() {
 	defer close(n.watchDone)
 	ch := n.raft.LeaderCh()
@@ -347,6 +348,12 @@ func (n *Node) watchLeadership() {
 			start := time.Now()
 			if err := n.raft.Barrier(0).Error(); err != nil {
 				n.log.Warn("raft: elected, but could not catch up on the log", "error", err.Error())
+				continue
+			}
+			// The store gets its id from the first leader, and drops the resyncs of the
+			// previous leader's writers, before this node takes writes.
+			if err := n.store.TakeLead(); err != nil {
+				n.log.Warn("raft: elected, but could not prepare the store", "error", err.Error())
 				continue
 			}
 			if n.raft.State() == raft.Leader {

@@ -11,7 +11,8 @@ import (
 // A cluster exists from the first row stored for it until DeleteCluster: its revision row
 // (written by the first accepted batch), its scheduler configuration, or its plan counter
 // (written with its first plan). DeleteCluster removes every row of the cluster, in every
-// table, in one transaction; the cluster then reads as one never written (revision 0).
+// table (the stages of its resyncs in progress too), in one transaction; the cluster then
+// reads as one never written (revision 0).
 
 // ClusterInfo sums up what the store holds for one cluster.
 type ClusterInfo struct {
@@ -147,7 +148,8 @@ func (s *Store) ClusterNames() []string {
 }
 
 // DeleteCluster deletes every row of a cluster in one transaction: its objects, plans,
-// plan counter, configuration and revision row. It returns the cluster as it was, or a
+// plan counter, configuration, revision row and the stages of its resyncs in progress (whose
+// next step then fails with ErrResyncLost). It returns the cluster as it was, or a
 // *ClusterNotFoundError when the store holds nothing for it. With a Replicator the delete goes
 // through the log (a cluster that does not exist never reaches it).
 func (s *Store) DeleteCluster(cluster string) (*ClusterInfo, error) {
@@ -175,6 +177,7 @@ func (s *Store) DeleteCluster(cluster string) (*ClusterInfo, error) {
 var deletedTables = [...]string{
 	tableNodes, tableQueues, tableJobs, tableTasks, tablePriorityClasses, tableQuotas,
 	tableDisruptionBudget, tableHyperNodes, tablePlans, tableConfigs, tablePlanCounters,
+	tableResyncs,
 }
 
 func (s *Store) deleteCluster(cluster string) (*ClusterInfo, error) {

@@ -231,3 +231,73 @@ func TestExistsIsInfo(t *testing.T) {
 		t.Fatal("Exists is wrong")
 	}
 }
+
+// A chunked resync is held to the limits at its commit, like a replace_all batch, on every
+// replica (the limits travel with the commit op); a refused commit leaves the old cluster and
+// no stage, and staged parts never count as the cluster's objects.
+func TestResyncLimits(t *testing.T) {
+	for _, mode := range []string{"memory", "replicated"} {
+		t.Run(mode, func(t *testing.T) {
+			s := New()
+			if mode == "replicated" {
+				s, _ = replicated()
+			}
+			rev := mustApply(t, s, "c", node("old"))
+			resync := func(lim Limits, parts ...[]Change) error {
+				t.Helper()
+				r, err := s.BeginResync("c")
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.SetLimits(lim)
+				for _, p := range parts[:len(parts)-1] {
+					if err := r.Add(p); err != nil {
+						t.Fatalf("Add: %v", err)
+					}
+				}
+				wantObjects(t, s, "c", 1)
+				_, err = r.Commit(parts[len(parts)-1], time.Unix(1, 0))
+				return err
+			}
+			err := resync(Limits{MaxObjects: 3}, []Change{node("a"), node("b")}, []Change{node("c"), node("d")})
+			wantLimit(t, err, LimitObjectsPerCluster, "changes")
+			err = resync(Limits{MaxTasksPerJob: 1},
+				[]Change{job("ns", "j", "default"), pendingTask("ns", "t1", "j")}, []Change{pendingTask("ns", "t2", "j")})
+			wantLimit(t, err, LimitTasksPerJob, "changes[1].task.job") // the first change that grew the job, across parts
+			if s.Revision("c") != rev || len(s.StagedResyncs()) != 0 {
+				t.Fatalf("a refused resync changed the cluster (revision %d) or left a stage %+v", s.Revision("c"), s.StagedResyncs())
+			}
+			wantObjects(t, s, "c", 1)
+			if err := resync(Limits{MaxObjects: 3}, []Change{node("a"), node("b")}, []Change{node("c")}); err != nil {
+				t.Fatalf("a resync up to the limit: %v", err)
+			}
+			wantObjects(t, s, "c", 3)
+		})
+	}
+}
+
+// A dump taken while a resync is staged restores the cluster's object count without the
+// staged parts.
+func TestObjectCountRestoredBesideAStage(t *testing.T) {
+	s := New()
+	mustApply(t, s, "c", node("n1"), node("n2"))
+	r, err := s.BeginResync("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add([]Change{node("a"), node("b"), node("c")}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := s.Dump().WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	restored := New()
+	if err := restored.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if len(restored.StagedResyncs()) != 1 {
+		t.Fatalf("stages after restore: %+v", restored.StagedResyncs())
+	}
+	wantObjects(t, restored, "c", 2)
+}

@@ -22,6 +22,7 @@ const (
 	tablePlans            = "plans"
 	tableConfigs          = "scheduler_configs"
 	tablePlanCounters     = "plan_counters"
+	// tableResyncs is declared in resync.go.
 )
 
 // Index names. Every table has indexID; the others are secondary indexes whose keys end with
@@ -64,6 +65,7 @@ func schema() *memdb.DBSchema {
 		table(tablePlans),
 		table(tableConfigs),
 		table(tablePlanCounters),
+		table(tableResyncs),
 	}
 	s := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {

@@ -19,7 +19,7 @@ func TestSchemaIsValid(t *testing.T) {
 	}
 	want := []string{tableClusters, tableNodes, tableQueues, tableJobs, tableTasks,
 		tablePriorityClasses, tableQuotas, tableDisruptionBudget, tableHyperNodes,
-		tablePlans, tableConfigs, tablePlanCounters}
+		tablePlans, tableConfigs, tablePlanCounters, tableResyncs}
 	for _, name := range want {
 		if _, ok := s.Tables[name]; !ok {
 			t.Errorf("table %q missing", name)

@@ -27,6 +27,18 @@ type Store struct {
 	// application, so that a batch checked against the state is applied to that state. A
 	// cluster's lock exists only while a write holds or waits for it.
 	locks keylock.Map
+
+	// live holds the resyncs this node's writers have open (see TakeLead).
+	live liveResyncs
+	// id identifies the store (ID); with a Replicator it comes from the log.
+	id atomic.Pointer[storeID]
+}
+
+// storeID is a store's id and where it came from: drawn by New (local), or read from a
+// replicated log or a snapshot.
+type storeID struct {
+	id    string
+	local bool
 }
 
 // New returns an empty store. It panics only if the static schema is invalid, which the
@@ -34,7 +46,23 @@ type Store struct {
 func New() *Store {
 	s := &Store{}
 	s.db.Store(newDB())
+	s.id.Store(&storeID{id: newStoreID(), local: true})
 	return s
+}
+
+// ID identifies the store: a random id drawn when the store starts from nothing, so that a
+// client can tell whether revisions it kept are this store's. A store without a Replicator
+// draws one in New, so every process has its own; with one, the id is part of the replicated
+// state (an op of the log, and snapshots), the same on every replica and across restarts
+// with the same data directory, and "" until the first leader wrote it (see TakeLead).
+func (s *Store) ID() string { return s.id.Load().id }
+
+// setID sets the id the log or a snapshot gives.
+func (s *Store) setID(id string) { s.id.Store(&storeID{id: id}) }
+
+// newStoreID draws a store id: 128 random bits in hex.
+func newStoreID() string {
+	return fmt.Sprintf("%016x%016x", randomID(), randomID())
 }
 
 // newDB returns an empty database with the store's schema.

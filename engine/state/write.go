@@ -37,6 +37,10 @@ type writer struct {
 	// Limits.MaxTasksPerJob.
 	limits Limits
 	grown  map[string]int
+	// checkOnly runs the checks that need nothing but the change, and writes nothing (txn
+	// may be nil, and then prior must be set, or whole: merges read the stored object);
+	// only upserts may be checked so.
+	checkOnly bool
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -336,6 +340,9 @@ func (w *writer) insert(table, key string, r keyed) error {
 // upsert is insert, given the row the transaction holds under key (nil: none) when known is
 // set, so that a caller who read it already spares the lookup.
 func (w *writer) upsert(table, key string, r keyed, before keyed, known bool) error {
+	if w.checkOnly {
+		return nil
+	}
 	r.setModRevision(w.rev)
 	if !known {
 		o, err := w.txn.First(table, indexID, w.cluster, key)

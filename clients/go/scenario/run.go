@@ -130,7 +130,8 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 			switch k := d.GetKind().(type) {
 			case *sluicev1.Decision_Bind:
 				b := k.Bind
-				out.Binds[b.GetTask()] = Bind{Task: b.GetTask(), Job: b.GetJob(), Node: b.GetNode(), DeviceIDs: b.GetDeviceIds(), Cycle: i}
+				task := sluice.FullName(b.GetTask())
+				out.Binds[task] = Bind{Task: task, Job: sluice.FullName(b.GetJob()), Node: b.GetNode(), DeviceIDs: b.GetDeviceIds(), Cycle: i}
 				t, err := getTask(ctx, state, cluster, b.GetTask())
 				if err != nil {
 					return nil, fmt.Errorf("%s: after bind: %w", where, err)
@@ -142,7 +143,7 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 				batch.Deltas = append(batch.Deltas, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: t}})
 			case *sluicev1.Decision_Evict:
 				e := k.Evict
-				out.Evictions = append(out.Evictions, Eviction{Task: e.GetTask(), Job: e.GetJob(), Node: e.GetNode(), Cycle: i})
+				out.Evictions = append(out.Evictions, Eviction{Task: sluice.FullName(e.GetTask()), Job: sluice.FullName(e.GetJob()), Node: e.GetNode(), Cycle: i})
 				t, err := getTask(ctx, state, cluster, e.GetTask())
 				if err != nil {
 					return nil, fmt.Errorf("%s: after eviction: %w", where, err)
@@ -154,7 +155,7 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 				batch.Deltas = append(batch.Deltas, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: t}})
 			case *sluicev1.Decision_Pipeline:
 				if last {
-					out.Pipelined[k.Pipeline.GetTask()] = k.Pipeline.GetNode()
+					out.Pipelined[sluice.FullName(k.Pipeline.GetTask())] = k.Pipeline.GetNode()
 				}
 			default:
 				return nil, fmt.Errorf("%s: plan %s has a decision of unknown kind", where, plan.GetId())
@@ -213,10 +214,10 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	return nil
 }
 
-// getTask reads a task back by full name.
-func getTask(ctx context.Context, state sluicev1.ClusterStateServiceClient, cluster, full string) (*sluicev1.Task, error) {
-	ns, name := SplitName(full)
-	resp, err := state.GetTask(ctx, &sluicev1.GetTaskRequest{Cluster: cluster, Namespace: ns, Name: name})
+// getTask reads back the task a decision names.
+func getTask(ctx context.Context, state sluicev1.ClusterStateServiceClient, cluster string, ref *sluicev1.TaskRef) (*sluicev1.Task, error) {
+	full := sluice.FullName(ref)
+	resp, err := state.GetTask(ctx, &sluicev1.GetTaskRequest{Cluster: cluster, Namespace: ref.GetNamespace(), Name: ref.GetName()})
 	if err != nil {
 		return nil, fmt.Errorf("GetTask %s: %s", full, StatusText(err))
 	}
@@ -260,11 +261,11 @@ func PhaseName(p sluicev1.JobPhase) string {
 func DescribeDecision(d *sluicev1.Decision) string {
 	switch k := d.GetKind().(type) {
 	case *sluicev1.Decision_Bind:
-		return fmt.Sprintf("bind %s -> %s", k.Bind.GetTask(), k.Bind.GetNode())
+		return fmt.Sprintf("bind %s -> %s", sluice.FullName(k.Bind.GetTask()), k.Bind.GetNode())
 	case *sluicev1.Decision_Pipeline:
-		return fmt.Sprintf("pipeline %s -> %s", k.Pipeline.GetTask(), k.Pipeline.GetNode())
+		return fmt.Sprintf("pipeline %s -> %s", sluice.FullName(k.Pipeline.GetTask()), k.Pipeline.GetNode())
 	case *sluicev1.Decision_Evict:
-		return fmt.Sprintf("evict %s from %s", k.Evict.GetTask(), k.Evict.GetNode())
+		return fmt.Sprintf("evict %s from %s", sluice.FullName(k.Evict.GetTask()), k.Evict.GetNode())
 	}
 	return "empty decision"
 }

@@ -867,10 +867,10 @@ func (*Decision_Evict) isDecision_Kind() {}
 // BindDecision places a task on a node.
 type BindDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The task's full name, "namespace/name".
-	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// The task's job's full name, "namespace/name".
-	Job string `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	// The task.
+	Task *TaskRef `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
+	// The task's job.
+	Job *JobRef `protobuf:"bytes,6,opt,name=job,proto3" json:"job,omitempty"`
 	// Node to bind to.
 	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
 	// Devices (Device.id on the node) assigned to the task; empty when it asks
@@ -910,18 +910,18 @@ func (*BindDecision) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *BindDecision) GetTask() string {
+func (x *BindDecision) GetTask() *TaskRef {
 	if x != nil {
 		return x.Task
 	}
-	return ""
+	return nil
 }
 
-func (x *BindDecision) GetJob() string {
+func (x *BindDecision) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *BindDecision) GetNode() string {
@@ -942,10 +942,10 @@ func (x *BindDecision) GetDeviceIds() []string {
 // released by other tasks. It lasts only for the cycle; the task stays pending.
 type PipelineDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The task's full name, "namespace/name".
-	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// The task's job's full name, "namespace/name".
-	Job string `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	// The task.
+	Task *TaskRef `protobuf:"bytes,4,opt,name=task,proto3" json:"task,omitempty"`
+	// The task's job.
+	Job *JobRef `protobuf:"bytes,5,opt,name=job,proto3" json:"job,omitempty"`
 	// Node reserved.
 	Node          string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -982,18 +982,18 @@ func (*PipelineDecision) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *PipelineDecision) GetTask() string {
+func (x *PipelineDecision) GetTask() *TaskRef {
 	if x != nil {
 		return x.Task
 	}
-	return ""
+	return nil
 }
 
-func (x *PipelineDecision) GetJob() string {
+func (x *PipelineDecision) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *PipelineDecision) GetNode() string {
@@ -1006,17 +1006,17 @@ func (x *PipelineDecision) GetNode() string {
 // EvictDecision evicts a task from its node.
 type EvictDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The victim's full name, "namespace/name".
-	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// The victim's job's full name, "namespace/name".
-	Job string `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	// The victim.
+	Task *TaskRef `protobuf:"bytes,7,opt,name=task,proto3" json:"task,omitempty"`
+	// The victim's job.
+	Job *JobRef `protobuf:"bytes,8,opt,name=job,proto3" json:"job,omitempty"`
 	// Node the victim is on.
 	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
 	// Human-readable reason.
 	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
-	// Full name ("namespace/name") of the task the eviction makes room for;
-	// empty when there is none (for example a shuffle).
-	ForTask string `protobuf:"bytes,5,opt,name=for_task,json=forTask,proto3" json:"for_task,omitempty"`
+	// The task the eviction makes room for; unset when there is none (for
+	// example a shuffle).
+	ForTask *TaskRef `protobuf:"bytes,9,opt,name=for_task,json=forTask,proto3" json:"for_task,omitempty"`
 	// Action that decided the eviction: "preempt", "reclaim", "shuffle", ...
 	Action        string `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1053,18 +1053,18 @@ func (*EvictDecision) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *EvictDecision) GetTask() string {
+func (x *EvictDecision) GetTask() *TaskRef {
 	if x != nil {
 		return x.Task
 	}
-	return ""
+	return nil
 }
 
-func (x *EvictDecision) GetJob() string {
+func (x *EvictDecision) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *EvictDecision) GetNode() string {
@@ -1081,11 +1081,11 @@ func (x *EvictDecision) GetReason() string {
 	return ""
 }
 
-func (x *EvictDecision) GetForTask() string {
+func (x *EvictDecision) GetForTask() *TaskRef {
 	if x != nil {
 		return x.ForTask
 	}
-	return ""
+	return nil
 }
 
 func (x *EvictDecision) GetAction() string {
@@ -1293,8 +1293,8 @@ func (x *Explanation) GetQueueReason() string {
 // JobOutcome is what one cycle did for one job.
 type JobOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The job's full name, "namespace/name".
-	Job string `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// The job.
+	Job *JobRef `protobuf:"bytes,8,opt,name=job,proto3" json:"job,omitempty"`
 	// Phase before the cycle.
 	PreviousPhase JobPhase `protobuf:"varint,2,opt,name=previous_phase,json=previousPhase,proto3,enum=sluice.v1.JobPhase" json:"previous_phase,omitempty"`
 	// Phase after the cycle (once the plan is committed).
@@ -1341,11 +1341,11 @@ func (*JobOutcome) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{13}
 }
 
-func (x *JobOutcome) GetJob() string {
+func (x *JobOutcome) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *JobOutcome) GetPreviousPhase() JobPhase {
@@ -1571,7 +1571,7 @@ type RejectedDecision struct {
 	// The decision.
 	Decision *Decision `protobuf:"bytes,1,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Why it was rejected, for example "task default/a changed since revision
-	// 12".
+	// 12". The decision names the task and job.
 	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2381,24 +2381,24 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\x05evict\x18\x03 \x01(\v2\x18.sluice.v1.EvictDecisionH\x00R\x05evict\x124\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x1a.sluice.v1.DecisionOutcomeR\aoutcome\x12'\n" +
 	"\x0frejected_reason\x18\x05 \x01(\tR\x0erejectedReasonB\x06\n" +
-	"\x04kind\"g\n" +
-	"\fBindDecision\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\tR\x04task\x12\x10\n" +
-	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
+	"\x04kind\"\x9a\x01\n" +
+	"\fBindDecision\x12&\n" +
+	"\x04task\x18\x05 \x01(\v2\x12.sluice.v1.TaskRefR\x04task\x12#\n" +
+	"\x03job\x18\x06 \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12\x12\n" +
 	"\x04node\x18\x03 \x01(\tR\x04node\x12\x1d\n" +
 	"\n" +
-	"device_ids\x18\x04 \x03(\tR\tdeviceIds\"L\n" +
-	"\x10PipelineDecision\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\tR\x04task\x12\x10\n" +
-	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
-	"\x04node\x18\x03 \x01(\tR\x04node\"\x94\x01\n" +
-	"\rEvictDecision\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\tR\x04task\x12\x10\n" +
-	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
+	"device_ids\x18\x04 \x03(\tR\tdeviceIdsJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03\"\x7f\n" +
+	"\x10PipelineDecision\x12&\n" +
+	"\x04task\x18\x04 \x01(\v2\x12.sluice.v1.TaskRefR\x04task\x12#\n" +
+	"\x03job\x18\x05 \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04nodeJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03\"\xe1\x01\n" +
+	"\rEvictDecision\x12&\n" +
+	"\x04task\x18\a \x01(\v2\x12.sluice.v1.TaskRefR\x04task\x12#\n" +
+	"\x03job\x18\b \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12\x12\n" +
 	"\x04node\x18\x03 \x01(\tR\x04node\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x19\n" +
-	"\bfor_task\x18\x05 \x01(\tR\aforTask\x12\x16\n" +
-	"\x06action\x18\x06 \x01(\tR\x06action\";\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12-\n" +
+	"\bfor_task\x18\t \x01(\v2\x12.sluice.v1.TaskRefR\aforTask\x12\x16\n" +
+	"\x06action\x18\x06 \x01(\tR\x06actionJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x05\x10\x06\";\n" +
 	"\vReasonCount\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05nodes\x18\x02 \x01(\x05R\x05nodes\"O\n" +
@@ -2412,16 +2412,16 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"nodesTotal\x120\n" +
 	"\areasons\x18\x03 \x03(\v2\x16.sluice.v1.ReasonCountR\areasons\x12)\n" +
 	"\x04gang\x18\x04 \x01(\v2\x15.sluice.v1.GangStatusR\x04gang\x12!\n" +
-	"\fqueue_reason\x18\x05 \x01(\tR\vqueueReason\"\x94\x02\n" +
+	"\fqueue_reason\x18\x05 \x01(\tR\vqueueReason\"\xad\x02\n" +
 	"\n" +
-	"JobOutcome\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\tR\x03job\x12:\n" +
+	"JobOutcome\x12#\n" +
+	"\x03job\x18\b \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12:\n" +
 	"\x0eprevious_phase\x18\x02 \x01(\x0e2\x13.sluice.v1.JobPhaseR\rpreviousPhase\x12)\n" +
 	"\x05phase\x18\x03 \x01(\x0e2\x13.sluice.v1.JobPhaseR\x05phase\x12\x14\n" +
 	"\x05ready\x18\x04 \x01(\x05R\x05ready\x12\x18\n" +
 	"\apending\x18\x05 \x01(\x05R\apending\x12#\n" +
 	"\rmin_available\x18\x06 \x01(\x05R\fminAvailable\x128\n" +
-	"\vexplanation\x18\a \x01(\v2\x16.sluice.v1.ExplanationR\vexplanation\"]\n" +
+	"\vexplanation\x18\a \x01(\v2\x16.sluice.v1.ExplanationR\vexplanationJ\x04\b\x01\x10\x02\"]\n" +
 	"\fActionTiming\x12\x16\n" +
 	"\x06action\x18\x01 \x01(\tR\x06action\x125\n" +
 	"\bduration\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\bduration\"p\n" +
@@ -2556,8 +2556,10 @@ var file_sluice_v1_scheduler_proto_goTypes = []any{
 	(*UpdateSchedulerConfigResponse)(nil), // 31: sluice.v1.UpdateSchedulerConfigResponse
 	(*timestamppb.Timestamp)(nil),         // 32: google.protobuf.Timestamp
 	(*ReadOptions)(nil),                   // 33: sluice.v1.ReadOptions
-	(JobPhase)(0),                         // 34: sluice.v1.JobPhase
-	(*durationpb.Duration)(nil),           // 35: google.protobuf.Duration
+	(*TaskRef)(nil),                       // 34: sluice.v1.TaskRef
+	(*JobRef)(nil),                        // 35: sluice.v1.JobRef
+	(JobPhase)(0),                         // 36: sluice.v1.JobPhase
+	(*durationpb.Duration)(nil),           // 37: google.protobuf.Duration
 }
 var file_sluice_v1_scheduler_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.ScheduleRequest.mode:type_name -> sluice.v1.ScheduleMode
@@ -2578,47 +2580,55 @@ var file_sluice_v1_scheduler_proto_depIdxs = []int32{
 	11, // 15: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
 	12, // 16: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
 	2,  // 17: sluice.v1.Decision.outcome:type_name -> sluice.v1.DecisionOutcome
-	13, // 18: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
-	14, // 19: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
-	34, // 20: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
-	34, // 21: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
-	15, // 22: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
-	35, // 23: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
-	17, // 24: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
-	35, // 25: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
-	9,  // 26: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
-	9,  // 27: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
-	20, // 28: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
-	8,  // 29: sluice.v1.CommitPlanResponse.plan:type_name -> sluice.v1.Plan
-	33, // 30: sluice.v1.ExplainJobRequest.read:type_name -> sluice.v1.ReadOptions
-	16, // 31: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
-	0,  // 32: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
-	35, // 33: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
-	33, // 34: sluice.v1.WatchPlansRequest.read:type_name -> sluice.v1.ReadOptions
-	8,  // 35: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
-	21, // 36: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
-	33, // 37: sluice.v1.GetSchedulerConfigRequest.read:type_name -> sluice.v1.ReadOptions
-	3,  // 38: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
-	19, // 39: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
-	22, // 40: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
-	5,  // 41: sluice.v1.SchedulerService.GetPlan:input_type -> sluice.v1.GetPlanRequest
-	24, // 42: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
-	26, // 43: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
-	28, // 44: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
-	30, // 45: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
-	4,  // 46: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
-	21, // 47: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
-	23, // 48: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
-	6,  // 49: sluice.v1.SchedulerService.GetPlan:output_type -> sluice.v1.GetPlanResponse
-	25, // 50: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
-	27, // 51: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
-	29, // 52: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
-	31, // 53: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
-	46, // [46:54] is the sub-list for method output_type
-	38, // [38:46] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	34, // 18: sluice.v1.BindDecision.task:type_name -> sluice.v1.TaskRef
+	35, // 19: sluice.v1.BindDecision.job:type_name -> sluice.v1.JobRef
+	34, // 20: sluice.v1.PipelineDecision.task:type_name -> sluice.v1.TaskRef
+	35, // 21: sluice.v1.PipelineDecision.job:type_name -> sluice.v1.JobRef
+	34, // 22: sluice.v1.EvictDecision.task:type_name -> sluice.v1.TaskRef
+	35, // 23: sluice.v1.EvictDecision.job:type_name -> sluice.v1.JobRef
+	34, // 24: sluice.v1.EvictDecision.for_task:type_name -> sluice.v1.TaskRef
+	13, // 25: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
+	14, // 26: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
+	35, // 27: sluice.v1.JobOutcome.job:type_name -> sluice.v1.JobRef
+	36, // 28: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
+	36, // 29: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
+	15, // 30: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
+	37, // 31: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
+	17, // 32: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
+	37, // 33: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
+	9,  // 34: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
+	9,  // 35: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
+	20, // 36: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
+	8,  // 37: sluice.v1.CommitPlanResponse.plan:type_name -> sluice.v1.Plan
+	33, // 38: sluice.v1.ExplainJobRequest.read:type_name -> sluice.v1.ReadOptions
+	16, // 39: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
+	0,  // 40: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
+	37, // 41: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
+	33, // 42: sluice.v1.WatchPlansRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 43: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
+	21, // 44: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	33, // 45: sluice.v1.GetSchedulerConfigRequest.read:type_name -> sluice.v1.ReadOptions
+	3,  // 46: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
+	19, // 47: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
+	22, // 48: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
+	5,  // 49: sluice.v1.SchedulerService.GetPlan:input_type -> sluice.v1.GetPlanRequest
+	24, // 50: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
+	26, // 51: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
+	28, // 52: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
+	30, // 53: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
+	4,  // 54: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
+	21, // 55: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
+	23, // 56: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
+	6,  // 57: sluice.v1.SchedulerService.GetPlan:output_type -> sluice.v1.GetPlanResponse
+	25, // 58: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
+	27, // 59: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
+	29, // 60: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
+	31, // 61: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
+	54, // [54:62] is the sub-list for method output_type
+	46, // [46:54] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_scheduler_proto_init() }

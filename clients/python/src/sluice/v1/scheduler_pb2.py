@@ -28,7 +28,7 @@ from sluice.v1 import types_pb2 as sluice_dot_v1_dot_types__pb2
 from sluice.v1 import reads_pb2 as sluice_dot_v1_dot_reads__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xc4\x01\n\x0fScheduleRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12%\n\x04mode\x18\x02 \x01(\x0e\x32\x17.sluice.v1.ScheduleMode\x12\x17\n\x0f\x63onfig_override\x18\x03 \x01(\t\x12\'\n\x03now\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"y\n\x10ScheduleResponse\x12\x1d\n\x04plan\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12-\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x1d.sluice.v1.CommitPlanResponse\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"\x7f\n\x0eGetPlanRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"I\n\x0fGetPlanResponse\x12\x1d\n\x04plan\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"o\n\nPlanCounts\x12\r\n\x05\x62inds\x18\x01 \x01(\x05\x12\x11\n\tpipelines\x18\x02 \x01(\x05\x12\x0e\n\x06\x65victs\x18\x03 \x01(\x05\x12\x0c\n\x04jobs\x18\x04 \x01(\x05\x12\x0f\n\x07\x61pplied\x18\x05 \x01(\x05\x12\x10\n\x08rejected\x18\x06 \x01(\x05\"\x92\x03\n\x04Plan\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07\x63luster\x18\x02 \x01(\t\x12\x15\n\rbase_revision\x18\x03 \x01(\x04\x12&\n\tdecisions\x18\x04 \x03(\x0b\x32\x13.sluice.v1.Decision\x12#\n\x04jobs\x18\x05 \x03(\x0b\x32\x15.sluice.v1.JobOutcome\x12$\n\x05stats\x18\x06 \x01(\x0b\x32\x15.sluice.v1.CycleStats\x12#\n\x05state\x18\x07 \x01(\x0e\x32\x14.sluice.v1.PlanState\x12.\n\nexpires_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x30\n\x0cscheduled_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1a\n\x12\x63ommitted_revision\x18\n \x01(\x04\x12%\n\x06\x63ounts\x18\x0b \x01(\x0b\x32\x15.sluice.v1.PlanCounts\x12\x19\n\x11\x64\x65\x63isions_dropped\x18\x0c \x01(\x08\"\xdd\x01\n\x08\x44\x65\x63ision\x12\'\n\x04\x62ind\x18\x01 \x01(\x0b\x32\x17.sluice.v1.BindDecisionH\x00\x12/\n\x08pipeline\x18\x02 \x01(\x0b\x32\x1b.sluice.v1.PipelineDecisionH\x00\x12)\n\x05\x65vict\x18\x03 \x01(\x0b\x32\x18.sluice.v1.EvictDecisionH\x00\x12+\n\x07outcome\x18\x04 \x01(\x0e\x32\x1a.sluice.v1.DecisionOutcome\x12\x17\n\x0frejected_reason\x18\x05 \x01(\tB\x06\n\x04kind\"K\n\x0c\x42indDecision\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x0b\n\x03job\x18\x02 \x01(\t\x12\x0c\n\x04node\x18\x03 \x01(\t\x12\x12\n\ndevice_ids\x18\x04 \x03(\t\";\n\x10PipelineDecision\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x0b\n\x03job\x18\x02 \x01(\t\x12\x0c\n\x04node\x18\x03 \x01(\t\"j\n\rEvictDecision\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\x0b\n\x03job\x18\x02 \x01(\t\x12\x0c\n\x04node\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x10\n\x08\x66or_task\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x06 \x01(\t\",\n\x0bReasonCount\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\r\n\x05nodes\x18\x02 \x01(\x05\"6\n\nGangStatus\x12\x11\n\tplaceable\x18\x01 \x01(\x05\x12\x15\n\rmin_available\x18\x02 \x01(\x05\"\x97\x01\n\x0b\x45xplanation\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x13\n\x0bnodes_total\x18\x02 \x01(\x05\x12\'\n\x07reasons\x18\x03 \x03(\x0b\x32\x16.sluice.v1.ReasonCount\x12#\n\x04gang\x18\x04 \x01(\x0b\x32\x15.sluice.v1.GangStatus\x12\x14\n\x0cqueue_reason\x18\x05 \x01(\t\"\xce\x01\n\nJobOutcome\x12\x0b\n\x03job\x18\x01 \x01(\t\x12+\n\x0eprevious_phase\x18\x02 \x01(\x0e\x32\x13.sluice.v1.JobPhase\x12\"\n\x05phase\x18\x03 \x01(\x0e\x32\x13.sluice.v1.JobPhase\x12\r\n\x05ready\x18\x04 \x01(\x05\x12\x0f\n\x07pending\x18\x05 \x01(\x05\x12\x15\n\rmin_available\x18\x06 \x01(\x05\x12+\n\x0b\x65xplanation\x18\x07 \x01(\x0b\x32\x16.sluice.v1.Explanation\"K\n\x0c\x41\x63tionTiming\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\t\x12+\n\x08\x64uration\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"`\n\nCycleStats\x12(\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x17.sluice.v1.ActionTiming\x12(\n\x05total\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"H\n\x11\x43ommitPlanRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\"I\n\x10RejectedDecision\x12%\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x13.sluice.v1.Decision\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xb3\x01\n\x12\x43ommitPlanResponse\x12\x10\n\x08revision\x18\x01 \x01(\x04\x12$\n\x07\x61pplied\x18\x02 \x03(\x0b\x32\x13.sluice.v1.Decision\x12-\n\x08rejected\x18\x03 \x03(\x0b\x32\x1b.sluice.v1.RejectedDecision\x12\x1d\n\x04plan\x18\x04 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12\x17\n\x0fnext_page_token\x18\x05 \x01(\t\"6\n\x12\x44iscardPlanRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\"\x15\n\x13\x44iscardPlanResponse\"k\n\x11\x45xplainJobRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"M\n\x12\x45xplainJobResponse\x12&\n\x07outcome\x18\x01 \x01(\x0b\x32\x15.sluice.v1.JobOutcome\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\"\xc1\x01\n\x11WatchPlansRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12%\n\x04mode\x18\x02 \x01(\x0e\x32\x17.sluice.v1.ScheduleMode\x12)\n\x06period\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08takeover\x18\x04 \x01(\x08\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"{\n\x12WatchPlansResponse\x12\x1d\n\x04plan\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12-\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x1d.sluice.v1.CommitPlanResponse\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"R\n\x19GetSchedulerConfigRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\":\n\x1aGetSchedulerConfigResponse\x12\x0e\n\x06\x63onfig\x18\x01 \x01(\t\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"M\n\x1cUpdateSchedulerConfigRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0e\n\x06\x63onfig\x18\x02 \x01(\t\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\"=\n\x1dUpdateSchedulerConfigResponse\x12\x0e\n\x06\x63onfig\x18\x01 \x01(\t\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t*\x82\x01\n\x0cScheduleMode\x12\x1d\n\x19SCHEDULE_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SCHEDULE_MODE_PROPOSE\x10\x01\x12\x1d\n\x19SCHEDULE_MODE_AUTO_COMMIT\x10\x02\x12\x19\n\x15SCHEDULE_MODE_DRY_RUN\x10\x03*\xa4\x01\n\tPlanState\x12\x1a\n\x16PLAN_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13PLAN_STATE_PROPOSED\x10\x01\x12\x18\n\x14PLAN_STATE_COMMITTED\x10\x02\x12\x18\n\x14PLAN_STATE_DISCARDED\x10\x03\x12\x16\n\x12PLAN_STATE_EXPIRED\x10\x04\x12\x16\n\x12PLAN_STATE_DRY_RUN\x10\x05*p\n\x0f\x44\x65\x63isionOutcome\x12 \n\x1c\x44\x45\x43ISION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44\x45\x43ISION_OUTCOME_APPLIED\x10\x01\x12\x1d\n\x19\x44\x45\x43ISION_OUTCOME_REJECTED\x10\x02\x32\x99\x05\n\x10SchedulerService\x12\x43\n\x08Schedule\x12\x1a.sluice.v1.ScheduleRequest\x1a\x1b.sluice.v1.ScheduleResponse\x12I\n\nCommitPlan\x12\x1c.sluice.v1.CommitPlanRequest\x1a\x1d.sluice.v1.CommitPlanResponse\x12L\n\x0b\x44iscardPlan\x12\x1d.sluice.v1.DiscardPlanRequest\x1a\x1e.sluice.v1.DiscardPlanResponse\x12@\n\x07GetPlan\x12\x19.sluice.v1.GetPlanRequest\x1a\x1a.sluice.v1.GetPlanResponse\x12I\n\nExplainJob\x12\x1c.sluice.v1.ExplainJobRequest\x1a\x1d.sluice.v1.ExplainJobResponse\x12K\n\nWatchPlans\x12\x1c.sluice.v1.WatchPlansRequest\x1a\x1d.sluice.v1.WatchPlansResponse0\x01\x12\x61\n\x12GetSchedulerConfig\x12$.sluice.v1.GetSchedulerConfigRequest\x1a%.sluice.v1.GetSchedulerConfigResponse\x12j\n\x15UpdateSchedulerConfig\x12\'.sluice.v1.UpdateSchedulerConfigRequest\x1a(.sluice.v1.UpdateSchedulerConfigResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xc4\x01\n\x0fScheduleRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12%\n\x04mode\x18\x02 \x01(\x0e\x32\x17.sluice.v1.ScheduleMode\x12\x17\n\x0f\x63onfig_override\x18\x03 \x01(\t\x12\'\n\x03now\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"y\n\x10ScheduleResponse\x12\x1d\n\x04plan\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12-\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x1d.sluice.v1.CommitPlanResponse\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"\x7f\n\x0eGetPlanRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"I\n\x0fGetPlanResponse\x12\x1d\n\x04plan\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"o\n\nPlanCounts\x12\r\n\x05\x62inds\x18\x01 \x01(\x05\x12\x11\n\tpipelines\x18\x02 \x01(\x05\x12\x0e\n\x06\x65victs\x18\x03 \x01(\x05\x12\x0c\n\x04jobs\x18\x04 \x01(\x05\x12\x0f\n\x07\x61pplied\x18\x05 \x01(\x05\x12\x10\n\x08rejected\x18\x06 \x01(\x05\"\x92\x03\n\x04Plan\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07\x63luster\x18\x02 \x01(\t\x12\x15\n\rbase_revision\x18\x03 \x01(\x04\x12&\n\tdecisions\x18\x04 \x03(\x0b\x32\x13.sluice.v1.Decision\x12#\n\x04jobs\x18\x05 \x03(\x0b\x32\x15.sluice.v1.JobOutcome\x12$\n\x05stats\x18\x06 \x01(\x0b\x32\x15.sluice.v1.CycleStats\x12#\n\x05state\x18\x07 \x01(\x0e\x32\x14.sluice.v1.PlanState\x12.\n\nexpires_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x30\n\x0cscheduled_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1a\n\x12\x63ommitted_revision\x18\n \x01(\x04\x12%\n\x06\x63ounts\x18\x0b \x01(\x0b\x32\x15.sluice.v1.PlanCounts\x12\x19\n\x11\x64\x65\x63isions_dropped\x18\x0c \x01(\x08\"\xdd\x01\n\x08\x44\x65\x63ision\x12\'\n\x04\x62ind\x18\x01 \x01(\x0b\x32\x17.sluice.v1.BindDecisionH\x00\x12/\n\x08pipeline\x18\x02 \x01(\x0b\x32\x1b.sluice.v1.PipelineDecisionH\x00\x12)\n\x05\x65vict\x18\x03 \x01(\x0b\x32\x18.sluice.v1.EvictDecisionH\x00\x12+\n\x07outcome\x18\x04 \x01(\x0e\x32\x1a.sluice.v1.DecisionOutcome\x12\x17\n\x0frejected_reason\x18\x05 \x01(\tB\x06\n\x04kind\"~\n\x0c\x42indDecision\x12 \n\x04task\x18\x05 \x01(\x0b\x32\x12.sluice.v1.TaskRef\x12\x1e\n\x03job\x18\x06 \x01(\x0b\x32\x11.sluice.v1.JobRef\x12\x0c\n\x04node\x18\x03 \x01(\t\x12\x12\n\ndevice_ids\x18\x04 \x03(\tJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03\"n\n\x10PipelineDecision\x12 \n\x04task\x18\x04 \x01(\x0b\x32\x12.sluice.v1.TaskRef\x12\x1e\n\x03job\x18\x05 \x01(\x0b\x32\x11.sluice.v1.JobRef\x12\x0c\n\x04node\x18\x03 \x01(\tJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03\"\xb7\x01\n\rEvictDecision\x12 \n\x04task\x18\x07 \x01(\x0b\x32\x12.sluice.v1.TaskRef\x12\x1e\n\x03job\x18\x08 \x01(\x0b\x32\x11.sluice.v1.JobRef\x12\x0c\n\x04node\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12$\n\x08\x66or_task\x18\t \x01(\x0b\x32\x12.sluice.v1.TaskRef\x12\x0e\n\x06\x61\x63tion\x18\x06 \x01(\tJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03J\x04\x08\x05\x10\x06\",\n\x0bReasonCount\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\r\n\x05nodes\x18\x02 \x01(\x05\"6\n\nGangStatus\x12\x11\n\tplaceable\x18\x01 \x01(\x05\x12\x15\n\rmin_available\x18\x02 \x01(\x05\"\x97\x01\n\x0b\x45xplanation\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x13\n\x0bnodes_total\x18\x02 \x01(\x05\x12\'\n\x07reasons\x18\x03 \x03(\x0b\x32\x16.sluice.v1.ReasonCount\x12#\n\x04gang\x18\x04 \x01(\x0b\x32\x15.sluice.v1.GangStatus\x12\x14\n\x0cqueue_reason\x18\x05 \x01(\t\"\xe7\x01\n\nJobOutcome\x12\x1e\n\x03job\x18\x08 \x01(\x0b\x32\x11.sluice.v1.JobRef\x12+\n\x0eprevious_phase\x18\x02 \x01(\x0e\x32\x13.sluice.v1.JobPhase\x12\"\n\x05phase\x18\x03 \x01(\x0e\x32\x13.sluice.v1.JobPhase\x12\r\n\x05ready\x18\x04 \x01(\x05\x12\x0f\n\x07pending\x18\x05 \x01(\x05\x12\x15\n\rmin_available\x18\x06 \x01(\x05\x12+\n\x0b\x65xplanation\x18\x07 \x01(\x0b\x32\x16.sluice.v1.ExplanationJ\x04\x08\x01\x10\x02\"K\n\x0c\x41\x63tionTiming\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\t\x12+\n\x08\x64uration\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"`\n\nCycleStats\x12(\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x17.sluice.v1.ActionTiming\x12(\n\x05total\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\"H\n\x11\x43ommitPlanRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\"I\n\x10RejectedDecision\x12%\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x13.sluice.v1.Decision\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xb3\x01\n\x12\x43ommitPlanResponse\x12\x10\n\x08revision\x18\x01 \x01(\x04\x12$\n\x07\x61pplied\x18\x02 \x03(\x0b\x32\x13.sluice.v1.Decision\x12-\n\x08rejected\x18\x03 \x03(\x0b\x32\x1b.sluice.v1.RejectedDecision\x12\x1d\n\x04plan\x18\x04 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12\x17\n\x0fnext_page_token\x18\x05 \x01(\t\"6\n\x12\x44iscardPlanRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\"\x15\n\x13\x44iscardPlanResponse\"k\n\x11\x45xplainJobRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"M\n\x12\x45xplainJobResponse\x12&\n\x07outcome\x18\x01 \x01(\x0b\x32\x15.sluice.v1.JobOutcome\x12\x0f\n\x07plan_id\x18\x02 \x01(\t\"\xc1\x01\n\x11WatchPlansRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12%\n\x04mode\x18\x02 \x01(\x0e\x32\x17.sluice.v1.ScheduleMode\x12)\n\x06period\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08takeover\x18\x04 \x01(\x08\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\"{\n\x12WatchPlansResponse\x12\x1d\n\x04plan\x18\x01 \x01(\x0b\x32\x0f.sluice.v1.Plan\x12-\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x1d.sluice.v1.CommitPlanResponse\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"R\n\x19GetSchedulerConfigRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12$\n\x04read\x18\x0f \x01(\x0b\x32\x16.sluice.v1.ReadOptions\":\n\x1aGetSchedulerConfigResponse\x12\x0e\n\x06\x63onfig\x18\x01 \x01(\t\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"M\n\x1cUpdateSchedulerConfigRequest\x12\x0f\n\x07\x63luster\x18\x01 \x01(\t\x12\x0e\n\x06\x63onfig\x18\x02 \x01(\t\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\"=\n\x1dUpdateSchedulerConfigResponse\x12\x0e\n\x06\x63onfig\x18\x01 \x01(\t\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t*\x82\x01\n\x0cScheduleMode\x12\x1d\n\x19SCHEDULE_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SCHEDULE_MODE_PROPOSE\x10\x01\x12\x1d\n\x19SCHEDULE_MODE_AUTO_COMMIT\x10\x02\x12\x19\n\x15SCHEDULE_MODE_DRY_RUN\x10\x03*\xa4\x01\n\tPlanState\x12\x1a\n\x16PLAN_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13PLAN_STATE_PROPOSED\x10\x01\x12\x18\n\x14PLAN_STATE_COMMITTED\x10\x02\x12\x18\n\x14PLAN_STATE_DISCARDED\x10\x03\x12\x16\n\x12PLAN_STATE_EXPIRED\x10\x04\x12\x16\n\x12PLAN_STATE_DRY_RUN\x10\x05*p\n\x0f\x44\x65\x63isionOutcome\x12 \n\x1c\x44\x45\x43ISION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44\x45\x43ISION_OUTCOME_APPLIED\x10\x01\x12\x1d\n\x19\x44\x45\x43ISION_OUTCOME_REJECTED\x10\x02\x32\x99\x05\n\x10SchedulerService\x12\x43\n\x08Schedule\x12\x1a.sluice.v1.ScheduleRequest\x1a\x1b.sluice.v1.ScheduleResponse\x12I\n\nCommitPlan\x12\x1c.sluice.v1.CommitPlanRequest\x1a\x1d.sluice.v1.CommitPlanResponse\x12L\n\x0b\x44iscardPlan\x12\x1d.sluice.v1.DiscardPlanRequest\x1a\x1e.sluice.v1.DiscardPlanResponse\x12@\n\x07GetPlan\x12\x19.sluice.v1.GetPlanRequest\x1a\x1a.sluice.v1.GetPlanResponse\x12I\n\nExplainJob\x12\x1c.sluice.v1.ExplainJobRequest\x1a\x1d.sluice.v1.ExplainJobResponse\x12K\n\nWatchPlans\x12\x1c.sluice.v1.WatchPlansRequest\x1a\x1d.sluice.v1.WatchPlansResponse0\x01\x12\x61\n\x12GetSchedulerConfig\x12$.sluice.v1.GetSchedulerConfigRequest\x1a%.sluice.v1.GetSchedulerConfigResponse\x12j\n\x15UpdateSchedulerConfig\x12\'.sluice.v1.UpdateSchedulerConfigRequest\x1a(.sluice.v1.UpdateSchedulerConfigResponseB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,12 +36,12 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sluice.v1.scheduler_pb2', _
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1'
-  _globals['_SCHEDULEMODE']._serialized_start=3511
-  _globals['_SCHEDULEMODE']._serialized_end=3641
-  _globals['_PLANSTATE']._serialized_start=3644
-  _globals['_PLANSTATE']._serialized_end=3808
-  _globals['_DECISIONOUTCOME']._serialized_start=3810
-  _globals['_DECISIONOUTCOME']._serialized_end=3922
+  _globals['_SCHEDULEMODE']._serialized_start=3716
+  _globals['_SCHEDULEMODE']._serialized_end=3846
+  _globals['_PLANSTATE']._serialized_start=3849
+  _globals['_PLANSTATE']._serialized_end=4013
+  _globals['_DECISIONOUTCOME']._serialized_start=4015
+  _globals['_DECISIONOUTCOME']._serialized_end=4127
   _globals['_SCHEDULEREQUEST']._serialized_start=152
   _globals['_SCHEDULEREQUEST']._serialized_end=348
   _globals['_SCHEDULERESPONSE']._serialized_start=350
@@ -57,49 +57,49 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DECISION']._serialized_start=1196
   _globals['_DECISION']._serialized_end=1417
   _globals['_BINDDECISION']._serialized_start=1419
-  _globals['_BINDDECISION']._serialized_end=1494
-  _globals['_PIPELINEDECISION']._serialized_start=1496
-  _globals['_PIPELINEDECISION']._serialized_end=1555
-  _globals['_EVICTDECISION']._serialized_start=1557
-  _globals['_EVICTDECISION']._serialized_end=1663
-  _globals['_REASONCOUNT']._serialized_start=1665
-  _globals['_REASONCOUNT']._serialized_end=1709
-  _globals['_GANGSTATUS']._serialized_start=1711
-  _globals['_GANGSTATUS']._serialized_end=1765
-  _globals['_EXPLANATION']._serialized_start=1768
-  _globals['_EXPLANATION']._serialized_end=1919
-  _globals['_JOBOUTCOME']._serialized_start=1922
-  _globals['_JOBOUTCOME']._serialized_end=2128
-  _globals['_ACTIONTIMING']._serialized_start=2130
-  _globals['_ACTIONTIMING']._serialized_end=2205
-  _globals['_CYCLESTATS']._serialized_start=2207
-  _globals['_CYCLESTATS']._serialized_end=2303
-  _globals['_COMMITPLANREQUEST']._serialized_start=2305
-  _globals['_COMMITPLANREQUEST']._serialized_end=2377
-  _globals['_REJECTEDDECISION']._serialized_start=2379
-  _globals['_REJECTEDDECISION']._serialized_end=2452
-  _globals['_COMMITPLANRESPONSE']._serialized_start=2455
-  _globals['_COMMITPLANRESPONSE']._serialized_end=2634
-  _globals['_DISCARDPLANREQUEST']._serialized_start=2636
-  _globals['_DISCARDPLANREQUEST']._serialized_end=2690
-  _globals['_DISCARDPLANRESPONSE']._serialized_start=2692
-  _globals['_DISCARDPLANRESPONSE']._serialized_end=2713
-  _globals['_EXPLAINJOBREQUEST']._serialized_start=2715
-  _globals['_EXPLAINJOBREQUEST']._serialized_end=2822
-  _globals['_EXPLAINJOBRESPONSE']._serialized_start=2824
-  _globals['_EXPLAINJOBRESPONSE']._serialized_end=2901
-  _globals['_WATCHPLANSREQUEST']._serialized_start=2904
-  _globals['_WATCHPLANSREQUEST']._serialized_end=3097
-  _globals['_WATCHPLANSRESPONSE']._serialized_start=3099
-  _globals['_WATCHPLANSRESPONSE']._serialized_end=3222
-  _globals['_GETSCHEDULERCONFIGREQUEST']._serialized_start=3224
-  _globals['_GETSCHEDULERCONFIGREQUEST']._serialized_end=3306
-  _globals['_GETSCHEDULERCONFIGRESPONSE']._serialized_start=3308
-  _globals['_GETSCHEDULERCONFIGRESPONSE']._serialized_end=3366
-  _globals['_UPDATESCHEDULERCONFIGREQUEST']._serialized_start=3368
-  _globals['_UPDATESCHEDULERCONFIGREQUEST']._serialized_end=3445
-  _globals['_UPDATESCHEDULERCONFIGRESPONSE']._serialized_start=3447
-  _globals['_UPDATESCHEDULERCONFIGRESPONSE']._serialized_end=3508
-  _globals['_SCHEDULERSERVICE']._serialized_start=3925
-  _globals['_SCHEDULERSERVICE']._serialized_end=4590
+  _globals['_BINDDECISION']._serialized_end=1545
+  _globals['_PIPELINEDECISION']._serialized_start=1547
+  _globals['_PIPELINEDECISION']._serialized_end=1657
+  _globals['_EVICTDECISION']._serialized_start=1660
+  _globals['_EVICTDECISION']._serialized_end=1843
+  _globals['_REASONCOUNT']._serialized_start=1845
+  _globals['_REASONCOUNT']._serialized_end=1889
+  _globals['_GANGSTATUS']._serialized_start=1891
+  _globals['_GANGSTATUS']._serialized_end=1945
+  _globals['_EXPLANATION']._serialized_start=1948
+  _globals['_EXPLANATION']._serialized_end=2099
+  _globals['_JOBOUTCOME']._serialized_start=2102
+  _globals['_JOBOUTCOME']._serialized_end=2333
+  _globals['_ACTIONTIMING']._serialized_start=2335
+  _globals['_ACTIONTIMING']._serialized_end=2410
+  _globals['_CYCLESTATS']._serialized_start=2412
+  _globals['_CYCLESTATS']._serialized_end=2508
+  _globals['_COMMITPLANREQUEST']._serialized_start=2510
+  _globals['_COMMITPLANREQUEST']._serialized_end=2582
+  _globals['_REJECTEDDECISION']._serialized_start=2584
+  _globals['_REJECTEDDECISION']._serialized_end=2657
+  _globals['_COMMITPLANRESPONSE']._serialized_start=2660
+  _globals['_COMMITPLANRESPONSE']._serialized_end=2839
+  _globals['_DISCARDPLANREQUEST']._serialized_start=2841
+  _globals['_DISCARDPLANREQUEST']._serialized_end=2895
+  _globals['_DISCARDPLANRESPONSE']._serialized_start=2897
+  _globals['_DISCARDPLANRESPONSE']._serialized_end=2918
+  _globals['_EXPLAINJOBREQUEST']._serialized_start=2920
+  _globals['_EXPLAINJOBREQUEST']._serialized_end=3027
+  _globals['_EXPLAINJOBRESPONSE']._serialized_start=3029
+  _globals['_EXPLAINJOBRESPONSE']._serialized_end=3106
+  _globals['_WATCHPLANSREQUEST']._serialized_start=3109
+  _globals['_WATCHPLANSREQUEST']._serialized_end=3302
+  _globals['_WATCHPLANSRESPONSE']._serialized_start=3304
+  _globals['_WATCHPLANSRESPONSE']._serialized_end=3427
+  _globals['_GETSCHEDULERCONFIGREQUEST']._serialized_start=3429
+  _globals['_GETSCHEDULERCONFIGREQUEST']._serialized_end=3511
+  _globals['_GETSCHEDULERCONFIGRESPONSE']._serialized_start=3513
+  _globals['_GETSCHEDULERCONFIGRESPONSE']._serialized_end=3571
+  _globals['_UPDATESCHEDULERCONFIGREQUEST']._serialized_start=3573
+  _globals['_UPDATESCHEDULERCONFIGREQUEST']._serialized_end=3650
+  _globals['_UPDATESCHEDULERCONFIGRESPONSE']._serialized_start=3652
+  _globals['_UPDATESCHEDULERCONFIGRESPONSE']._serialized_end=3713
+  _globals['_SCHEDULERSERVICE']._serialized_start=4130
+  _globals['_SCHEDULERSERVICE']._serialized_end=4795
 # @@protoc_insertion_point(module_scope)

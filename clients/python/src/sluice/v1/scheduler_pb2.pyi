@@ -160,21 +160,21 @@ class BindDecision(_message.Message):
     JOB_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
     DEVICE_IDS_FIELD_NUMBER: _ClassVar[int]
-    task: str
-    job: str
+    task: _types_pb2.TaskRef
+    job: _types_pb2.JobRef
     node: str
     device_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., device_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., node: _Optional[str] = ..., device_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PipelineDecision(_message.Message):
     __slots__ = ("task", "job", "node")
     TASK_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
-    task: str
-    job: str
+    task: _types_pb2.TaskRef
+    job: _types_pb2.JobRef
     node: str
-    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., node: _Optional[str] = ...) -> None: ...
 
 class EvictDecision(_message.Message):
     __slots__ = ("task", "job", "node", "reason", "for_task", "action")
@@ -184,13 +184,13 @@ class EvictDecision(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     FOR_TASK_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
-    task: str
-    job: str
+    task: _types_pb2.TaskRef
+    job: _types_pb2.JobRef
     node: str
     reason: str
-    for_task: str
+    for_task: _types_pb2.TaskRef
     action: str
-    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., reason: _Optional[str] = ..., for_task: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., node: _Optional[str] = ..., reason: _Optional[str] = ..., for_task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., action: _Optional[str] = ...) -> None: ...
 
 class ReasonCount(_message.Message):
     __slots__ = ("reason", "nodes")
@@ -231,14 +231,14 @@ class JobOutcome(_message.Message):
     PENDING_FIELD_NUMBER: _ClassVar[int]
     MIN_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     EXPLANATION_FIELD_NUMBER: _ClassVar[int]
-    job: str
+    job: _types_pb2.JobRef
     previous_phase: _types_pb2.JobPhase
     phase: _types_pb2.JobPhase
     ready: int
     pending: int
     min_available: int
     explanation: Explanation
-    def __init__(self, job: _Optional[str] = ..., previous_phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., ready: _Optional[int] = ..., pending: _Optional[int] = ..., min_available: _Optional[int] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ...) -> None: ...
+    def __init__(self, job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., previous_phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., ready: _Optional[int] = ..., pending: _Optional[int] = ..., min_available: _Optional[int] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ...) -> None: ...
 
 class ActionTiming(_message.Message):
     __slots__ = ("action", "duration")

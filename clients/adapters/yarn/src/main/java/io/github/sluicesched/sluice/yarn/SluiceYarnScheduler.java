@@ -716,7 +716,7 @@ public final class SluiceYarnScheduler {
     for (Decision d : resp.getAppliedList()) {
       if (d.hasBind()) {
         BindDecision b = d.getBind();
-        TaskInfo t = tasks.get(b.getTask());
+        TaskInfo t = tasks.get(SluiceClient.fullName(b.getTask()));
         NodeInfo n = nodes.get(b.getNode());
         if (t == null || !t.pending() || n == null) {
           continue; // cannot happen while the adapter is Sluice's only writer
@@ -738,7 +738,7 @@ public final class SluiceYarnScheduler {
           touched.computeIfAbsent(t.app, x -> new LinkedHashSet<>()).add(key);
         }
       } else if (d.hasEvict()) {
-        TaskInfo t = tasks.get(d.getEvict().getTask());
+        TaskInfo t = tasks.get(SluiceClient.fullName(d.getEvict().getTask()));
         if (t == null || t.pending()) {
           continue;
         }
