@@ -358,6 +358,10 @@ type ScheduleRequest struct {
 	Config *conf.Config
 	// Observer, if set, is told this cycle's timings (besides Options.Observer).
 	Observer framework.Observer
+	// Hypothetical, for a dry run, is a batch of changes the cycle sees on top of the
+	// cluster's state and that is never stored (see state.Store.Hypothetical); the plan
+	// marks what concerns its objects (Plan.Hypothetical). nil means none.
+	Hypothetical *state.Batch
 }
 
 // Schedule runs one cycle on the cluster's current snapshot and returns its plan. A proposed
@@ -376,6 +380,9 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	if req.Config != nil && req.Mode != DryRun {
 		return nil, &ConfigError{Msg: "a configuration override is allowed only for a dry run"}
 	}
+	if req.Hypothetical != nil && req.Mode != DryRun {
+		return nil, ErrHypotheticalNotDryRun
+	}
 	cfg := req.Config
 	if cfg == nil {
 		var err error
@@ -387,7 +394,10 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	if now.IsZero() {
 		now = e.clock()
 	}
-	snap := e.store.Snapshot(cluster)
+	snap, err := e.snapshot(cluster, req.Hypothetical)
+	if err != nil {
+		return nil, err
+	}
 	fsnap := toFrameworkSnapshot(cluster, snap)
 
 	e.mu.Lock()
@@ -433,6 +443,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		State:        PlanProposed,
 	}
 	plan.Counts = countsOf(res)
+	plan.Hypothetical = markHypothetical(res, req.Hypothetical)
 	switch req.Mode {
 	case DryRun:
 		plan.State = PlanDryRun
@@ -468,9 +479,12 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 
 	e.mu.Lock()
 	// The latest cycle's outcome of every job it saw; jobs gone from the store are forgotten.
-	rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
-	for _, o := range res.Jobs {
-		rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
+	// A what-if's outcomes are not the cluster's: they are not kept.
+	if req.Hypothetical == nil {
+		rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
+		for _, o := range res.Jobs {
+			rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
+		}
 	}
 	if req.Mode != DryRun {
 		rec.queues = make(map[string]framework.QueueOutcome, len(res.Queues))
