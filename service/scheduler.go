@@ -39,6 +39,7 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 		fe.add("config_override", "only allowed with SCHEDULE_MODE_DRY_RUN")
 	}
 	checkTimestamp(&fe, "now", req.GetNow())
+	checkHypothetical(&fe, req)
 	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN: a plan that may be committed is always made on the confirmed leader")
 	}
@@ -49,7 +50,11 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), nil)
+	hyp, err := sc.s.decodeHypothetical(req.GetHypothetical())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), nil, hyp)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -88,7 +93,7 @@ func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) 
 // aborted (checked under the cycle lock, which DeleteCluster takes after aborting the
 // cluster's subscriber, so that no watched cycle stores a plan after a delete).
 func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string,
-	read *sluicev1.ReadOptions, watched *watchSub) (*engine.Plan, error) {
+	read *sluicev1.ReadOptions, watched *watchSub, hyp *decodedBatch) (*engine.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -113,6 +118,9 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		}
 		req.Config = cfg
 	}
+	if hyp != nil {
+		req.Hypothetical = &hyp.batch
+	}
 	unlock, err := s.lockCycle(ctx, cluster)
 	if err != nil {
 		return nil, err
@@ -134,6 +142,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	req.Observer = &cycleObserver{ctx: ctx, tracer: s.tracer, m: s.metrics, cluster: attribute.String("cluster", cluster)}
 	p, err := s.engine.Schedule(ctx, cluster, req)
 	if err != nil {
+		err = hypotheticalError(err, hyp)
 		span.RecordError(err)
 		span.SetStatus(otelcodes.Error, err.Error())
 		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
