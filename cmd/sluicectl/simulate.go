@@ -230,7 +230,7 @@ func (a *app) simCluster(o *simOptions) ([]state.Change, error) {
 		}
 		c, err := parse(o.cluster, data)
 		if err != nil {
-			return nil, fmt.Errorf("simulate: %w", err)
+			return nil, fmt.Errorf("simulate: %w", withLine(err))
 		}
 		b, err := service.DecodeBatch(c.Batch(), api.Epoch)
 		if err != nil {
@@ -517,7 +517,7 @@ func readWrappedConfig(file, name string, top map[string]yaml.Node, reg *framewo
 		}
 		cl, err := scenario.ParseClusterPartial(file+" queues", text)
 		if err != nil {
-			return sim.Config{}, err
+			return sim.Config{}, withLine(err)
 		}
 		b, err := service.DecodeBatch(cl.Batch(), api.Epoch)
 		if err != nil {
