@@ -137,6 +137,10 @@ func ReadSWF(file string, r io.Reader, opts SWFOptions) (*Trace, error) {
 			tr.Skipped[reason]++
 			continue
 		}
+		if tasks := (rec.procs() + int64(per) - 1) / int64(per); tasks > maxTasksPerJob {
+			return nil, &LineError{File: file, Line: rec.line, Field: swfFields[4],
+				Msg: fmt.Sprintf("%d processors make %d tasks of %d, more than the %d a job may have", rec.procs(), tasks, per, maxTasksPerJob)}
+		}
 		tr.Jobs = append(tr.Jobs, rec.job(ns, per, opts))
 	}
 	sortBySubmit(tr.Jobs)
