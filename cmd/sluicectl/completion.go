@@ -24,7 +24,7 @@ func (a *app) completion(args []string) error {
 }
 
 var (
-	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench bench-reads simulate whatif completion help"
+	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench bench-reads simulate whatif gentrace completion help"
 	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name --wait -o"
 	completionKinds    = map[string]string{
 		"get":        "nodes queues jobs tasks clusters",
@@ -69,6 +69,7 @@ _sluicectl() {
       bench-reads) extra="--clients --duration --consistency --max-staleness" ;;
       simulate) extra="--trace --format --config --out --from-server --server-cluster --cores-per-node --procs-per-task --queue-map --failed --cancelled --memory-per-core --preemptable --time-scale --period --release-delay --interval --background-runtime --quiet" ;;
       whatif) extra="-f" ;;
+      gentrace) extra="--jobs --nodes --cores-per-node --queues --load --seed" ;;
       bench) extra="--nodes --jobs --tasks-per-job --queues --shapes --config --seed --cycles --grpc --batch --cpuprofile --memprofile" ;;
     esac
     COMPREPLY=($(compgen -W "` + completionFlags + ` $extra" -- "$cur"))

@@ -42,6 +42,8 @@
 //	whatif -f FILE                   where hypothetical jobs and tasks would go, whom they
 //	                                 would evict or why they would wait, and what removing or
 //	                                 draining nodes would do (a dry run: nothing is stored)
+//	gentrace [--jobs N] [--nodes N] [--cores-per-node N] [--queues N] [--load F] [--seed N]
+//	                                 write a synthetic SWF trace (the same flags, the same bytes)
 //	completion bash|zsh              print a shell completion script
 //
 // Every command that prints takes -o table|json|yaml. Global flags, also accepted after the

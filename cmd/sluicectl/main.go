@@ -142,6 +142,8 @@ Commands:
                                          jobs.csv, timeline.csv, summary.json and report.html
   whatif -f FILE                         where hypothetical jobs, tasks, node removals or drains
                                          would go on the live cluster (a dry run that stores nothing)
+  gentrace [--jobs N] [--nodes N] [--cores-per-node N] [--queues N] [--load F] [--seed N]
+                                         write a synthetic SWF trace to standard output
   completion bash|zsh                    print a shell completion script
 
 Every command that prints takes -o table|json|yaml (table by default), bench and
@@ -288,6 +290,8 @@ func (a *app) dispatch(args []string) error {
 		return a.simulate(args)
 	case "whatif":
 		return a.whatif(args)
+	case "gentrace":
+		return a.gentrace(args)
 	case "completion":
 		return a.completion(args)
 	}
