@@ -119,7 +119,7 @@ func queuePlots(in *Input, timelines [][]sim.Interval) []Plot {
 				top = math.Max(top, math.Max(iv.Allocated[q][0], iv.Deserved[q][0]))
 			}
 		}
-		c := newChart("queues-"+strconv.Itoa(i), "Queues against deserved: "+r.Config, 450, 260)
+		c := newChart("queues-"+strconv.Itoa(i), r.Config, queuePlotWidth(len(in.Results)), 260)
 		c.right = 10
 		c.x1, c.y1 = span(in.Results).Seconds(), math.Max(top*1.05, 1)
 		c.xTicks, c.yTicks = timeTicks(span(in.Results), 5), niceTicks(0, c.y1, 4, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
@@ -138,10 +138,14 @@ func queuePlots(in *Input, timelines [][]sim.Interval) []Plot {
 			c.line(xs, des, color(q), true)
 			c.line(xs, alloc, color(q), false)
 		}
-		out = append(out, Plot{ID: c.id, Caption: "Configuration " + r.Config + ": cpu each queue's running tasks hold (solid) and the cpu it deserves (dashed, as the queue plugins computed it in the last cycle; absent without proportion or capacity).",
-			SVG: template.HTML(c.close())})
+		out = append(out, Plot{ID: c.id, Caption: "Queues under " + r.Config + ".", SVG: template.HTML(c.close())})
 	}
 	return out
+}
+
+// queuePlotWidth fits up to three configurations' queue plots on one row of the page.
+func queuePlotWidth(n int) float64 {
+	return math.Max(290, math.Min(450, (900-16*float64(n-1))/float64(max(n, 1))))
 }
 
 // cdfPoints is how many points draw each configuration's wait CDF.
@@ -224,7 +228,7 @@ func sizePlot(in *Input) Plot {
 	c := newChart("wait-by-size", "Mean wait per job size (cores)", 450, 300)
 	c.right = 10
 	c.x1, c.y1 = float64(max(len(classes), 1)), top*1.1
-	c.yTicks = niceTicks(0, c.y1, 4, func(v float64) string { return humanSeconds(v) })
+	c.yTicks = timeTicks(time.Duration(c.y1*float64(time.Second)), 4)
 	for k, name := range classes {
 		c.xTicks = append(c.xTicks, tick{at: float64(k) + 0.5, label: name})
 	}
@@ -327,7 +331,7 @@ th .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px
 figure { margin: 12px 0; }
 figcaption { color: #555; font-size: 12.5px; max-width: 900px; }
 .grid2 { display: flex; flex-wrap: wrap; gap: 12px 20px; }
-.grid2 figure { margin: 0; }
+.grid2 figure { margin: 0; width: min-content; }
 svg.plot { background: #fff; border: 1px solid #e4e4e4; border-radius: 4px; display: block; }
 svg .title { font-weight: 600; font-size: 13px; }
 svg .tick, svg .legend { font-size: 11px; fill: #444; }
@@ -348,6 +352,7 @@ ul.never { font-size: 12.5px; color: #444; }
 <h2>Utilization over time</h2>
 {{range .Utilization}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}<h2>Queue share against deserved</h2>
+<p class="meta">Per configuration: the cpu each queue's running tasks hold (solid) and the cpu it deserves (dashed), as the queue plugins (proportion, capacity) computed it in the last cycle.</p>
 <div class="grid2">{{range .Queues2}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</div>
 <h2>Waits</h2>

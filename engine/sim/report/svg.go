@@ -154,7 +154,8 @@ func niceTicks(lo, hi float64, n int, format func(float64) string) []tick {
 
 // timeTicks returns about n ticks over [0, span] at round durations.
 func timeTicks(span time.Duration, n int) []tick {
-	steps := []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
+	steps := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
+		30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
 		3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour}
 	step := steps[len(steps)-1]
 	for _, s := range steps {
