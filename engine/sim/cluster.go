@@ -101,7 +101,7 @@ func Check(cluster []state.Change, tr *Trace, configs []Config, reg *framework.R
 	for _, pc := range snap.PriorityClasses() {
 		classes[pc.Name] = true
 	}
-	for i, c := range configs {
+	for _, c := range configs {
 		if c.Scheduler == nil {
 			p.Errors = append(p.Errors, fmt.Sprintf("configuration %s: no scheduler configuration", c.Name))
 		} else if err := reg.Validate(c.Scheduler); err != nil {
@@ -113,7 +113,7 @@ func Check(cluster []state.Change, tr *Trace, configs []Config, reg *framework.R
 			}
 		}
 		for _, q := range c.Queues {
-			queues[q.Name] = queues[q.Name] || i >= 0
+			queues[q.Name] = true // a configuration may add a queue
 		}
 	}
 	var unknown, classless []string
