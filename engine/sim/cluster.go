@@ -112,9 +112,6 @@ func Check(cluster []state.Change, tr *Trace, configs []Config, reg *framework.R
 				p.Errors = append(p.Errors, fmt.Sprintf("configuration %s: its queues: %v", c.Name, err))
 			}
 		}
-		for _, q := range c.Queues {
-			queues[q.Name] = true // a configuration may add a queue
-		}
 	}
 	var unknown, classless []string
 	nodes := snap.Nodes()
@@ -125,8 +122,8 @@ func Check(cluster []state.Change, tr *Trace, configs []Config, reg *framework.R
 		}
 	}
 	for _, j := range tr.Jobs {
-		if !queues[j.Queue] {
-			unknown = append(unknown, fmt.Sprintf("job %s (line %d): queue %q is not in the cluster", j.Key(), j.Line, j.Queue))
+		if why := unknownQueue(configs, j.Queue); !queues[j.Queue] && why != "" {
+			unknown = append(unknown, fmt.Sprintf("job %s (line %d): %s", j.Key(), j.Line, why))
 		}
 		if j.PriorityClass != "" && !classes[j.PriorityClass] {
 			classless = append(classless, fmt.Sprintf("job %s (line %d): priority class %q is not in the cluster", j.Key(), j.Line, j.PriorityClass))
@@ -140,6 +137,25 @@ func Check(cluster []state.Change, tr *Trace, configs []Config, reg *framework.R
 	p.Errors = append(p.Errors, capList(classless)...)
 	p.Warnings = capList(p.Warnings)
 	return p
+}
+
+// unknownQueue says why queue q, which the cluster lacks, stops the run: every configuration
+// without a queue of that name of its own would meet jobs of a queue it does not have. It
+// returns "" when every configuration adds the queue.
+func unknownQueue(configs []Config, q string) string {
+	var without []string
+	for _, c := range configs {
+		if !slices.ContainsFunc(c.Queues, func(x *api.Queue) bool { return x.Name == q }) {
+			without = append(without, c.Name)
+		}
+	}
+	switch {
+	case len(configs) > 0 && len(without) == 0:
+		return ""
+	case len(without) < len(configs):
+		return fmt.Sprintf("queue %q is not in the cluster, nor in configuration %s", q, strings.Join(without, ", "))
+	}
+	return fmt.Sprintf("queue %q is not in the cluster", q)
 }
 
 // capList keeps the first maxListed lines and counts the rest.

@@ -292,3 +292,20 @@ func TestConfigQueuesOverrideTheCluster(t *testing.T) {
 		t.Errorf("mean waits big %g, small %g; want 50 and 50", b, sm)
 	}
 }
+
+// A queue only some configurations add is an error for the others, named.
+func TestCheckQueueAddedByOneConfiguration(t *testing.T) {
+	reg := builtin.Registry()
+	cl := cluster([]float64{4}, map[string]int32{"q": 1}, nil)
+	tr := &sim.Trace{Jobs: []*sim.Job{job("x", "extra", 0, s, 1, 1)}}
+	with := config(t, "with", fifoConf)
+	with.Queues = []*api.Queue{{Name: "extra", Weight: 1, State: api.QueueOpen}}
+	without := config(t, "without", fifoConf)
+	if p := sim.Check(cl, tr, []sim.Config{with}, reg); p.Err() != nil {
+		t.Errorf("a queue the only configuration adds: %v", p.Err())
+	}
+	p := sim.Check(cl, tr, []sim.Config{with, without}, reg)
+	if p.Err() == nil || !strings.Contains(p.Err().Error(), `queue "extra" is not in the cluster, nor in configuration without`) {
+		t.Errorf("a queue one configuration lacks: %v", p.Err())
+	}
+}
