@@ -39,9 +39,15 @@ vet:
 	go vet ./...
 
 ## gotest: unit, scenario and fuzz-seed tests with the race detector (the scenario test in
-## cmd/sluicectl plays testdata/scenarios and $(SHARED)/scenarios)
-gotest:
-	SLUICE_SHARED=$(abspath $(SHARED)) go test -race -count=1 ./...
+## cmd/sluicectl plays testdata/scenarios and $(SHARED)/scenarios); the simulation report's
+## test opens it in headless Chromium, which must be there (browser)
+gotest: browser
+	SLUICE_SHARED=$(abspath $(SHARED)) SLUICE_REQUIRE_BROWSER=1 go test -race -count=1 ./...
+
+## browser: install Debian's chromium when no Chromium is on PATH (scripts/browser.sh)
+.PHONY: browser
+browser:
+	bash scripts/browser.sh install
 
 ## scenarios: play the public and the project's scenarios through an in-process server
 ## (gotest plays them too)
@@ -50,7 +56,7 @@ scenarios:
 
 ## fuzz: run every fuzz target for a while (FUZZTIME each, default 60s): scheduler
 ## configurations, store batches (with a replicated twin), resyncs in parts (against one
-## ReplaceAll batch), API delta batches, scenario files
+## ReplaceAll batch), API delta batches, scenario files, SWF and native traces
 FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 fuzz:
@@ -59,6 +65,8 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzResync$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
 	go test -run '^$$' -fuzz '^FuzzApplyDeltas$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./service
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./clients/go/scenario
+	go test -run '^$$' -fuzz '^FuzzReadSWF$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/sim
+	go test -run '^$$' -fuzz '^FuzzReadNative$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/sim
 
 ## fuzz-short: every fuzz target for 10s (part of make test)
 fuzz-short:

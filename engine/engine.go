@@ -400,6 +400,10 @@ type ScheduleRequest struct {
 	Config *conf.Config
 	// Observer, if set, is told this cycle's timings (besides Options.Observer).
 	Observer framework.Observer
+	// Hypothetical, for a dry run, is a batch of changes the cycle sees on top of the
+	// cluster's state and that is never stored (see state.Store.Hypothetical); the plan
+	// marks what concerns its objects (Plan.Hypothetical). nil means none.
+	Hypothetical *state.Batch
 }
 
 // Schedule runs one cycle on the cluster's current snapshot and returns its plan. A proposed
@@ -420,6 +424,9 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	if req.Config != nil && req.Mode != DryRun {
 		return nil, &ConfigError{Msg: "a configuration override is allowed only for a dry run"}
 	}
+	if req.Hypothetical != nil && req.Mode != DryRun {
+		return nil, ErrHypotheticalNotDryRun
+	}
 	snap := e.store.Snapshot(cluster)
 	if !snap.Exists() {
 		return nil, &state.ClusterNotFoundError{Cluster: cluster}
@@ -434,6 +441,13 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	now := req.Now
 	if now.IsZero() {
 		now = e.clock()
+	}
+	if req.Hypothetical != nil {
+		// The what-if's changes on top of the cluster as it is now (never stored).
+		var err error
+		if snap, err = e.snapshot(cluster, req.Hypothetical); err != nil {
+			return nil, err
+		}
 	}
 	fsnap := toFrameworkSnapshot(cluster, snap)
 
@@ -494,6 +508,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		State:        PlanProposed,
 	}
 	plan.Counts = countsOf(res)
+	plan.Hypothetical = markHypothetical(res, req.Hypothetical)
 	switch req.Mode {
 	case DryRun:
 		plan.State = PlanDryRun
@@ -530,7 +545,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	if rec != nil {
 		e.mu.Lock()
 		// The latest cycle's outcome of every job it saw; jobs gone from the store are
-		// forgotten.
+		// forgotten. A dry run's (and so a what-if's) are not kept.
 		rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
 		for _, o := range res.Jobs {
 			rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}

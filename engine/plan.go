@@ -50,6 +50,9 @@ type Plan struct {
 	Counts PlanCounts
 	// DecisionsDropped is set when the store no longer holds the plan's decisions.
 	DecisionsDropped bool
+	// Hypothetical, for a what-if dry run, says which decisions and job outcomes concern
+	// the hypothetical objects; nil otherwise.
+	Hypothetical *HypotheticalMarks
 }
 
 // PlanCounts are a plan's figures.

@@ -7,7 +7,8 @@
 #     are too old, since the distribution's may be (Debian 12's Node.js is 18: install Node
 #     20 from your usual source);
 #   - then the clients' packages (scripts/clients.sh setup: a venv under .cache/clients with
-#     pinned grpcio-tools, grpcio and protobuf from PyPI, npm ci).
+#     pinned grpcio-tools, grpcio and protobuf from PyPI, npm ci);
+#   - then Chromium, for the test that opens the simulation report (scripts/browser.sh).
 #
 # Go itself is not installed here: take the version of go.mod's go line from go.dev or your
 # distribution. buf and the protoc plugins need nothing: they are go.mod tool directives.
@@ -66,4 +67,6 @@ fi
 
 log "clients' packages (scripts/clients.sh setup)"
 bash "$ROOT/scripts/clients.sh" setup
+log "a headless browser for the simulation report's test (scripts/browser.sh install)"
+bash "$ROOT/scripts/browser.sh" install
 log "ready: make test"

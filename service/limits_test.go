@@ -212,3 +212,30 @@ func TestLimitsOnChunkedResyncs(t *testing.T) {
 	c.chunk(3, true, task("a-0", "a", cpu("1")))
 	wantAck(t, c.recv(), 3)
 }
+
+// TestLimitsOnWhatIfs: a what-if is held to the limits on what a cluster holds, as a batch
+// is (it is never stored, but the cycle holds it), and an unknown cluster's is
+// CLUSTER_NOT_FOUND, before any of it is looked at by the store.
+func TestLimitsOnWhatIfs(t *testing.T) {
+	h := newHarnessWith(t, setup{opts: func(o *Options) {
+		o.Limits = Limits{MaxObjectsPerCluster: 6, MaxTasksPerJob: 2}
+	}})
+	ctx := ctxT(t)
+	// n1, the default queue, a, a-0: four objects.
+	h.apply("c1", node("n1", cpu("4")), job("a", "", 1), task("a-0", "a", cpu("1")))
+	_, err := h.sc.Schedule(ctx, dryRunWith("c1", task("a-1", "a", cpu("1")), task("a-2", "a", cpu("1"))))
+	md := limitInfo(t, err)
+	if md["limit"] != LimitTasksPerJob || md[MetadataField] != "hypothetical.deltas[0].upsert_task.job" {
+		t.Fatalf("tasks per job: metadata %v", md)
+	}
+	_, err = h.sc.Schedule(ctx, dryRunWith("c1", node("n2", cpu("1")), node("n3", cpu("1")), node("n4", cpu("1"))))
+	md = limitInfo(t, err)
+	if md["limit"] != LimitObjectsPerCluster || md[MetadataField] != "hypothetical.deltas" {
+		t.Fatalf("objects per cluster: metadata %v", md)
+	}
+	if _, err := h.sc.Schedule(ctx, dryRunWith("c1", task("a-1", "a", cpu("1")))); err != nil {
+		t.Fatalf("a what-if within the limits: %v", err)
+	}
+	_, err = h.sc.Schedule(ctx, dryRunWith("nowhere", node("n1", cpu("1"))))
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
+}

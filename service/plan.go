@@ -122,6 +122,14 @@ func planToProto(p *engine.Plan, pg planPage) (*sluicev1.Plan, string) {
 	for _, o := range r.Jobs[jlo:jhi] {
 		out.Jobs = append(out.Jobs, outcomeToProto(o))
 	}
+	if h := p.Hypothetical; h != nil {
+		for i, d := range out.Decisions {
+			d.Hypothetical = h.Decisions[dlo+i]
+		}
+		for i, o := range out.Jobs {
+			o.Hypothetical = h.Jobs[jlo+i]
+		}
+	}
 	if end < len(r.Decisions) || end < len(r.Jobs) {
 		return out, planPageToken(p.ID, end)
 	}

@@ -41,6 +41,7 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 	}
 	checkConfigSize(&fe, "config_override", req.GetConfigOverride())
 	checkTimestamp(&fe, "now", req.GetNow())
+	checkHypothetical(&fe, req)
 	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN: a plan that may be committed is always made on the confirmed leader")
 	}
@@ -51,7 +52,11 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), nil)
+	hyp, err := sc.s.decodeHypothetical(req.GetHypothetical())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), nil, hyp)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -92,7 +97,7 @@ func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) 
 // aborted (checked under the cycle lock, which DeleteCluster takes after aborting the
 // cluster's subscriber, so that no watched cycle stores a plan after a delete).
 func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string,
-	read *sluicev1.ReadOptions, watched *watchSub) (*engine.Plan, error) {
+	read *sluicev1.ReadOptions, watched *watchSub, hyp *decodedBatch) (*engine.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -122,10 +127,13 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		}
 		req.Config = cfg
 	}
+	if hyp != nil {
+		req.Hypothetical = &hyp.batch
+	}
 	locks := &s.cycles
 	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
-		// Dry runs (a read-only token's) queue among themselves, never behind or ahead of
-		// the cycles whose plans may be committed.
+		// Dry runs (a read-only token's, what-ifs) queue among themselves, never behind or
+		// ahead of the cycles whose plans may be committed.
 		locks = &s.dryCycles
 	}
 	unlock, err := locks.LockContext(ctx, cluster)
@@ -149,6 +157,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	req.Observer = &cycleObserver{ctx: ctx, tracer: s.tracer, m: s.metrics, cluster: attribute.String("cluster", cluster)}
 	p, err := s.engine.Schedule(ctx, cluster, req)
 	if err != nil {
+		err = hypotheticalError(err, hyp)
 		span.RecordError(err)
 		span.SetStatus(otelcodes.Error, err.Error())
 		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) &&

@@ -308,7 +308,7 @@ func (w *watch) cycle() error {
 		return nil
 	}
 	cfg := w.s.engine.ConfigVersion(w.cluster)
-	p, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", w.read, w.sub)
+	p, err := w.s.schedule(w.ctx, w.cluster, w.mode, time.Time{}, "", w.read, w.sub, nil)
 	if err != nil {
 		if w.sub.ended() != nil {
 			w.discardPending()

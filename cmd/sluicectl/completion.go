@@ -24,7 +24,7 @@ func (a *app) completion(args []string) error {
 }
 
 var (
-	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench bench-reads completion help"
+	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench bench-reads simulate whatif gentrace completion help"
 	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name --wait -o"
 	completionKinds    = map[string]string{
 		"get":        "nodes queues jobs tasks clusters",
@@ -55,7 +55,7 @@ _sluicectl() {
   done
   case "$prev" in
     -o) COMPREPLY=($(compgen -W "table json yaml" -- "$cur")); return ;;
-    -f|--token-file|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -f|--token-file|--tls-ca|--tls-cert|--tls-key|--trace|--config|--out) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --server|--cluster|--token|--tls-server-name|--wait|--period|--count) return ;;
   esac
   if [[ "$cur" == -* ]]; then
@@ -67,6 +67,9 @@ _sluicectl() {
       watch) extra="--commit --period --takeover --count" ;;
       config) extra="-f --etag --force" ;;
       bench-reads) extra="--clients --duration --consistency --max-staleness" ;;
+      simulate) extra="--trace --format --config --out --from-server --server-cluster --cores-per-node --procs-per-task --queue-map --failed --cancelled --memory-per-core --preemptable --time-scale --period --release-delay --interval --background-runtime --quiet" ;;
+      whatif) extra="-f" ;;
+      gentrace) extra="--jobs --nodes --cores-per-node --queues --load --seed" ;;
       bench) extra="--nodes --jobs --tasks-per-job --queues --shapes --config --seed --cycles --grpc --batch --cpuprofile --memprofile" ;;
     esac
     COMPREPLY=($(compgen -W "` + completionFlags + ` $extra" -- "$cur"))

@@ -34,6 +34,16 @@
 //	            [--max-staleness D]
 //	                                 read from the server for a while: throughput and latency
 //	                                 percentiles (key=value)
+//	simulate --trace FILE --out DIR [--config FILE]... [--cluster FILE | --from-server]
+//	                                 replay a workload trace (SWF 2.2, or Sluice's JSON lines
+//	                                 or YAML) in virtual time through the engine, in this
+//	                                 process, once per configuration; writes jobs.csv,
+//	                                 timeline.csv, summary.json and report.html
+//	whatif -f FILE                   where hypothetical jobs and tasks would go, whom they
+//	                                 would evict or why they would wait, and what removing or
+//	                                 draining nodes would do (a dry run: nothing is stored)
+//	gentrace [--jobs N] [--nodes N] [--cores-per-node N] [--queues N] [--load F] [--seed N]
+//	                                 write a synthetic SWF trace (the same flags, the same bytes)
 //	completion bash|zsh              print a shell completion script
 //
 // Every command that prints takes -o table|json|yaml. Global flags, also accepted after the
@@ -45,6 +55,8 @@
 // starts an in-process server on a loopback port unless --server is given. "bench" talks to
 // no server but its own, takes only its own flags, and prints key=value lines, the last one
 // a summary; "bench-reads" also takes only its own flags (the global ones go before it).
+// In "simulate", --cluster names the cluster file; the server's cluster (--from-server) is
+// --server-cluster, or the global --cluster given before the command.
 //
 // Help that is asked for (-h, --help, help) goes to standard output, with exit status 0.
 // Errors are printed as "sluicectl: ..." on standard error; gRPC errors include their code,

@@ -138,6 +138,14 @@ Commands:
   bench-reads [--clients N] [--duration D] [--consistency linearizable|stale] [--max-staleness D]
                                          read from the server for a while; prints throughput and
                                          latency percentiles (key=value)
+  simulate --trace FILE --out DIR [--config FILE]... [--cluster FILE|--from-server]
+                                         replay a workload trace (SWF or Sluice's format) in virtual
+                                         time through the engine, once per configuration; writes
+                                         jobs.csv, timeline.csv, summary.json and report.html
+  whatif -f FILE                         where hypothetical jobs, tasks, node removals or drains
+                                         would go on the live cluster (a dry run that stores nothing)
+  gentrace [--jobs N] [--nodes N] [--cores-per-node N] [--queues N] [--load F] [--seed N]
+                                         write a synthetic SWF trace to standard output
   completion bash|zsh                    print a shell completion script
 
 Every command that prints takes -o table|json|yaml (table by default), bench and
@@ -280,6 +288,12 @@ func (a *app) dispatch(args []string) error {
 		return a.bench(args)
 	case "bench-reads":
 		return a.benchReads(args)
+	case "simulate":
+		return a.simulate(args)
+	case "whatif":
+		return a.whatif(args)
+	case "gentrace":
+		return a.gentrace(args)
 	case "completion":
 		return a.completion(args)
 	}
