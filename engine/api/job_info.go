@@ -42,6 +42,46 @@ type JobInfo struct {
 
 	// Spec is the immutable job as streamed in.
 	Spec *Job
+
+	// pendingBestEffort counts pending tasks that request nothing; roles counts each role's
+	// tasks by status. AddTaskInfo and DeleteTaskInfo keep both, so that readiness and role
+	// checks cost the number of roles, not of tasks.
+	pendingBestEffort int32
+	roles             map[string]*roleTally
+}
+
+// roleTally counts one role's tasks by status, and its pending best-effort tasks.
+type roleTally struct {
+	byStatus          [statusSlots]int32
+	pendingBestEffort int32
+}
+
+// statusSlots bounds the TaskStatus values a roleTally counts by; others count in slot 0.
+const statusSlots = int(Unknown) + 1
+
+func statusSlot(s TaskStatus) int {
+	if s < 0 || int(s) >= statusSlots {
+		return 0
+	}
+	return int(s)
+}
+
+// tally adjusts the incremental counts for a task joining (d = 1) or leaving (d = -1) the
+// job in its current status.
+func (ji *JobInfo) tally(t *TaskInfo, d int32) {
+	if ji.roles == nil {
+		ji.roles = map[string]*roleTally{}
+	}
+	rt := ji.roles[t.Role]
+	if rt == nil {
+		rt = &roleTally{}
+		ji.roles[t.Role] = rt
+	}
+	rt.byStatus[statusSlot(t.Status)] += d
+	if t.Status == Pending && t.BestEffort {
+		rt.pendingBestEffort += d
+		ji.pendingBestEffort += d
+	}
 }
 
 // NewJobInfo builds an empty session view of a job; add tasks with AddTaskInfo.
@@ -81,6 +121,7 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 		ji.TaskStatusIndex[t.Status] = idx
 	}
 	idx[t.UID] = t
+	ji.tally(t, 1)
 	ji.TotalRequest.Add(t.Resreq)
 	if AllocatedStatus(t.Status) {
 		ji.Allocated.Add(t.Resreq)
@@ -98,6 +139,7 @@ func (ji *JobInfo) DeleteTaskInfo(t *TaskInfo) {
 		ji.Allocated.Sub(cur.Resreq)
 	}
 	delete(ji.Tasks, cur.UID)
+	ji.tally(cur, -1)
 	if idx := ji.TaskStatusIndex[cur.Status]; idx != nil {
 		delete(idx, cur.UID)
 		if len(idx) == 0 {
@@ -146,15 +188,7 @@ func (ji *JobInfo) ReadyTaskNum() int32 {
 func (ji *JobInfo) WaitingTaskNum() int32 { return ji.count(Pipelined) }
 
 // PendingBestEffortTaskNum counts pending tasks that request nothing.
-func (ji *JobInfo) PendingBestEffortTaskNum() int32 {
-	n := int32(0)
-	for _, t := range ji.TaskStatusIndex[Pending] {
-		if t.BestEffort {
-			n++
-		}
-	}
-	return n
-}
+func (ji *JobInfo) PendingBestEffortTaskNum() int32 { return ji.pendingBestEffort }
 
 // ValidTaskNum counts tasks that are pending, pipelined, allocated or succeeded.
 func (ji *JobInfo) ValidTaskNum() int32 {
@@ -188,23 +222,30 @@ func (ji *JobInfo) IsPending() bool { return ji.Phase == JobPending || ji.Phase 
 // HasPendingTasks reports whether any task is pending.
 func (ji *JobInfo) HasPendingTasks() bool { return len(ji.TaskStatusIndex[Pending]) > 0 }
 
-// roleCounts counts tasks per role over the statuses accepted by keep; best-effort pending
+// roleCount counts the role's tasks in the statuses accepted by keep; best-effort pending
 // tasks count when countBestEffort.
-func (ji *JobInfo) roleCounts(keep func(TaskStatus) bool, countBestEffort bool) map[string]int32 {
-	out := map[string]int32{}
-	for s, idx := range ji.TaskStatusIndex {
-		for _, t := range idx {
-			if keep(s) || (countBestEffort && s == Pending && t.BestEffort) {
-				out[t.Role]++
-			}
+func (ji *JobInfo) roleCount(role string, keep func(TaskStatus) bool, countBestEffort bool) int32 {
+	rt := ji.roles[role]
+	if rt == nil {
+		return 0
+	}
+	n := int32(0)
+	for s := 1; s < statusSlots; s++ {
+		if keep(TaskStatus(s)) {
+			n += rt.byStatus[s]
 		}
 	}
-	return out
+	if countBestEffort && !keep(Pending) {
+		n += rt.pendingBestEffort
+	}
+	return n
 }
 
-func (ji *JobInfo) rolesMeetMin(counts map[string]int32) bool {
+// rolesMeetMin reports whether every role's minimum is met by its tasks in the statuses keep
+// accepts (and its pending best-effort tasks when countBestEffort).
+func (ji *JobInfo) rolesMeetMin(keep func(TaskStatus) bool, countBestEffort bool) bool {
 	for role, min := range ji.TaskMinAvailable {
-		if counts[role] < min {
+		if ji.roleCount(role, keep, countBestEffort) < min {
 			return false
 		}
 	}
@@ -220,7 +261,7 @@ func (ji *JobInfo) CheckTaskValid() bool {
 	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
-	return ji.rolesMeetMin(ji.roleCounts(func(s TaskStatus) bool { return pipelinedStatus(s) || s == Pending }, false))
+	return ji.rolesMeetMin(func(s TaskStatus) bool { return pipelinedStatus(s) || s == Pending }, false)
 }
 
 // CheckTaskReady reports whether every role's minimum is met by placed tasks.
@@ -228,7 +269,7 @@ func (ji *JobInfo) CheckTaskReady() bool {
 	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
-	return ji.rolesMeetMin(ji.roleCounts(readyStatus, true))
+	return ji.rolesMeetMin(readyStatus, true)
 }
 
 // CheckTaskPipelined reports whether every role's minimum is met counting pipelined tasks.
@@ -236,7 +277,7 @@ func (ji *JobInfo) CheckTaskPipelined() bool {
 	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
-	return ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, true))
+	return ji.rolesMeetMin(pipelinedStatus, true)
 }
 
 // CheckTaskStarving reports whether some role is below its minimum.
@@ -247,7 +288,7 @@ func (ji *JobInfo) CheckTaskStarving() bool {
 	if len(ji.TaskMinAvailable) == 0 {
 		return false
 	}
-	return !ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, false))
+	return !ji.rolesMeetMin(pipelinedStatus, false)
 }
 
 // FitFailedRoles returns the roles with a recorded fit error this cycle.
@@ -268,22 +309,17 @@ func (ji *JobInfo) NeedContinueAllocating() bool {
 		return false
 	}
 	failed := ji.FitFailedRoles()
-	pending := map[string]int32{}
-	for _, t := range ji.TaskStatusIndex[Pending] {
-		pending[t.Role]++
-	}
 	if ji.MinAvailable < ji.TaskMinAvailableTotal {
 		left := int32(0)
-		for role, n := range pending {
+		for role, rt := range ji.roles {
 			if _, ok := failed[role]; !ok {
-				left += n
+				left += rt.byStatus[Pending]
 			}
 		}
 		return ji.ReadyTaskNum()+left >= ji.MinAvailable
 	}
-	allocated := ji.roleCounts(readyStatus, true)
 	for role := range failed {
-		if min := ji.TaskMinAvailable[role]; min > 0 && allocated[role] < min {
+		if min := ji.TaskMinAvailable[role]; min > 0 && ji.roleCount(role, readyStatus, true) < min {
 			return false
 		}
 	}
@@ -319,6 +355,7 @@ func (ji *JobInfo) Clone() *JobInfo {
 	c.TotalRequest = EmptyResource()
 	c.MinResources = ji.MinResources.Clone()
 	c.NodesFitErrors = map[string]*FitErrors{}
+	c.pendingBestEffort, c.roles = 0, nil
 	for _, t := range ji.Tasks {
 		c.AddTaskInfo(t.Clone())
 	}
