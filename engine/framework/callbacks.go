@@ -1,8 +1,9 @@
 package framework
 
 import (
+	"encoding/binary"
+	"math"
 	"sort"
-	"strings"
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
@@ -151,6 +152,8 @@ type callbacks struct {
 	hyperNodeOrder    *hook[HyperNodeOrderFn]
 	classKey          map[string]ClassKeyFn
 	events            []*EventHandler
+	// built is set once build grouped the callbacks by tier.
+	built bool
 }
 
 func newCallbacks() callbacks {
@@ -218,6 +221,7 @@ func (c *callbacks) build(tiers []conf.Tier) {
 	c.simulatePredicate.build(tiers)
 	c.simulateAlloc.build(tiers)
 	c.hyperNodeOrder.build(tiers)
+	c.built = true
 }
 
 // Registration, called by plugins in OnSessionOpen. name is the plugin's name; a callback is
@@ -343,13 +347,59 @@ func (s *Session) AddClassKeyFn(name string, fn ClassKeyFn) { s.cb.classKey[name
 // TaskClass returns the task's equivalence class for placement: tasks of one class get the
 // same predicate and node-score answers on a node in the same state. ok is false when some
 // enabled predicate, pre-predicate or node-order plugin has not declared a class for the task,
-// or a best-node chooser is enabled.
+// or a best-node chooser is enabled. The key is the task's requests (exact, in binary) and each
+// such plugin's class key, length-prefixed; keys are interned, so that a task of a class seen
+// before costs no allocation. TaskClass is not safe for concurrent use.
 func (s *Session) TaskClass(t *api.TaskInfo) (string, bool) {
-	if !s.cb.bestNode.empty() {
+	cp := &s.class
+	if !cp.ready {
+		s.prepareClasses()
+	}
+	if !cp.ok {
 		return "", false
 	}
-	var b strings.Builder
-	b.WriteString(s.requestKey(t))
+	b := appendResourceKey(cp.buf[:0], t.Resreq)
+	b = appendResourceKey(b, t.InitResreq)
+	for _, fn := range cp.fns {
+		k, ok := fn(t)
+		if !ok {
+			cp.buf = b
+			return "", false
+		}
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+	}
+	cp.buf = b
+	if k, ok := cp.interned[string(b)]; ok {
+		return k, true
+	}
+	k := string(b)
+	cp.interned[k] = k
+	return k, true
+}
+
+// classPlan is what TaskClass needs of the session's callbacks, worked out once they are
+// built: whether classes are possible at all, and the class key functions of the distinct
+// enabled predicate, pre-predicate and node-order plugins, in order.
+type classPlan struct {
+	ready, ok bool
+	fns       []ClassKeyFn
+	buf       []byte
+	interned  map[string]string
+}
+
+// prepareClasses fills the session's class plan. Before the callbacks are built (while plugins
+// open) no task has a class.
+func (s *Session) prepareClasses() {
+	if !s.cb.built {
+		s.class = classPlan{}
+		return
+	}
+	cp := classPlan{ready: true, interned: map[string]string{}}
+	defer func() { s.class = cp }()
+	if !s.cb.bestNode.empty() {
+		return
+	}
 	seen := map[string]bool{}
 	for _, names := range [][]string{s.cb.predicate.enabled, s.cb.prePredicate.enabled, s.cb.nodeOrder.enabled, s.cb.batchNodeOrder.enabled} {
 		for _, n := range names {
@@ -359,32 +409,43 @@ func (s *Session) TaskClass(t *api.TaskInfo) (string, bool) {
 			seen[n] = true
 			fn, ok := s.cb.classKey[n]
 			if !ok {
-				return "", false
+				return
 			}
-			k, ok := fn(t)
-			if !ok {
-				return "", false
-			}
-			b.WriteString("|" + n + ":" + k)
+			cp.fns = append(cp.fns, fn)
 		}
 	}
-	return b.String(), true
+	cp.ok = true
 }
 
-// requestKey describes the task's requests; it is remembered per task spec (requests do not
-// change within a session). TaskClass is not safe for concurrent use.
-func (s *Session) requestKey(t *api.TaskInfo) string {
-	if k, ok := s.requestKeys[t.Spec]; ok && t.Spec != nil {
-		return k
+// appendResourceKey appends an exact binary description of r: cpu, memory and pod count, then
+// its scalars by name (each name length-prefixed), then a terminator.
+func appendResourceKey(b []byte, r *api.Resource) []byte {
+	if r == nil {
+		return append(b, 0)
 	}
-	k := t.Resreq.String() + "|" + t.InitResreq.String()
-	if t.Spec != nil {
-		if s.requestKeys == nil {
-			s.requestKeys = map[*api.Task]string{}
+	b = append(b, 1)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.MilliCPU))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Memory))
+	b = binary.AppendVarint(b, int64(r.MaxTaskNum))
+	b = binary.AppendUvarint(b, uint64(len(r.Scalars)))
+	switch len(r.Scalars) {
+	case 0:
+	case 1:
+		for name, v := range r.Scalars {
+			b = appendScalarKey(b, name, v)
 		}
-		s.requestKeys[t.Spec] = k
+	default:
+		for _, name := range r.ScalarNames() {
+			b = appendScalarKey(b, name, r.Scalars[name])
+		}
 	}
-	return k
+	return b
+}
+
+func appendScalarKey(b []byte, name string, v float64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 }
 
 // AddEventHandler registers allocate/deallocate event handlers.

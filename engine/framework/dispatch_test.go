@@ -272,3 +272,43 @@ func TestTaskClassNeedsEveryScorerToDeclare(t *testing.T) {
 		t.Fatal("different plugin keys must give different classes")
 	}
 }
+
+// TestTaskClassKeys: the class is exact in the requests (any difference splits it; separate
+// but equal requests share it) and keeps the plugins' keys apart however they split.
+func TestTaskClassKeys(t *testing.T) {
+	res := func(cpu float64, gpu float64) *api.Resource {
+		return api.NewResource(map[string]float64{"cpu": cpu, "memory": 1 << 30, api.ResourceGPU: gpu, "example.com/fpga": 1})
+	}
+	task := func(r *api.Resource) *api.TaskInfo {
+		return &api.TaskInfo{UID: "ns/t", Resreq: r, InitResreq: r.Clone(), Spec: &api.Task{}}
+	}
+	s := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: "k", keyOK: true}}})
+	class := func(ti *api.TaskInfo) string {
+		k, ok := s.TaskClass(ti)
+		if !ok {
+			t.Fatal("no class")
+		}
+		return k
+	}
+	if class(task(res(2, 1))) != class(task(res(2, 1))) {
+		t.Error("equal requests of separate tasks got different classes")
+	}
+	for _, other := range []*api.Resource{res(2.001, 1), res(2, 2), api.NewResource(map[string]float64{"cpu": 2, "memory": 1 << 30, api.ResourceGPU: 1})} {
+		if class(task(res(2, 1))) == class(task(other)) {
+			t.Errorf("requests %v and %v share a class", res(2, 1), other)
+		}
+	}
+	odd := task(res(2, 1))
+	odd.InitResreq = res(3, 1)
+	if class(odd) == class(task(res(2, 1))) {
+		t.Error("a different InitResreq kept the class")
+	}
+	split := func(ka, kb string) string {
+		s := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: ka, keyOK: true}, {name: "b", scores: true, key: kb, keyOK: true}}})
+		k, _ := s.TaskClass(task(res(1, 0)))
+		return k
+	}
+	if split("ab", "c") == split("a", "bc") {
+		t.Error("plugin keys ab|c and a|bc gave the same class")
+	}
+}

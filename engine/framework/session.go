@@ -99,8 +99,9 @@ type Session struct {
 	queueFigures map[string]QueueFigures
 	timings      []ActionTiming
 	observer     Observer
-	requestKeys  map[*api.Task]string
-	memory       *Memory
+	// class is TaskClass's plan, worked out at its first call.
+	class  classPlan
+	memory *Memory
 	// nodeIndex maps a node name to its position in NodeList; nodeChanges logs, in order, the
 	// position of every node a statement changed.
 	nodeIndex   map[string]int32
