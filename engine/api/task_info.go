@@ -12,6 +12,7 @@ type TaskInfo struct {
 	Job  string
 	Role string
 	// Resreq is what the task requests; InitResreq is what it needs to start (the same here).
+	// Neither is ever changed in place (replace the pointer instead): clones share them.
 	Resreq     *Resource
 	InitResreq *Resource
 	Status     TaskStatus
@@ -55,11 +56,9 @@ func NewTaskInfo(t *Task, priority int32) *TaskInfo {
 	}
 }
 
-// Clone returns a copy that shares the immutable spec.
+// Clone returns a copy that shares the immutable spec and requests.
 func (t *TaskInfo) Clone() *TaskInfo {
 	c := *t
-	c.Resreq = t.Resreq.Clone()
-	c.InitResreq = t.InitResreq.Clone()
 	c.DeviceIDs = append([]string(nil), t.DeviceIDs...)
 	return &c
 }

@@ -108,11 +108,17 @@ func (p *plugin) state(task *api.TaskInfo) *taskState {
 	return s
 }
 
+// static returns the spec's compiled constraints, compiling them at the first call. The caller
+// holds p.mu.
 func (p *plugin) static(spec *api.Task) *taskStatic {
 	if st, ok := p.statics[spec]; ok {
 		return st
 	}
-	return newTaskStatic(spec)
+	st := newTaskStatic(spec)
+	if spec != nil {
+		p.statics[spec] = st
+	}
+	return st
 }
 
 func (p *plugin) buildState(spec *api.Task, gen uint64) *taskState {
