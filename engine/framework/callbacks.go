@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
@@ -67,6 +68,12 @@ type (
 	ClassKeyFn func(task *api.TaskInfo) (key string, ok bool)
 	// HyperNodeOrderFn scores hypernodes (by name) for a job; higher is better.
 	HyperNodeOrderFn func(job *api.JobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error)
+	// WakeUpFn is asked when the cycle ends: the earliest time after the session's clock at
+	// which the plugin may decide differently although the cluster and the configuration stay
+	// as they are (a waiting time runs out, a window opens or closes, a cooldown ends, a
+	// periodic strategy is due again). ok is false when there is no such time. A time too
+	// early only costs a cycle that changes nothing; a time too late delays a decision.
+	WakeUpFn func() (at time.Time, ok bool)
 )
 
 // EvictionKind says what kind of eviction asks the UnifiedEvictableFn callbacks, so that a
@@ -150,6 +157,7 @@ type callbacks struct {
 	simulatePredicate *hook[PredicateFn]
 	simulateAlloc     *hook[QueueTaskFn]
 	hyperNodeOrder    *hook[HyperNodeOrderFn]
+	wakeUp            *hook[WakeUpFn]
 	classKey          map[string]ClassKeyFn
 	events            []*EventHandler
 	// built is set once build grouped the callbacks by tier.
@@ -187,6 +195,7 @@ func newCallbacks() callbacks {
 		simulatePredicate: newHook[PredicateFn](conf.FlagPredicate),
 		simulateAlloc:     newHook[QueueTaskFn](conf.FlagAllocatable),
 		hyperNodeOrder:    newHook[HyperNodeOrderFn](conf.FlagHyperNodeOrder),
+		wakeUp:            newUngatedHook[WakeUpFn](),
 		classKey:          map[string]ClassKeyFn{},
 	}
 }
@@ -221,6 +230,7 @@ func (c *callbacks) build(tiers []conf.Tier) {
 	c.simulatePredicate.build(tiers)
 	c.simulateAlloc.build(tiers)
 	c.hyperNodeOrder.build(tiers)
+	c.wakeUp.build(tiers)
 	c.built = true
 }
 
@@ -338,6 +348,10 @@ func (s *Session) AddSimulateAllocatableFn(name string, fn QueueTaskFn) {
 func (s *Session) AddHyperNodeOrderFn(name string, fn HyperNodeOrderFn) {
 	s.cb.hyperNodeOrder.add(name, fn)
 }
+
+// AddWakeUpFn registers a time-based plugin's wake-up time (see WakeUpFn). It has no enable
+// flag: it is asked whenever its plugin is in the configuration.
+func (s *Session) AddWakeUpFn(name string, fn WakeUpFn) { s.cb.wakeUp.add(name, fn) }
 
 // AddClassKeyFn declares what the plugin's predicates and node scores depend on, so that
 // actions may reuse them across equivalent tasks (see ClassKeyFn). A plugin with predicates
@@ -660,6 +674,23 @@ func (s *Session) SimulatePredicate(t *api.TaskInfo, n *api.NodeInfo) error {
 // SimulateAllocatable runs the simulated allocatable checks.
 func (s *Session) SimulateAllocatable(q *api.QueueInfo, t *api.TaskInfo) bool {
 	return allTrue(s.cb.simulateAlloc, func(f QueueTaskFn) bool { return f(q, t) })
+}
+
+// WakeUp returns the earliest wake-up time the plugins name (see WakeUpFn) that is after the
+// session's clock; ok is false when none names one.
+func (s *Session) WakeUp() (time.Time, bool) {
+	var at time.Time
+	found := false
+	each(s.cb.wakeUp, func(f WakeUpFn) {
+		t, ok := f()
+		if !ok || !t.After(s.Now) {
+			return
+		}
+		if !found || t.Before(at) {
+			at, found = t, true
+		}
+	})
+	return at, found
 }
 
 // HyperNodeOrderFn sums hypernode scores.

@@ -2,7 +2,9 @@ package framework
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
@@ -192,6 +194,8 @@ type pickerPlugin struct {
 	key    string
 	keyOK  bool
 	scores bool
+	// wake, if set, is the plugin's wake-up time.
+	wake time.Time
 }
 
 func (p *pickerPlugin) Name() string { return p.name }
@@ -207,6 +211,9 @@ func (p *pickerPlugin) OnSessionOpen(s *Session) {
 		}
 		return out
 	})
+	if !p.wake.IsZero() {
+		s.AddWakeUpFn(p.name, func() (time.Time, bool) { return p.wake, true })
+	}
 	if p.scores {
 		s.AddNodeOrderFn(p.name, func(*api.TaskInfo, *api.NodeInfo) (float64, error) { return 0, nil })
 		if p.key != "" || p.keyOK {
@@ -310,5 +317,51 @@ func TestTaskClassKeys(t *testing.T) {
 	}
 	if split("ab", "c") == split("a", "bc") {
 		t.Error("plugin keys ab|c and a|bc gave the same class")
+	}
+}
+
+// TestWakeUp: the session wakes at the earliest time a plugin of any tier names after its
+// clock; times not after the clock are ignored; without any there is no wake-up.
+func TestWakeUp(t *testing.T) {
+	at := func(m int) time.Time { return time.Time{}.Add(time.Duration(m) * time.Minute) }
+	for _, tc := range []struct {
+		name  string
+		wakes [][]int // per tier, per plugin, minutes (0: the plugin names none)
+		want  int     // 0: none
+	}{
+		{"none", [][]int{{0}, {0}}, 0},
+		{"earliest across tiers", [][]int{{30, 0}, {20, 40}}, 20},
+		{"the clock itself is not after it", [][]int{{10, 25}}, 25},
+		{"only past times", [][]int{{5, 10}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tiers [][]*pickerPlugin
+			for i, tier := range tc.wakes {
+				var ps []*pickerPlugin
+				for j, m := range tier {
+					p := &pickerPlugin{name: fmt.Sprintf("p%d%d", i, j)}
+					if m != 0 {
+						p.wake = at(m)
+					}
+					ps = append(ps, p)
+				}
+				tiers = append(tiers, ps)
+			}
+			s := openWith(t, tiers)
+			s.Now = at(10)
+			got, ok := s.WakeUp()
+			if tc.want == 0 {
+				if ok {
+					t.Errorf("wake-up %v, want none", got)
+				}
+				return
+			}
+			if !ok || !got.Equal(at(tc.want)) {
+				t.Errorf("wake-up %v %v, want %v", got, ok, at(tc.want))
+			}
+			if r := s.Close(); !r.WakeAt.Equal(at(tc.want)) {
+				t.Errorf("Result.WakeAt %v, want %v", r.WakeAt, at(tc.want))
+			}
+		})
 	}
 }

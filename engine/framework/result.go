@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
@@ -41,6 +42,10 @@ type Result struct {
 	Jobs      []JobOutcome
 	Queues    []QueueOutcome
 	Timings   []ActionTiming
+	// WakeAt is the earliest time after the cycle's clock at which a time-based plugin may
+	// decide differently on the same cluster and configuration (Session.WakeUp); zero when no
+	// plugin names one. Continuous mode runs its next cycle then, unless a change comes first.
+	WakeAt time.Time
 }
 
 // Close ends the session: plugins close, and the decisions, job outcomes and queue figures
@@ -51,6 +56,9 @@ func (s *Session) Close() *Result {
 		p.OnSessionClose(s)
 	}
 	r := &Result{Timings: s.timings}
+	if at, ok := s.WakeUp(); ok {
+		r.WakeAt = at
+	}
 	r.Decisions = append(r.Decisions, s.committed...)
 	jobs := s.SortedJobs()
 	for _, j := range jobs {
@@ -71,6 +79,15 @@ func (s *Session) Close() *Result {
 		r.Queues = append(r.Queues, QueueOutcome{Queue: q.Name, QueueFigures: f})
 	}
 	return r
+}
+
+// Abandon ends a session whose result is not wanted (its cycle failed or was interrupted):
+// plugins close, and nothing is gathered.
+func (s *Session) Abandon() {
+	s.release()
+	for _, p := range s.plugins {
+		p.OnSessionClose(s)
+	}
 }
 
 func (s *Session) queueAllocated(queue string) *api.Resource {
