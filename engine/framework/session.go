@@ -183,7 +183,12 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		s.Jobs[ji.UID] = ji
 		s.initialPhase[ji.UID] = ji.Phase
 	}
-	for _, t := range snap.Tasks {
+	for i, t := range snap.Tasks {
+		if i&4095 == 4095 {
+			if err := s.Err(); err != nil {
+				return nil, err // a large cluster's open stops soon after an interruption too
+			}
+		}
 		ji, ok := s.Jobs[t.JobKey()]
 		if !ok {
 			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
