@@ -42,6 +42,8 @@ type benchOptions struct {
 	spec       synth.Spec
 	workload   string
 	arrivals   int
+	watch      bool
+	gap        time.Duration
 	shapes     string
 	configFile string
 	cycles     int
@@ -56,6 +58,8 @@ func (a *app) benchFlags(o *benchOptions) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.workload, "workload", wlPending, "`workload`: pending, steady-idle, steady-arrivals, preempt, reclaim or big-job")
 	fs.IntVar(&o.arrivals, "arrivals", 100, "gangs that arrive before each cycle (steady-arrivals), or that must preempt (preempt) or reclaim (reclaim)")
+	fs.BoolVar(&o.watch, "watch", false, "steady-arrivals through a loopback server's WatchPlans stream: measure the delta -> plan latency")
+	fs.DurationVar(&o.gap, "gap", 300*time.Millisecond, "with --watch, the quiet `time` before each arrival")
 	fs.IntVar(&o.spec.Nodes, "nodes", 1000, "`number` of nodes")
 	fs.IntVar(&o.spec.Jobs, "jobs", 1000, "`number` of gang jobs")
 	fs.IntVar(&o.spec.TasksPerJob, "tasks-per-job", 10, "tasks per job (the gang size)")
@@ -141,6 +145,14 @@ func (a *app) bench(args []string) error {
 	b := &benchRun{a: a, o: o, reg: reg, cfg: cfg, cfgText: cfgText, cluster: a.cluster}
 	if err := b.parseWorkloadConfig(); err != nil {
 		return err
+	}
+	if o.watch {
+		c, err := synth.Generate(o.spec)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		b.c = c
+		return b.runWatch(a.ctx)
 	}
 	return b.run()
 }

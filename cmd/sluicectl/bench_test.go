@@ -223,3 +223,27 @@ func TestBenchWorkloadErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchWatch measures a few deltas through a loopback server's WatchPlans stream: every
+// arrival is placed by the plan of its revision, and the idle-free watch sends nothing else.
+func TestBenchWatch(t *testing.T) {
+	code, out, errOut := sluicectl(t, "", "bench", "--workload", "steady-arrivals", "--watch", "--nodes", "10", "--jobs", "10",
+		"--tasks-per-job", "4", "--arrivals", "2", "--cycles", "3", "--gap", "20ms")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	kv := benchSummary(t, out)
+	for _, k := range []string{"delta_p50_ms", "delta_p90_ms", "delta_p99_ms", "delta_max_ms", "server_session_ms", "rss_mib"} {
+		number(t, kv, k)
+	}
+	if number(t, kv, "deltas") != 3 || number(t, kv, "extra_plans") != 0 {
+		t.Errorf("deltas=%s extra_plans=%s, want 3 and 0\n%s", kv["deltas"], kv["extra_plans"], out)
+	}
+	if got := strings.Count(out, "placed=8 "); got != 4 {
+		t.Errorf("%d deltas placed their 8 tasks, want 4 (a warm-up and 3)\n%s", got, out)
+	}
+	code, _, errOut = sluicectl(t, "", "bench", "--workload", "preempt", "--watch")
+	if code != 1 || !strings.Contains(errOut, "--watch is supported with --workload steady-arrivals") {
+		t.Errorf("--watch with preempt: exit %d, stderr %q", code, errOut)
+	}
+}

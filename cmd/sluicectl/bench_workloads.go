@@ -103,6 +103,10 @@ func checkWorkload(o *benchOptions) error {
 		return fmt.Errorf("--arrivals must not be negative, got %d", o.arrivals)
 	case o.grpc && o.workload != wlPending && o.workload != wlBigJob:
 		return fmt.Errorf("--grpc is supported with --workload %s and %s only", wlPending, wlBigJob)
+	case o.watch && (o.workload != wlSteadyArrivals || o.grpc):
+		return fmt.Errorf("--watch is supported with --workload %s (and without --grpc) only", wlSteadyArrivals)
+	case o.watch && o.arrivals < 1:
+		return fmt.Errorf("--watch needs --arrivals of at least 1")
 	}
 	switch o.workload {
 	case wlBigJob:
