@@ -99,7 +99,8 @@ func (a *app) benchFlags(o *benchOptions) *flag.FlagSet {
 // cycle), cpu_ms (median CPU time of the process during an in-process cycle, GC workers
 // included: on a shared machine it moves less than the wall time), tasks_per_s (tasks placed
 // or pipelined per second of the median cycle), session_ms (median of the engine's session
-// time within the cycle), rss_mib (the process's peak RSS, VmHWM), and with --grpc grpc_cycle_ms (median, as the
+// time within the cycle), plan_fp (a fingerprint of the last cycle's decisions: builds that
+// decide alike print the same), rss_mib (the process's peak RSS, VmHWM), and with --grpc grpc_cycle_ms (median, as the
 // client sees the call), grpc_session_ms (median session time on the server), ingest_s,
 // ingest_objects_per_s and grpc_overhead_pct (median gRPC cycle against median in-process
 // cycle). A cycle minus its session is the snapshot and, through gRPC, the plan's conversion,
@@ -300,6 +301,7 @@ func (b *benchRun) run() (err error) {
 		fmt.Sprintf("tasks_per_s=%.0f", float64(last.placed+last.piped)/med.Seconds()),
 		fmt.Sprintf("session_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.session }))),
 		"rss_mib=" + peakRSS(),
+		fmt.Sprintf("plan_fp=%016x", last.fp),
 	}
 	if b.o.workload == wlSteadyArrivals {
 		kv = append(kv,
