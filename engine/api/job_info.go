@@ -1,6 +1,7 @@
 package api
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -48,6 +49,10 @@ type JobInfo struct {
 	// checks cost the number of roles, not of tasks.
 	pendingBestEffort int32
 	roles             map[string]*roleTally
+	// order lists the tasks by UID while they were added in that order and none left (the
+	// session adds them so), so that SortedTasks need not sort; nil otherwise.
+	order    []*TaskInfo
+	disorder bool
 }
 
 // roleTally counts one role's tasks by status, and its pending best-effort tasks.
@@ -114,7 +119,21 @@ func NewJobInfo(j *Job, priority int32) *JobInfo {
 
 // AddTaskInfo adds a task to the job and its indexes.
 func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
+	if _, dup := ji.Tasks[t.UID]; dup || ji.disorder || (len(ji.order) > 0 && ji.order[len(ji.order)-1].UID >= t.UID) {
+		ji.order, ji.disorder = nil, true
+	} else {
+		ji.order = append(ji.order, t)
+	}
 	ji.Tasks[t.UID] = t
+	ji.index(t)
+	ji.TotalRequest.Add(t.Resreq)
+	if AllocatedStatus(t.Status) {
+		ji.Allocated.Add(t.Resreq)
+	}
+}
+
+// index files the task under its status and counts it.
+func (ji *JobInfo) index(t *TaskInfo) {
 	idx := ji.TaskStatusIndex[t.Status]
 	if idx == nil {
 		idx = map[string]*TaskInfo{}
@@ -122,9 +141,16 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 	}
 	idx[t.UID] = t
 	ji.tally(t, 1)
-	ji.TotalRequest.Add(t.Resreq)
-	if AllocatedStatus(t.Status) {
-		ji.Allocated.Add(t.Resreq)
+}
+
+// unindex undoes index.
+func (ji *JobInfo) unindex(t *TaskInfo) {
+	ji.tally(t, -1)
+	if idx := ji.TaskStatusIndex[t.Status]; idx != nil {
+		delete(idx, t.UID)
+		if len(idx) == 0 {
+			delete(ji.TaskStatusIndex, t.Status)
+		}
 	}
 }
 
@@ -139,20 +165,31 @@ func (ji *JobInfo) DeleteTaskInfo(t *TaskInfo) {
 		ji.Allocated.Sub(cur.Resreq)
 	}
 	delete(ji.Tasks, cur.UID)
-	ji.tally(cur, -1)
-	if idx := ji.TaskStatusIndex[cur.Status]; idx != nil {
-		delete(idx, cur.UID)
-		if len(idx) == 0 {
-			delete(ji.TaskStatusIndex, cur.Status)
-		}
-	}
+	ji.order, ji.disorder = nil, true
+	ji.unindex(cur)
 }
 
-// UpdateTaskStatus moves a task to a new status, keeping indexes and sums right.
+// UpdateTaskStatus moves a task to a new status, keeping indexes and sums right: the sums
+// change exactly as DeleteTaskInfo and AddTaskInfo would change them, but the task stays in
+// the job's order.
 func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
-	ji.DeleteTaskInfo(t)
+	if cur, ok := ji.Tasks[t.UID]; !ok || cur != t {
+		ji.DeleteTaskInfo(t)
+		t.Status = status
+		ji.AddTaskInfo(t)
+		return
+	}
+	ji.TotalRequest.Sub(t.Resreq)
+	if AllocatedStatus(t.Status) {
+		ji.Allocated.Sub(t.Resreq)
+	}
+	ji.unindex(t)
 	t.Status = status
-	ji.AddTaskInfo(t)
+	ji.index(t)
+	ji.TotalRequest.Add(t.Resreq)
+	if AllocatedStatus(status) {
+		ji.Allocated.Add(t.Resreq)
+	}
 }
 
 // TasksIn returns the job's tasks in the given status, sorted by UID.
@@ -168,6 +205,9 @@ func (ji *JobInfo) TasksIn(status TaskStatus) []*TaskInfo {
 
 // SortedTasks returns every task of the job sorted by UID.
 func (ji *JobInfo) SortedTasks() []*TaskInfo {
+	if !ji.disorder && len(ji.order) > 0 && len(ji.order) == len(ji.Tasks) {
+		return slices.Clone(ji.order)
+	}
 	out := make([]*TaskInfo, 0, len(ji.Tasks))
 	for _, t := range ji.Tasks {
 		out = append(out, t)
@@ -355,8 +395,8 @@ func (ji *JobInfo) Clone() *JobInfo {
 	c.TotalRequest = EmptyResource()
 	c.MinResources = ji.MinResources.Clone()
 	c.NodesFitErrors = map[string]*FitErrors{}
-	c.pendingBestEffort, c.roles = 0, nil
-	for _, t := range ji.Tasks {
+	c.pendingBestEffort, c.roles, c.order, c.disorder = 0, nil, nil, false
+	for _, t := range ji.SortedTasks() {
 		c.AddTaskInfo(t.Clone())
 	}
 	return &c

@@ -3,6 +3,8 @@ package api
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -126,6 +128,14 @@ func TestJobCountsMatchAWalk(t *testing.T) {
 				if len(tasks) > 0 {
 					ji.NodesFitErrors[tasks[rng.IntN(len(tasks))].UID] = NewFitErrors()
 				}
+			}
+			sorted := make([]*TaskInfo, 0, len(ji.Tasks))
+			for _, t := range ji.Tasks {
+				sorted = append(sorted, t)
+			}
+			slices.SortFunc(sorted, func(a, b *TaskInfo) int { return strings.Compare(a.UID, b.UID) })
+			if got := ji.SortedTasks(); !slices.Equal(got, sorted) {
+				t.Fatalf("trial %d step %d: SortedTasks is not the job's tasks by UID", trial, step)
 			}
 			want, got := naive(ji), counted(ji)
 			for k, w := range want {

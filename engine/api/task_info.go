@@ -29,7 +29,10 @@ type TaskInfo struct {
 }
 
 // NewTaskInfo builds the session view of a task. priority is the resolved priority.
-func NewTaskInfo(t *Task, priority int32) *TaskInfo {
+func NewTaskInfo(t *Task, priority int32) *TaskInfo { return NewTaskInfoOf(t, priority, t.JobKey()) }
+
+// NewTaskInfoOf is NewTaskInfo for a task whose job's UID (t.JobKey()) the caller has.
+func NewTaskInfoOf(t *Task, priority int32, job string) *TaskInfo {
 	req := t.Resources.Clone()
 	req.MaxTaskNum = 0
 	var devices []string
@@ -41,10 +44,10 @@ func NewTaskInfo(t *Task, priority int32) *TaskInfo {
 		UID:         t.Key(),
 		Name:        t.Name,
 		Namespace:   t.Namespace,
-		Job:         t.JobKey(),
+		Job:         job,
 		Role:        t.Role,
 		Resreq:      req,
-		InitResreq:  req.Clone(),
+		InitResreq:  req, // never changed in place, so it may be the same
 		Status:      t.Status,
 		NodeName:    t.Node,
 		Priority:    priority,

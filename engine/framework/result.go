@@ -62,6 +62,9 @@ func (s *Session) Close() *Result {
 	r.Decisions = append(r.Decisions, s.committed...)
 	jobs := s.SortedJobs()
 	for _, j := range jobs {
+		if len(j.TaskStatusIndex[api.Pipelined]) == 0 && len(j.TaskStatusIndex[api.Allocated]) == 0 {
+			continue // no pipelined or allocated task: no decision to find
+		}
 		for _, t := range j.SortedTasks() {
 			if t.Status == api.Pipelined || (t.Status == api.Allocated && !s.undispatched[t.UID]) {
 				r.Decisions = append(r.Decisions, Decision{Kind: DecisionPipeline, Task: t.UID, Job: j.UID, Node: t.NodeName})
@@ -133,6 +136,9 @@ func (s *Session) outcome(j *api.JobInfo) JobOutcome {
 // hasUndispatched reports whether a statement left some of the job's tasks allocated without
 // a decision.
 func (s *Session) hasUndispatched(j *api.JobInfo) bool {
+	if len(s.undispatched) == 0 {
+		return false
+	}
 	for _, t := range j.TasksIn(api.Allocated) {
 		if s.undispatched[t.UID] {
 			return true

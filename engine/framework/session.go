@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -100,8 +101,10 @@ type Session struct {
 	timings      []ActionTiming
 	observer     Observer
 	// class is TaskClass's plan, worked out at its first call.
-	class  classPlan
-	memory *Memory
+	class classPlan
+	// sortedJobs is SortedJobs's order, worked out at its first call.
+	sortedJobs []*api.JobInfo
+	memory     *Memory
 	// nodeIndex maps a node name to its position in NodeList; nodeChanges logs, in order, the
 	// position of every node a statement changed.
 	nodeIndex   map[string]int32
@@ -183,17 +186,19 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		s.Jobs[ji.UID] = ji
 		s.initialPhase[ji.UID] = ji.Phase
 	}
+	var key []byte
 	for i, t := range snap.Tasks {
 		if i&4095 == 4095 {
 			if err := s.Err(); err != nil {
 				return nil, err // a large cluster's open stops soon after an interruption too
 			}
 		}
-		ji, ok := s.Jobs[t.JobKey()]
+		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
+		ji, ok := s.Jobs[string(key)]
 		if !ok {
 			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
 		}
-		ti := api.NewTaskInfo(t, s.resolvePriority(t.PriorityClass, t.Priority, t.HasPriority, ji.Priority))
+		ti := api.NewTaskInfoOf(t, s.resolvePriority(t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
 		ji.AddTaskInfo(ti)
 		if ti.NodeName == "" || !api.OccupiesNode(ti.Status) {
 			ti.NodeName = ""
@@ -305,14 +310,17 @@ func (s *Session) Err() error {
 	return s.ctx.Err()
 }
 
-// SortedJobs returns the session's jobs sorted by UID.
+// SortedJobs returns the session's jobs sorted by UID, in a slice of the caller's. (The jobs of
+// a session never change, so the order is worked out once.)
 func (s *Session) SortedJobs() []*api.JobInfo {
-	out := make([]*api.JobInfo, 0, len(s.Jobs))
-	for _, j := range s.Jobs {
-		out = append(out, j)
+	if s.sortedJobs == nil || len(s.sortedJobs) != len(s.Jobs) {
+		s.sortedJobs = make([]*api.JobInfo, 0, len(s.Jobs))
+		for _, j := range s.Jobs {
+			s.sortedJobs = append(s.sortedJobs, j)
+		}
+		sort.Slice(s.sortedJobs, func(i, j int) bool { return s.sortedJobs[i].UID < s.sortedJobs[j].UID })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
-	return out
+	return slices.Clone(s.sortedJobs)
 }
 
 // SortedQueues returns the session's queues sorted by name.
