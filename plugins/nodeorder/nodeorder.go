@@ -120,7 +120,7 @@ func (p *plugin) static(task *api.TaskInfo) *taskStatic {
 	if s := p.cur.Load(); s != nil && s.spec == task.Spec && s.spec != nil {
 		return s
 	}
-	s := p.sessionStatic(task.Spec)
+	s := p.sessionStatic(task.Spec, task.Job, task.UID)
 	if s == nil {
 		s = newTaskStatic(task)
 	}
@@ -128,10 +128,10 @@ func (p *plugin) static(task *api.TaskInfo) *taskStatic {
 	return s
 }
 
-// sessionStatic returns the compiled inputs of the session's task with this spec, compiled
-// from that task (not from a stand-in that shares its spec) at the first call; nil when the
-// session holds no task with the spec. Safe for concurrent calls.
-func (p *plugin) sessionStatic(spec *api.Task) *taskStatic {
+// sessionStatic returns the compiled inputs of the session's task with this spec (the task uid
+// of job), compiled from that task (not from a stand-in that shares its spec) at the first
+// call; nil when the session holds no task with the spec. Safe for concurrent calls.
+func (p *plugin) sessionStatic(spec *api.Task, job, uid string) *taskStatic {
 	if spec == nil {
 		return nil
 	}
@@ -140,11 +140,11 @@ func (p *plugin) sessionStatic(spec *api.Task) *taskStatic {
 	if s, ok := p.statics[spec]; ok {
 		return s
 	}
-	j := p.ssn.Jobs[spec.JobKey()]
+	j := p.ssn.Jobs[job]
 	if j == nil {
 		return nil
 	}
-	t := j.Tasks[spec.Key()]
+	t := j.Tasks[uid]
 	if t == nil || t.Spec != spec {
 		return nil
 	}
