@@ -37,7 +37,16 @@ type NodeInfo struct {
 	// evictable counts the node's preemptable tasks by status (Bound and Running only), so that
 	// eviction can pass over a node without victims at no cost.
 	evictable [2]int
+	// position is the node's place in its session's node list (SetPosition).
+	position int32
 }
+
+// SetPosition records the node's place in its session's node list, so that the session finds
+// it without a lookup by name.
+func (ni *NodeInfo) SetPosition(i int32) { ni.position = i }
+
+// Position returns what SetPosition recorded (0 before).
+func (ni *NodeInfo) Position() int32 { return ni.position }
 
 // evictableSlot is a status's slot in NodeInfo.evictable, -1 for the other statuses.
 func evictableSlot(s TaskStatus) int {

@@ -176,6 +176,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 	s.nodeIndex = make(map[string]int32, len(s.NodeList))
 	for i, n := range s.NodeList {
 		s.nodeIndex[n.Name] = int32(i)
+		n.SetPosition(int32(i))
 	}
 	for _, q := range snap.Queues {
 		s.Queues[q.Name] = api.NewQueueInfo(q)
@@ -346,9 +347,17 @@ func (s *Session) HierarchyEnabled(plugin string) bool {
 	return false
 }
 
+// owns reports whether n is the session's own view of its node (not a copy).
+func (s *Session) owns(n *api.NodeInfo) bool {
+	i := n.Position()
+	return i >= 0 && int(i) < len(s.NodeList) && s.NodeList[i] == n
+}
+
 // noteNodeChange logs that a statement changed the node.
 func (s *Session) noteNodeChange(n *api.NodeInfo) {
-	if i, ok := s.nodeIndex[n.Name]; ok {
+	if s.owns(n) {
+		s.nodeChanges = append(s.nodeChanges, n.Position())
+	} else if i, ok := s.nodeIndex[n.Name]; ok {
 		s.nodeChanges = append(s.nodeChanges, i)
 	}
 }
