@@ -104,7 +104,9 @@ type Session struct {
 	class classPlan
 	// sortedJobs is SortedJobs's order, worked out at its first call.
 	sortedJobs []*api.JobInfo
-	memory     *Memory
+	// shared holds Shared's values by key.
+	shared map[string]any
+	memory *Memory
 	// nodeIndex maps a node name to its position in NodeList; nodeChanges logs, in order, the
 	// position of every node a statement changed.
 	nodeIndex   map[string]int32
@@ -345,6 +347,21 @@ func (s *Session) HierarchyEnabled(plugin string) bool {
 		}
 	}
 	return false
+}
+
+// Shared returns the session's value for key, built by build at the first call: what several
+// plugins derive alike from the session (a view of task placement, say) is built once per
+// cycle. Keys are the building package's path and a name. Not safe for concurrent use.
+func (s *Session) Shared(key string, build func() any) any {
+	if v, ok := s.shared[key]; ok {
+		return v
+	}
+	v := build()
+	if s.shared == nil {
+		s.shared = map[string]any{}
+	}
+	s.shared[key] = v
+	return v
 }
 
 // owns reports whether n is the session's own view of its node (not a copy).

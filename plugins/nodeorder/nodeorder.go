@@ -85,7 +85,7 @@ func (p *plugin) Name() string { return Name }
 // OnSessionOpen registers the scores. Tasks' scoring inputs are compiled when first needed.
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
-	p.view = k8sutil.NewView(ssn)
+	p.view = k8sutil.SessionView(ssn)
 	p.statics = map[*api.Task]*taskStatic{}
 	for _, n := range ssn.NodeList {
 		for _, t := range n.Node.Taints {

@@ -141,7 +141,7 @@ func (p *plugin) Name() string { return Name }
 // when first needed.
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
-	p.view = k8sutil.NewView(ssn)
+	p.view = k8sutil.SessionView(ssn)
 	p.statics = map[*api.Task]*taskStatic{}
 	ssn.AddPrePredicateFn(Name, p.prePredicate)
 	ssn.AddPredicateFn(Name, p.predicate)
