@@ -68,7 +68,8 @@ type SchedulerServiceClient interface {
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it. NOT_FOUND if the job does not exist.
 	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*ExplainJobResponse, error)
-	// WatchPlans runs cycles as the cluster changes (and periodically) and
+	// WatchPlans runs cycles as the cluster or its configuration changes (and when
+	// a time-based plugin asks) and
 	// streams each cycle's plan until the client cancels.
 	WatchPlans(ctx context.Context, in *WatchPlansRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlansResponse], error)
 	// GetSchedulerConfig returns the cluster's scheduler configuration and its
@@ -220,7 +221,8 @@ type SchedulerServiceServer interface {
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it. NOT_FOUND if the job does not exist.
 	ExplainJob(context.Context, *ExplainJobRequest) (*ExplainJobResponse, error)
-	// WatchPlans runs cycles as the cluster changes (and periodically) and
+	// WatchPlans runs cycles as the cluster or its configuration changes (and when
+	// a time-based plugin asks) and
 	// streams each cycle's plan until the client cancels.
 	WatchPlans(*WatchPlansRequest, grpc.ServerStreamingServer[WatchPlansResponse]) error
 	// GetSchedulerConfig returns the cluster's scheduler configuration and its

@@ -148,7 +148,8 @@ class SchedulerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchPlans(self, request, context):
-        """WatchPlans runs cycles as the cluster changes (and periodically) and
+        """WatchPlans runs cycles as the cluster or its configuration changes (and when
+        a time-based plugin asks) and
         streams each cycle's plan until the client cancels.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
