@@ -485,14 +485,14 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		}
 		return nil, fmt.Errorf("open session: %w", err)
 	}
-	err = ssn.RunActions(e.reg)
-	res := ssn.Close()
-	if err != nil {
+	if err = ssn.RunActions(e.reg); err != nil {
+		ssn.Abandon()
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
 		return nil, fmt.Errorf("run actions: %w", err)
 	}
+	res := ssn.Close()
 	elapsed := time.Since(start)
 
 	wall := e.clock()

@@ -124,10 +124,13 @@ func TestSetAuthenticator(t *testing.T) {
 	}
 	_, err = east.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "east"})
 	wantCode(t, err, codes.Unauthenticated)
-	if _, err := h.withToken("tok-next").cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "east"}); err != nil {
+	next := h.withToken("tok-next")
+	if _, err := next.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "east"}); err != nil {
 		t.Fatalf("the new token: %v", err)
 	}
-	w.next() // the stream opened before goes on
+	// The stream opened before goes on: a change (watches are idle-free) brings its next plan.
+	next.apply("east", node("n9", cpu("1")))
+	w.next()
 	if err := h.srv.SetAuthenticator(nil); err == nil {
 		t.Fatal("a nil authenticator was accepted")
 	}

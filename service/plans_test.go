@@ -247,7 +247,7 @@ func TestAutoCommitReportsRejections(t *testing.T) {
 }
 
 // TestCancelledCycleStopsAtOnce starts a dry run on a cluster large enough to take seconds
-// (one job of many tasks, the built-in default configuration), cancels it, and checks that the
+// (100,000 pending tasks on 2,000 nodes, the built-in default configuration), cancels it, and checks that the
 // call ends with CANCELED soon after, and that another caller's Schedule on the cluster then
 // runs at once. The bound is loose (the race detector and a busy machine slow everything);
 // the test logs the latency it measured.
@@ -257,7 +257,7 @@ func TestCancelledCycleStopsAtOnce(t *testing.T) {
 	}
 	reg := builtin.Registry()
 	h := newHarnessWith(t, setup{reg: reg, config: string(conf.Default().Raw())})
-	cl, err := synth.Generate(synth.Spec{Seed: 1, Nodes: 500, Jobs: 1, TasksPerJob: 20000, Queues: 1, Shapes: synth.Uniform})
+	cl, err := synth.Generate(synth.Spec{Seed: 1, Nodes: 2000, Jobs: 20000, TasksPerJob: 5, Queues: 1, Shapes: synth.Uniform})
 	if err != nil {
 		t.Fatal(err)
 	}

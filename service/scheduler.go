@@ -242,6 +242,8 @@ func (sc *scheduler) DiscardPlan(ctx context.Context, req *sluicev1.DiscardPlanR
 	if err := sc.s.engine.DiscardPlan(req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
+	// A watch waiting for this plan may go on.
+	sc.s.changes.notify(req.GetCluster())
 	return &sluicev1.DiscardPlanResponse{}, nil
 }
 

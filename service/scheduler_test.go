@@ -250,32 +250,18 @@ func TestWatchPlans(t *testing.T) {
 	}
 	wantViolation(t, err, "period", ReasonInvalidField)
 
-	s, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN,
+	// However short the period, an idle cluster gets one plan and no more (idle-free).
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN,
 		Period: durationpb.New(time.Millisecond)})
-	if err != nil {
-		t.Fatal(err)
+	if p := w.next(); p.GetState() != sluicev1.PlanState_PLAN_STATE_DRY_RUN || p.GetBaseRevision() != rev {
+		t.Fatalf("first plan: %v", p)
 	}
-	start := time.Now()
-	for i := range 3 {
-		m, err := s.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_DRY_RUN || m.GetPlan().GetBaseRevision() != rev {
-			t.Fatalf("plan %d: %v", i, m.GetPlan())
-		}
-	}
-	if el := time.Since(start); el < 2*MinWatchPeriod-20*time.Millisecond {
-		t.Fatalf("3 plans in %v: the period was not raised to the minimum", el)
-	}
+	w.none(300 * time.Millisecond)
 	// A dry-run watch does not stand in the way of one that commits; a second one that
 	// commits is refused, unless it takes over: the first one then ends.
-	w1, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Period: durationpb.New(time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w1.Recv(); err != nil {
-		t.Fatalf("a proposing watch beside a dry-run one: %v", err)
+	w1 := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Period: durationpb.New(time.Hour)})
+	if p := w1.next(); p.GetState() != sluicev1.PlanState_PLAN_STATE_PROPOSED {
+		t.Fatalf("a proposing watch beside a dry-run one: %v", p)
 	}
 	dup, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1"})
 	if err == nil {
@@ -288,20 +274,17 @@ func TestWatchPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for err == nil {
-		_, err = w1.Recv()
-	}
-	wantReason(t, err, codes.Aborted, ReasonTakenOver)
-	// The dry-run watch goes on.
-	if _, err := s.Recv(); err != nil {
-		t.Fatalf("the dry-run watch after a takeover: %v", err)
-	}
+	wantReason(t, w1.end(), codes.Aborted, ReasonTakenOver)
 	first, err := s2.Recv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED {
 		t.Fatalf("first watched plan: %v", first.GetPlan())
+	}
+	// The dry-run watch goes on after the takeover: the commit changed the cluster.
+	if p := w.next(); p.GetState() != sluicev1.PlanState_PLAN_STATE_DRY_RUN {
+		t.Fatalf("the dry-run watch after a takeover: %v", p)
 	}
 	after := h.apply("c1", task("a-2", "a", cpu("1")))
 	m, err := s2.Recv()

@@ -67,11 +67,11 @@ type Options struct {
 	// call metrics; nil means none.
 	MeterProvider metric.MeterProvider
 
-	// SchedulePeriod is the longest time between WatchPlans cycles when the request gives
-	// no period; 0 means DefaultSchedulePeriod.
+	// SchedulePeriod is accepted for compatibility: WatchPlans no longer runs cycles on a
+	// period (see WatchPlans); 0 means DefaultSchedulePeriod.
 	SchedulePeriod time.Duration
-	// WatchDebounce is how long a watch lets changes settle before the cycle they trigger;
-	// 0 means DefaultWatchDebounce.
+	// WatchDebounce is the shortest time between the starts of two change-triggered cycles
+	// of a watch (see WatchPlans); 0 means DefaultWatchDebounce.
 	WatchDebounce time.Duration
 
 	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil

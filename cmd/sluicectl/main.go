@@ -130,7 +130,8 @@ Commands:
   config set -f FILE [--etag E|--force]  replace the scheduler configuration (admin token), only if its
                                          etag is still the file's "# etag:" line or --etag
   scenario run [--server ADDR] PATH...   play scenario files or directories
-  bench [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
+  bench [--workload pending|steady-idle|steady-arrivals|preempt|reclaim|big-job] [--arrivals N]
+        [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
         [--config FILE] [--seed N] [--cycles N] [--grpc] [--cpuprofile FILE]
                                          generate a cluster and time scheduling cycles in this
                                          process (and with --grpc through Sync and Schedule on

@@ -161,7 +161,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.plansProposed, "max-proposed-plans", state.DefaultMaxProposedPlans, "proposed plans a cluster may hold; a new proposal beyond it expires the oldest")
 	fs.IntVar(&o.plansKept, "finished-plans-kept", state.DefaultMaxFinishedPlans, "committed, discarded and expired plans each cluster keeps (without their decisions)")
 	fs.DurationVar(&o.planAge, "finished-plan-age", state.DefaultFinishedPlanAge, "how long a finished plan is kept")
-	fs.DurationVar(&o.schedulePeriod, "schedule-period", service.DefaultSchedulePeriod, "longest time between WatchPlans cycles when the request gives no period (Volcano's schedule-period)")
+	fs.DurationVar(&o.schedulePeriod, "schedule-period", service.DefaultSchedulePeriod, "accepted for compatibility (Volcano's schedule-period): WatchPlans runs cycles on changes and wake-up times, not on a period")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", service.GracefulStopTimeout, "how long a shutdown waits for calls in progress")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); serve TLS with --tls-key")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -133,9 +134,13 @@ func TestTokensAndCertificatesReload(t *testing.T) {
 		t.Fatalf("serial %v after a refused certificate, want %v", got, current)
 	}
 
-	// Nothing was dropped: the stream opened before every reload still gets plans, and the
-	// old connection still serves calls.
-	for range 2 {
+	// Nothing was dropped: the stream opened before every reload still gets plans (one per
+	// change: watches are idle-free), and the old connection still serves calls.
+	for i := range 2 {
+		if _, err := cs.ApplyDeltas(with("new-token"), &sluicev1.ApplyDeltasRequest{Cluster: "c1", Batch: &sluicev1.DeltaBatch{Deltas: []*sluicev1.Delta{
+			{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{Name: fmt.Sprintf("m%d", i), Allocatable: map[string]string{"cpu": "4"}}}}}}}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := watch.Recv(); err != nil {
 			t.Fatalf("the stream opened before the reloads: %v", err)
 		}

@@ -1970,8 +1970,9 @@ type WatchPlansRequest struct {
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// What to do with each plan. Unspecified means propose.
 	Mode ScheduleMode `protobuf:"varint,2,opt,name=mode,proto3,enum=sluice.v1.ScheduleMode" json:"mode,omitempty"`
-	// Longest time between cycles when nothing changes. Unset or zero means the
-	// server's default (--schedule-period, 1 second unless configured).
+	// Accepted and ignored: a watch runs a cycle when the cluster's state or
+	// configuration changes, or at a time a time-based plugin (sla, tdm, cdp,
+	// rescheduling, usage) names; never just because a period passed.
 	Period *durationpb.Duration `protobuf:"bytes,3,opt,name=period,proto3" json:"period,omitempty"`
 	// Replace the cluster's current subscriber that proposes or auto-commits,
 	// if any: its stream ends with ABORTED and its plan still proposed is

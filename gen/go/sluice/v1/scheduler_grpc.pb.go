@@ -68,12 +68,12 @@ type SchedulerServiceClient interface {
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it and was not a dry run. NOT_FOUND if the job does not exist.
 	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*ExplainJobResponse, error)
-	// WatchPlans runs cycles as the cluster changes (and periodically) and
-	// streams each cycle's plan until the client cancels. A cluster has at most
-	// one subscriber that proposes or auto-commits (a writer's), and up to the
-	// server's limit of dry-run subscribers (RESOURCE_EXHAUSTED, reason
-	// LIMIT_EXCEEDED, beyond it), which never block, take over or end the
-	// writer's.
+	// WatchPlans runs cycles as the cluster or its configuration changes (and when
+	// a time-based plugin asks) and streams each cycle's plan until the client
+	// cancels. A cluster has at most one subscriber that proposes or
+	// auto-commits (a writer's), and up to the server's limit of dry-run
+	// subscribers (RESOURCE_EXHAUSTED, reason LIMIT_EXCEEDED, beyond it), which
+	// never block, take over or end the writer's.
 	WatchPlans(ctx context.Context, in *WatchPlansRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlansResponse], error)
 	// GetSchedulerConfig returns the cluster's scheduler configuration and its
 	// etag.
@@ -224,12 +224,12 @@ type SchedulerServiceServer interface {
 	// ExplainJob returns a job's outcome in the most recent cycle that
 	// considered it and was not a dry run. NOT_FOUND if the job does not exist.
 	ExplainJob(context.Context, *ExplainJobRequest) (*ExplainJobResponse, error)
-	// WatchPlans runs cycles as the cluster changes (and periodically) and
-	// streams each cycle's plan until the client cancels. A cluster has at most
-	// one subscriber that proposes or auto-commits (a writer's), and up to the
-	// server's limit of dry-run subscribers (RESOURCE_EXHAUSTED, reason
-	// LIMIT_EXCEEDED, beyond it), which never block, take over or end the
-	// writer's.
+	// WatchPlans runs cycles as the cluster or its configuration changes (and when
+	// a time-based plugin asks) and streams each cycle's plan until the client
+	// cancels. A cluster has at most one subscriber that proposes or
+	// auto-commits (a writer's), and up to the server's limit of dry-run
+	// subscribers (RESOURCE_EXHAUSTED, reason LIMIT_EXCEEDED, beyond it), which
+	// never block, take over or end the writer's.
 	WatchPlans(*WatchPlansRequest, grpc.ServerStreamingServer[WatchPlansResponse]) error
 	// GetSchedulerConfig returns the cluster's scheduler configuration and its
 	// etag.

@@ -1059,8 +1059,9 @@ export type WatchPlansRequest = Message<"sluice.v1.WatchPlansRequest"> & {
   mode: ScheduleMode;
 
   /**
-   * Longest time between cycles when nothing changes. Unset or zero means the
-   * server's default (--schedule-period, 1 second unless configured).
+   * Accepted and ignored: a watch runs a cycle when the cluster's state or
+   * configuration changes, or at a time a time-based plugin (sla, tdm, cdp,
+   * rescheduling, usage) names; never just because a period passed.
    *
    * @generated from field: google.protobuf.Duration period = 3;
    */
@@ -1474,12 +1475,12 @@ export const SchedulerService: GenService<{
     output: typeof ExplainJobResponseSchema;
   },
   /**
-   * WatchPlans runs cycles as the cluster changes (and periodically) and
-   * streams each cycle's plan until the client cancels. A cluster has at most
-   * one subscriber that proposes or auto-commits (a writer's), and up to the
-   * server's limit of dry-run subscribers (RESOURCE_EXHAUSTED, reason
-   * LIMIT_EXCEEDED, beyond it), which never block, take over or end the
-   * writer's.
+   * WatchPlans runs cycles as the cluster or its configuration changes (and when
+   * a time-based plugin asks) and streams each cycle's plan until the client
+   * cancels. A cluster has at most one subscriber that proposes or
+   * auto-commits (a writer's), and up to the server's limit of dry-run
+   * subscribers (RESOURCE_EXHAUSTED, reason LIMIT_EXCEEDED, beyond it), which
+   * never block, take over or end the writer's.
    *
    * @generated from rpc sluice.v1.SchedulerService.WatchPlans
    */
