@@ -5,12 +5,26 @@ BUF ?= go tool buf
 SHARED ?= ../shared
 
 .PHONY: test check fmt vet gotest scenarios generate lint-proto check-generated breaking fuzz fuzz-short bench \
-	durability-short test-durability
+	durability-short test-durability build setup help
 
 ## test: everything CI runs: formatting, vet, buf lint, generated-code freshness, breaking
-## changes, the Go tests with the race detector, the short durability tests and fuzzing,
-## and every scenario through the gRPC API
-test: check gotest durability-short fuzz-short scenarios clients-test
+## changes, the Go tests with the race detector (which play every scenario through the gRPC
+## API), the short durability tests and fuzzing, and every client against real servers
+test: check gotest durability-short fuzz-short clients-test
+
+## help: list the targets and what they do
+help:
+	@awk '/^## [a-z-]+:/ { sub(/^## /, ""); print; next } /^## / { sub(/^## /, "    "); print }' $(MAKEFILE_LIST)
+
+## build: the binaries into bin/: sluiced, sluicectl and the Slurm adapter sluice-slurm
+build:
+	@mkdir -p bin
+	go build -o bin/ ./cmd/sluiced ./cmd/sluicectl ./clients/adapters/slurm/cmd/sluice-slurm
+
+## setup: install what make test needs (Debian/Ubuntu, as root: apt-get for the tools that
+## are missing, then the clients' packages); scripts/setup.sh
+setup:
+	bash scripts/setup.sh
 
 ## check: static checks only
 check: fmt vet lint-proto check-generated breaking
@@ -25,23 +39,34 @@ vet:
 	go vet ./...
 
 ## gotest: unit, scenario and fuzz-seed tests with the race detector (the scenario test in
-## cmd/sluicectl plays testdata/scenarios and $(SHARED)/scenarios)
-gotest:
-	SLUICE_SHARED=$(abspath $(SHARED)) go test -race -count=1 ./...
+## cmd/sluicectl plays testdata/scenarios and $(SHARED)/scenarios); the simulation report's
+## test opens it in headless Chromium, which must be there (browser)
+gotest: browser
+	SLUICE_SHARED=$(abspath $(SHARED)) SLUICE_REQUIRE_BROWSER=1 go test -race -count=1 ./...
+
+## browser: install Debian's chromium when no Chromium is on PATH (scripts/browser.sh)
+.PHONY: browser
+browser:
+	bash scripts/browser.sh install
 
 ## scenarios: play the public and the project's scenarios through an in-process server
+## (gotest plays them too)
 scenarios:
 	go run ./cmd/sluicectl scenario run testdata/scenarios $(wildcard $(SHARED)/scenarios)
 
 ## fuzz: run every fuzz target for a while (FUZZTIME each, default 60s): scheduler
-## configurations, store batches (with a replicated twin), API delta batches, scenario files
+## configurations, store batches (with a replicated twin), resyncs in parts (against one
+## ReplaceAll batch), API delta batches, scenario files, SWF and native traces
 FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/conf
 	go test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
+	go test -run '^$$' -fuzz '^FuzzResync$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/state
 	go test -run '^$$' -fuzz '^FuzzApplyDeltas$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./service
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./clients/go/scenario
+	go test -run '^$$' -fuzz '^FuzzReadSWF$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/sim
+	go test -run '^$$' -fuzz '^FuzzReadNative$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./engine/sim
 
 ## fuzz-short: every fuzz target for 10s (part of make test)
 fuzz-short:
@@ -91,13 +116,13 @@ check-generated:
 		echo "gen/ is stale: run make generate" >&2; exit 1; \
 	fi
 
-## breaking: check proto/ for breaking changes against the newest v* tag, if any
+## breaking: check proto/ for breaking changes against the frozen v1 API (proto/v1.binpb, a
+## buf image of the surface released as v1) and against the newest v* tag, if any
 breaking:
+	$(BUF) breaking --against proto/v1.binpb
 	@tag=$$(git tag --list 'v*' --sort=-v:refname | head -n 1); \
-	if [ -z "$$tag" ]; then \
-		echo "breaking: no v* tag yet, skipping"; \
-	else \
-		echo "breaking: checking against $$tag"; \
+	if [ -n "$$tag" ]; then \
+		echo "breaking: also checking against $$tag"; \
 		$(BUF) breaking --against ".git#tag=$$tag"; \
 	fi
 
@@ -117,11 +142,11 @@ clients-generate:
 clients-check-generated:
 	bash scripts/clients.sh check-generated
 
-## clients-test: set up, check the generated code, then run the Python, TypeScript and Java
-## clients' tests and round-trip examples against a sluiced built and started for the run
+## clients-test: set up, check the generated code, then test every client installed the way
+## its users install it (Go from a module of its own, pip, npm install, mvn install) and the
+## YARN adapter, against sluiced servers built and started for the run
 clients-test:
 	bash scripts/clients.sh test
-	bash clients/adapters/yarn/run-tests.sh
 
 ## test-slurm: the Slurm adapter end to end against a real Slurm (Debian's packages,
 ## installed when missing; needs root): scripts/slurm/e2e.sh starts munged, slurmctld and

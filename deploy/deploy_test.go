@@ -72,7 +72,13 @@ func asObject(v any) object {
 // kustomization, keyed by "Kind/name".
 func loadManifests(t *testing.T) (map[string]object, []string) {
 	t.Helper()
-	files, err := filepath.Glob("kubernetes/*.yaml")
+	return loadManifestsIn(t, "kubernetes")
+}
+
+// loadManifestsIn is loadManifests for another directory.
+func loadManifestsIn(t *testing.T, dir string) (map[string]object, []string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no manifests: %v", err)
 	}

@@ -74,9 +74,16 @@ type Engine struct {
 	defaultsEtag string
 	defaultsGen  uint64
 	// parsed caches each cluster's stored configuration, parsed.
-	parsed   map[string]parsedConfig
+	parsed map[string]parsedConfig
+	// clusters holds a record per cluster that had a cycle whose plan may be committed on
+	// this member; a cluster's record goes when the cluster does (DeleteCluster, prune).
 	clusters map[string]*clusterRecord
-	dryRuns  dryRunCache
+	// seqFloor is at least every plan sequence number this member used for a cluster it
+	// forgot since, so that a cluster written again never gets a plan id it had before.
+	seqFloor uint64
+	// dryRunSeq numbers dry runs, across clusters.
+	dryRunSeq uint64
+	dryRuns   dryRunCache
 }
 
 // parsedConfig is a stored configuration and its parse. The stored row is immutable and every
@@ -236,9 +243,14 @@ func (e *Engine) Config(cluster string) (*conf.Config, error) {
 }
 
 // ConfigWithEtag returns the cluster's configuration, as Config does, and its etag (the
-// stored configuration's, or the default's), read together.
+// stored configuration's, or the default's), read together. A cluster that does not exist is
+// a *state.ClusterNotFoundError.
 func (e *Engine) ConfigWithEtag(cluster string) (*conf.Config, string, error) {
-	sc, ok := e.store.Snapshot(cluster).Config()
+	snap := e.store.Snapshot(cluster)
+	if !snap.Exists() {
+		return nil, "", &state.ClusterNotFoundError{Cluster: cluster}
+	}
+	sc, ok := snap.Config()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !ok {
@@ -283,8 +295,9 @@ func (e *Engine) SetConfig(cluster string, text []byte) (*conf.Config, error) {
 // UpdateConfig is SetConfig with a precondition: with ifEtag set, the configuration is stored
 // only if the etag of the one in effect (ConfigWithEtag) is ifEtag, checked in the store's
 // write (so, with a replicated store, when the op applies); otherwise it fails with a
-// *state.ConfigEtagError (errors.Is state.ErrConfigEtagMismatch) and nothing changes. It
-// returns the new configuration and its etag.
+// *state.ConfigEtagError (errors.Is state.ErrConfigEtagMismatch) and nothing changes. A
+// cluster that does not exist (checked in the same write) is a *state.ClusterNotFoundError:
+// a configuration never creates a cluster. It returns the new configuration and its etag.
 func (e *Engine) UpdateConfig(cluster string, text []byte, ifEtag string) (*conf.Config, string, error) {
 	cfg, err := e.ParseConfig(text)
 	if err != nil {
@@ -292,6 +305,7 @@ func (e *Engine) UpdateConfig(cluster string, text []byte, ifEtag string) (*conf
 	}
 	sc, err := e.store.SetConfig(cluster, &state.ConfigOp{
 		Text: string(text), Now: e.clock(), IfEtag: ifEtag, DefaultEtag: e.DefaultConfigEtag(),
+		RequireCluster: true,
 	})
 	if err != nil {
 		return nil, "", err
@@ -321,19 +335,46 @@ func (e *Engine) DeleteCluster(cluster string) (*state.ClusterInfo, error) {
 	return info, nil
 }
 
-// forget drops what the engine remembers of a cluster but its plan sequence.
+// forget drops what the engine remembers of a cluster; its plan sequence raises seqFloor.
 func (e *Engine) forget(cluster string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.forgetLocked(cluster)
+}
+
+func (e *Engine) forgetLocked(cluster string) {
 	delete(e.parsed, cluster)
 	if rec, ok := e.clusters[cluster]; ok {
-		e.clusters[cluster] = &clusterRecord{
-			memory:       framework.NewMemory(),
-			explanations: map[string]jobExplanation{},
-			queues:       map[string]framework.QueueOutcome{},
-			seq:          rec.seq,
+		e.seqFloor = max(e.seqFloor, rec.seq)
+		delete(e.clusters, cluster)
+	}
+}
+
+// prune forgets the clusters the store no longer holds: deleted through another member of a
+// replicated store, whose DeleteCluster this engine did not see.
+func (e *Engine) prune() {
+	e.mu.Lock()
+	var names []string
+	for c := range e.clusters {
+		names = append(names, c)
+	}
+	for c := range e.parsed {
+		names = append(names, c)
+	}
+	e.mu.Unlock()
+	for _, c := range names {
+		if !e.store.Snapshot(c).Exists() {
+			e.forget(c)
 		}
 	}
+}
+
+// Clusters returns how many clusters the engine keeps a record of (for tests of what a
+// cluster leaves behind).
+func (e *Engine) Clusters() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.clusters) + len(e.parsed)
 }
 
 func (e *Engine) record(cluster string) *clusterRecord {
@@ -343,6 +384,7 @@ func (e *Engine) record(cluster string) *clusterRecord {
 			memory:       framework.NewMemory(),
 			explanations: map[string]jobExplanation{},
 			queues:       map[string]framework.QueueOutcome{},
+			seq:          e.seqFloor,
 		}
 		e.clusters[cluster] = r
 	}
@@ -361,14 +403,20 @@ type ScheduleRequest struct {
 	// Pacer, if set, may pause the cycle at its checkpoints (framework.Pacer), so that the
 	// caller can give the machine to other work meanwhile.
 	Pacer *framework.Pacer
+	// Hypothetical, for a dry run, is a batch of changes the cycle sees on top of the
+	// cluster's state and that is never stored (see state.Store.Hypothetical); the plan
+	// marks what concerns its objects (Plan.Hypothetical). nil means none.
+	Hypothetical *state.Batch
 }
 
 // Schedule runs one cycle on the cluster's current snapshot and returns its plan. A proposed
 // plan is stored (with a replicated store, through the log) before Schedule returns; an
 // auto-commit stores and commits it in one step and returns what the commit applied and
-// rejected in Plan.Commit; a dry run stores nothing. When ctx ends during the cycle, the
-// cycle stops at the next job (or node check), nothing is stored, and Schedule returns
-// ctx's error.
+// rejected in Plan.Commit; a dry run stores nothing and leaves nothing behind: no record of
+// the cluster, no explanation, no plugin memory (only its plan, in the bounded cache GetPlan
+// reads). A cluster that does not exist is a *state.ClusterNotFoundError, and nothing is
+// kept of it. When ctx ends during the cycle, the cycle stops at the next job (or node
+// check), nothing is stored, and Schedule returns ctx's error.
 func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleRequest) (*Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -378,6 +426,13 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	}
 	if req.Config != nil && req.Mode != DryRun {
 		return nil, &ConfigError{Msg: "a configuration override is allowed only for a dry run"}
+	}
+	if req.Hypothetical != nil && req.Mode != DryRun {
+		return nil, ErrHypotheticalNotDryRun
+	}
+	snap := e.store.Snapshot(cluster)
+	if !snap.Exists() {
+		return nil, &state.ClusterNotFoundError{Cluster: cluster}
 	}
 	cfg := req.Config
 	if cfg == nil {
@@ -390,18 +445,38 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	if now.IsZero() {
 		now = e.clock()
 	}
-	snap := e.store.Snapshot(cluster)
+	if req.Hypothetical != nil {
+		// The what-if's changes on top of the cluster as it is now (never stored).
+		var err error
+		if snap, err = e.snapshot(cluster, req.Hypothetical); err != nil {
+			return nil, err
+		}
+	}
 	fsnap := toFrameworkSnapshot(cluster, snap)
 
+	var rec *clusterRecord
+	var seq uint64
+	var memory *framework.Memory
 	e.mu.Lock()
-	rec := e.record(cluster)
-	rec.seq = max(rec.seq, snap.PlanSeq()) + 1
-	seq := rec.seq
-	memory := rec.memory
+	if req.Mode == DryRun {
+		// A dry run leaves no trace: it plays on a copy of the plugins' memory, and its id
+		// comes from a counter of its own.
+		e.dryRunSeq++
+		seq = e.dryRunSeq
+		if r, ok := e.clusters[cluster]; ok {
+			memory = r.memory
+		}
+	} else {
+		rec = e.record(cluster)
+		rec.seq = max(rec.seq, snap.PlanSeq()) + 1
+		seq, memory = rec.seq, rec.memory
+	}
 	e.mu.Unlock()
 	id := newPlanID(cluster, fsnap.Revision, seq, req.Mode == DryRun)
-	if req.Mode == DryRun {
-		memory = memory.Clone() // a dry run leaves no trace
+	if memory == nil {
+		memory = framework.NewMemory()
+	} else if req.Mode == DryRun {
+		memory = memory.Clone()
 	}
 
 	start := time.Now()
@@ -413,14 +488,14 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		}
 		return nil, fmt.Errorf("open session: %w", err)
 	}
-	err = ssn.RunActions(e.reg)
-	res := ssn.Close()
-	if err != nil {
+	if err = ssn.RunActions(e.reg); err != nil {
+		ssn.Abandon()
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
 		return nil, fmt.Errorf("run actions: %w", err)
 	}
+	res := ssn.Close()
 	elapsed := time.Since(start)
 
 	wall := e.clock()
@@ -436,6 +511,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		State:        PlanProposed,
 	}
 	plan.Counts = countsOf(res)
+	plan.Hypothetical = markHypothetical(res, req.Hypothetical)
 	switch req.Mode {
 	case DryRun:
 		plan.State = PlanDryRun
@@ -444,7 +520,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		if err := e.store.CheckWritable(); err != nil {
 			return nil, err
 		}
-		op := &state.PlanOp{Action: state.PlanPropose, Now: wall, Retention: e.retention, Plan: &state.Plan{
+		op := &state.PlanOp{Action: state.PlanPropose, Now: wall, Retention: e.retention, RequireCluster: true, Plan: &state.Plan{
 			ID: id, Seq: seq, BaseRevision: plan.BaseRevision, State: PlanProposed,
 			ScheduledAt: now, CreatedAt: wall, ExpiresAt: plan.ExpiresAt, Duration: elapsed,
 			Decisions: res.Decisions, Jobs: res.Jobs, Timings: res.Timings,
@@ -469,21 +545,22 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		}
 	}
 
-	e.mu.Lock()
-	// The latest cycle's outcome of every job it saw; jobs gone from the store are forgotten.
-	rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
-	for _, o := range res.Jobs {
-		rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
-	}
-	if req.Mode != DryRun {
+	if rec != nil {
+		e.mu.Lock()
+		// The latest cycle's outcome of every job it saw; jobs gone from the store are
+		// forgotten. A dry run's (and so a what-if's) are not kept.
+		rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
+		for _, o := range res.Jobs {
+			rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
+		}
 		rec.queues = make(map[string]framework.QueueOutcome, len(res.Queues))
 		for _, q := range res.Queues {
 			rec.queues[q.Queue] = q
 		}
 		rec.queueList = res.Queues
 		rec.queuesRev = fsnap.Revision
+		e.mu.Unlock()
 	}
-	e.mu.Unlock()
 	e.log.Debug("cycle done", "cluster", cluster, "plan", id, "revision", fsnap.Revision,
 		"decisions", len(res.Decisions), "duration", elapsed)
 	return plan, nil
@@ -513,6 +590,7 @@ func (p observerPair) ActionDone(name string, start time.Time, d time.Duration) 
 }
 
 // ExplainJob returns the job's outcome in the latest cycle that saw it, and that cycle's plan.
+// Dry runs explain in their plans only: they change what ExplainJob answers for nobody.
 func (e *Engine) ExplainJob(cluster, job string) (framework.JobOutcome, string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -542,9 +620,11 @@ func (e *Engine) QueueFigures(cluster, queue string) (framework.QueueFigures, ui
 
 // QueueOutcomes returns, for every cluster that had a cycle that was not a dry run on this
 // member, its queues' figures as of its last such cycle, by queue name. A cluster the store no
-// longer holds (deleted through another member of a replicated store, whose engine forgot it)
-// is left out. The figures are shared: callers must not modify them.
+// longer holds (deleted through another member of a replicated store, whose engine did not
+// see the delete) is left out, and forgotten. The figures are shared: callers must not
+// modify them.
 func (e *Engine) QueueOutcomes() map[string][]framework.QueueOutcome {
+	e.prune()
 	e.mu.Lock()
 	lists := make(map[string][]framework.QueueOutcome, len(e.clusters))
 	for c, rec := range e.clusters {

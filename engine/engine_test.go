@@ -200,7 +200,8 @@ func TestScheduleIsDeterministic(t *testing.T) {
 }
 
 func TestConfigOverrideOnlyForDryRun(t *testing.T) {
-	e, _ := newTestEngine(t, time.Now)
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
 	cfg := mustConfig(t, e, "c")
 	if _, err := e.Schedule(context.Background(), "c", ScheduleRequest{Mode: Propose, Config: cfg}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("override on a proposal: %v", err)
@@ -288,7 +289,11 @@ func TestSessionInterruptedStopsPlacing(t *testing.T) {
 }
 
 func TestConfigEtags(t *testing.T) {
-	e, _ := newTestEngine(t, time.Now)
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	if _, err := st.Apply("d", state.Batch{}); err != nil {
+		t.Fatal(err)
+	}
 	_, def, err := e.ConfigWithEtag("c")
 	if err != nil || def == "" || def != e.DefaultConfigEtag() {
 		t.Fatalf("default etag %q (engine says %q), %v", def, e.DefaultConfigEtag(), err)
@@ -347,8 +352,11 @@ func TestDeleteClusterForgetsIt(t *testing.T) {
 	if _, _, err := e.ExplainJob("c", "ns/j"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("explanation after the delete: %v", err)
 	}
-	if _, etag, _ := e.ConfigWithEtag("c"); etag != e.DefaultConfigEtag() {
-		t.Fatal("the deleted cluster's configuration is still in effect")
+	if _, _, err := e.ConfigWithEtag("c"); !errors.Is(err, state.ErrClusterNotFound) {
+		t.Fatalf("configuration of the deleted cluster: %v", err)
+	}
+	if n := e.Clusters(); n != 0 {
+		t.Fatalf("the engine keeps %d records after the delete", n)
 	}
 	if _, err := e.DeleteCluster("c"); !errors.Is(err, state.ErrClusterNotFound) {
 		t.Fatalf("second delete: %v", err)
@@ -383,5 +391,78 @@ func TestQueueOutcomesLeaveOutClustersTheStoreLost(t *testing.T) {
 	}
 	if _, ok := e.QueueOutcomes()["c"]; ok {
 		t.Fatal("queue figures of a cluster the store no longer holds")
+	}
+	if n := e.Clusters(); n != 0 {
+		t.Fatalf("the engine keeps %d records of a cluster the store no longer holds", n)
+	}
+}
+
+// TestUnknownClusterLeavesNothing: no cycle, plan, configuration or record of a cluster no
+// batch created.
+func TestUnknownClusterLeavesNothing(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	ctx := context.Background()
+	for _, m := range []Mode{Propose, AutoCommit, DryRun} {
+		if _, err := e.Schedule(ctx, "ghost", ScheduleRequest{Mode: m}); !errors.Is(err, state.ErrClusterNotFound) {
+			t.Fatalf("Schedule mode %d of an unknown cluster: %v", m, err)
+		}
+	}
+	if _, err := e.SetConfig("ghost", []byte(testConfig)); !errors.Is(err, state.ErrClusterNotFound) {
+		t.Fatalf("SetConfig of an unknown cluster: %v", err)
+	}
+	if _, _, err := e.ConfigWithEtag("ghost"); !errors.Is(err, state.ErrClusterNotFound) {
+		t.Fatalf("ConfigWithEtag of an unknown cluster: %v", err)
+	}
+	if _, err := e.GetPlan("ghost", "ghost-r0-1"); !errors.Is(err, state.ErrClusterNotFound) {
+		t.Fatalf("GetPlan of an unknown cluster: %v", err)
+	}
+	if _, err := e.CommitPlan(ctx, "ghost", "ghost-r0-1"); !errors.Is(err, state.ErrClusterNotFound) {
+		t.Fatalf("CommitPlan of an unknown cluster: %v", err)
+	}
+	for _, id := range []string{"ghost-r0-1", "ghost-r0-dry1"} {
+		if err := e.DiscardPlan("ghost", id); !errors.Is(err, state.ErrClusterNotFound) {
+			t.Fatalf("DiscardPlan %s of an unknown cluster: %v", id, err)
+		}
+	}
+	if n := e.Clusters(); n != 0 || len(st.ClusterNames()) != 0 {
+		t.Fatalf("an unknown cluster left %d engine records and store clusters %v", n, st.ClusterNames())
+	}
+}
+
+// TestDryRunsLeaveNoTrace: a dry run creates no record of its cluster and changes neither the
+// explanations nor the ids of the plans that may be committed.
+func TestDryRunsLeaveNoTrace(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	seed(t, st)
+	ctx := context.Background()
+	d1, err := e.Schedule(ctx, "c", ScheduleRequest{Mode: DryRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.Clusters(); n != 0 {
+		t.Fatalf("a dry run left %d engine records", n)
+	}
+	if _, _, err := e.ExplainJob("c", "ns/j"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a dry run's explanation shows in ExplainJob: %v", err)
+	}
+	p, err := e.Schedule(ctx, "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, id, err := e.ExplainJob("c", "ns/j"); err != nil || id != p.ID {
+		t.Fatalf("ExplainJob after a proposal: %q, %v", id, err)
+	}
+	d2, err := e.Schedule(ctx, "c", ScheduleRequest{Mode: DryRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, id, _ := e.ExplainJob("c", "ns/j"); id != p.ID {
+		t.Fatalf("a dry run replaced the explanation of plan %s with %s's", p.ID, id)
+	}
+	if d1.ID == d2.ID {
+		t.Fatalf("two dry runs share the id %s", d1.ID)
+	}
+	if got, err := e.GetPlan("c", d2.ID); err != nil || got.ID != d2.ID {
+		t.Fatalf("GetPlan of a dry run: %v", err)
 	}
 }

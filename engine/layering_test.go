@@ -9,8 +9,10 @@ import (
 const module = "github.com/sluice-sched/sluice"
 
 // TestLayering keeps the architecture's import rules true: the engine never imports plugins,
-// the service or generated code; the service never imports plugins or actions; plugins never import the state store, memdb, gen or the
-// service; engine/api imports only the standard library.
+// the service or generated code; the service never imports plugins or actions; plugins never
+// import the state store, memdb, gen or the service; clients (libraries and adapters, which
+// users build against the API alone) never import the engine, plugins, the service or cmd;
+// engine/api imports only the standard library.
 func TestLayering(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go tool not on PATH")
@@ -27,6 +29,7 @@ func TestLayering(t *testing.T) {
 		{module + "/plugins", []string{module + "/engine/state", "github.com/hashicorp/go-memdb", module + "/gen", module + "/service", module + "/engine/actions"}},
 		// The service takes a registry; cmd/builtin assembles the built-in one.
 		{module + "/service", []string{module + "/plugins", module + "/engine/actions", module + "/cmd"}},
+		{module + "/clients", []string{module + "/engine", module + "/plugins", module + "/service", module + "/cmd"}},
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

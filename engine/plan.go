@@ -50,6 +50,9 @@ type Plan struct {
 	Counts PlanCounts
 	// DecisionsDropped is set when the store no longer holds the plan's decisions.
 	DecisionsDropped bool
+	// Hypothetical, for a what-if dry run, says which decisions and job outcomes concern
+	// the hypothetical objects; nil otherwise.
+	Hypothetical *HypotheticalMarks
 }
 
 // PlanCounts are a plan's figures.
@@ -126,14 +129,19 @@ func commitResultOf(decisions []framework.Decision, out *state.CommitOutcome) *C
 }
 
 // GetPlan returns a plan by id: a stored one, or a recent dry run's (kept in memory for a
-// plan TTL, so that its decisions can be paged through).
+// plan TTL, so that its decisions can be paged through). A cluster that does not exist is a
+// *state.ClusterNotFoundError.
 func (e *Engine) GetPlan(cluster, id string) (*Plan, error) {
+	snap := e.store.Snapshot(cluster)
+	if !snap.Exists() {
+		return nil, &state.ClusterNotFoundError{Cluster: cluster}
+	}
 	if isDryRunID(id) {
 		if p := e.dryRuns.get(cluster, id, e.clock()); p != nil {
 			return p, nil
 		}
 	}
-	p, ok := e.store.Snapshot(cluster).Plan(id)
+	p, ok := snap.Plan(id)
 	if !ok {
 		return nil, planError(&state.PlanNotFoundError{Cluster: cluster, ID: id})
 	}
@@ -141,14 +149,18 @@ func (e *Engine) GetPlan(cluster, id string) (*Plan, error) {
 }
 
 // DiscardPlan drops a proposed plan. Discarding a plan that is already discarded or expired
-// succeeds; a committed plan cannot be discarded, and a plan the store does not hold (a dry
-// run, or one dropped long after it finished) is not found.
+// succeeds; a committed plan cannot be discarded, and a plan the store does not hold (one
+// dropped long after it finished) is not found. A cluster that does not exist is a
+// *state.ClusterNotFoundError.
 func (e *Engine) DiscardPlan(cluster, id string) error {
 	if isDryRunID(id) {
+		if !e.store.Snapshot(cluster).Exists() {
+			return &state.ClusterNotFoundError{Cluster: cluster}
+		}
 		return nil // never stored, never committable: discarded already
 	}
 	_, err := e.store.ApplyPlan(cluster, &state.PlanOp{
-		Action: state.PlanDiscard, ID: id, Now: e.clock(), Retention: e.retention,
+		Action: state.PlanDiscard, ID: id, Now: e.clock(), Retention: e.retention, RequireCluster: true,
 	})
 	if err != nil {
 		return planError(err)
@@ -165,7 +177,8 @@ func (e *Engine) DiscardPlan(cluster, id string) error {
 // taken) is rejected by name; the rest apply.
 //
 // Committing a committed plan again changes nothing and returns the stored outcome, so that a
-// caller whose response was lost may retry. Nothing is written when ctx has ended.
+// caller whose response was lost may retry. Nothing is written when ctx has ended. A cluster
+// that does not exist is a *state.ClusterNotFoundError.
 func (e *Engine) CommitPlan(ctx context.Context, cluster, id string) (*CommitResult, error) {
 	if isDryRunID(id) {
 		return nil, &PlanError{Cluster: cluster, ID: id, State: PlanDryRun,
@@ -175,7 +188,7 @@ func (e *Engine) CommitPlan(ctx context.Context, cluster, id string) (*CommitRes
 		return nil, err
 	}
 	res, err := e.store.ApplyPlan(cluster, &state.PlanOp{
-		Action: state.PlanCommitByID, ID: id, Now: e.clock(), Retention: e.retention,
+		Action: state.PlanCommitByID, ID: id, Now: e.clock(), Retention: e.retention, RequireCluster: true,
 	})
 	var pe *PlanError
 	if err = planError(err); errors.As(err, &pe) && pe.State == PlanCommitted {

@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Installs, generates, checks and tests the Python, TypeScript and Java clients.
+# Installs, generates, checks and tests the Go, Python, TypeScript and Java clients and the
+# YARN-style adapter, each installed the way its users install it.
 #
 #   scripts/clients.sh setup            # venv + pip packages, npm ci (idempotent)
 #   scripts/clients.sh generate         # regenerate the Python and TypeScript code
 #   scripts/clients.sh check-generated  # fail when the committed generated code is stale
 #   scripts/clients.sh test             # setup, check-generated, then every client's
 #                                       # tests and round trip against a real sluiced
-#   scripts/clients.sh python|typescript|java   # one client's tests (after setup), against
+#   scripts/clients.sh go|python|typescript|java|yarn   # one of them (after setup), against
 #                                       # SLUICE_SERVER (no credentials) and
 #                                       # SLUICE_TOKEN_SERVER (wants SLUICE_TOKEN), or
 #                                       # sluiced servers started for the run
 #
-# Needs Go, Python 3.10+ with venv and pip, Node 20+ with npm, Java 17+ with Maven, and the
-# PyPI, npm and Maven Central registries (or their caches). Everything installed goes to
-# SLUICE_CACHE (default .cache/clients in the repository, ignored by git), the npm package's
-# node_modules, clients/java/target, and Maven's ~/.m2.
+# How each is installed and used: Go from a module of its own with a replace of this checkout
+# (clients/go/example, copied out of the repository); Python with pip install
+# ./clients/python into a venv; TypeScript with npm ci in the package (prepare builds it) and
+# npm install --install-links of the package from a project of its own; Java with mvn
+# install (Surefire runs the JUnit tests), then the YARN adapter depends on it by its Maven
+# coordinates. Needs Go, Python 3.10+ with venv and pip, Node 20+ with npm, Java 17+ with
+# Maven, and the PyPI, npm and Maven Central registries (or their caches); scripts/setup.sh
+# installs the system packages. Everything installed goes to SLUICE_CACHE (default
+# .cache/clients in the repository, ignored by git), the npm package's node_modules,
+# clients/java/target, and Maven's ~/.m2.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -207,6 +214,22 @@ ensure_servers() {
 
 # The test functions run inside "if" in all_tests, where set -e does not apply: every
 # step says "|| return 1" itself.
+
+# test_go uses the Go client from a module of its own outside the repository, as a user
+# would: clients/go/example with its replace pointed at this checkout.
+test_go() {
+	local mod
+	mod=$(mktemp -d)
+	cp "$ROOT/clients/go/example/"{go.mod,go.sum,main.go} "$mod/" || return 1
+	log "go: a module of its own (replace github.com/sluice-sched/sluice => $ROOT)"
+	(cd "$mod" && go mod edit -replace "github.com/sluice-sched/sluice=$ROOT" && GOFLAGS=-mod=mod go mod tidy &&
+		go vet . && go build -o sluice-roundtrip .) || { rm -rf "$mod"; return 1; }
+	"$mod/sluice-roundtrip" --server "$SLUICE_SERVER" || { rm -rf "$mod"; return 1; }
+	log "go: with a bearer token"
+	"$mod/sluice-roundtrip" --server "$SLUICE_TOKEN_SERVER" --token "$SLUICE_TOKEN" || { rm -rf "$mod"; return 1; }
+	rm -rf "$mod"
+}
+
 test_python() {
 	log "python: unit tests"
 	(cd "$PYCLIENT" && SLUICE_REQUIRE_SERVERS=1 "$PY" -m unittest discover -s tests -v) || return 1
@@ -225,12 +248,38 @@ test_typescript() {
 	node "$TS/dist/examples/roundtrip.js" --server "$SLUICE_SERVER" || return 1
 	log "typescript: examples/roundtrip.ts with a bearer token"
 	node "$TS/dist/examples/roundtrip.js" --server "$SLUICE_TOKEN_SERVER" --token "$SLUICE_TOKEN" || return 1
+	test_typescript_installed || return 1
+}
+
+# test_typescript_installed installs the package into a project of its own, as a user
+# would (npm install --install-links PATH: a copy of the packed package, its dependencies
+# from the registry), and imports it by name.
+test_typescript_installed() {
+	local app
+	app=$(mktemp -d)
+	log "typescript: npm install --install-links clients/typescript in a project of its own"
+	printf '{"name": "sluice-user", "version": "1.0.0", "private": true, "type": "module"}\n' >"$app/package.json"
+	cat >"$app/roundtrip.js" <<'JS'
+import { SluiceClient, binds, job, node, task } from "@sluice-sched/client";
+const [server, token] = process.argv.slice(2);
+const c = new SluiceClient(server, { cluster: "installed-typescript", token: token || undefined });
+await c.apply([node("n1", { cpu: "8" }), job("j", { minAvailable: 2 }),
+  task("j-0", "j", { cpu: "1" }), task("j-1", "j", { cpu: "1" })], { replaceAll: true });
+const got = binds((await c.commit(await c.schedule())).applied);
+c.close();
+if (got["default/j-0"] !== "n1" || got["default/j-1"] !== "n1") { console.error("binds", got); process.exit(1); }
+console.log("installed package round trip: bound", JSON.stringify(got));
+JS
+	(cd "$app" && npm install --install-links --no-audit --no-fund --loglevel=error "$TS" >/dev/null &&
+		node roundtrip.js "$SLUICE_SERVER" && node roundtrip.js "$SLUICE_TOKEN_SERVER" "$SLUICE_TOKEN") ||
+		{ rm -rf "$app"; return 1; }
+	rm -rf "$app"
 }
 
 test_java() {
-	log "java: mvn package (JUnit tests against SLUICE_SERVER)"
+	log "java: mvn install (JUnit tests against SLUICE_SERVER; then in ~/.m2 as io.github.sluice-sched:sluice-client:0.1.0)"
 	# Maven 3.8 prints colour resets even in batch mode; strip them.
-	(cd "$JAVA" && set -o pipefail && SLUICE_REQUIRE_SERVERS=1 mvn -B -q package 2>&1 | sed $'s/\x1b\\[[0-9;]*m//g') || return 1
+	(cd "$JAVA" && set -o pipefail && SLUICE_REQUIRE_SERVERS=1 mvn -B -q install 2>&1 | sed $'s/\x1b\\[[0-9;]*m//g') || return 1
 	log "java: RoundTrip"
 	java -cp "$JAVA/target/sluice-client-0.1.0.jar:$JAVA/target/lib/*" \
 		io.github.sluicesched.sluice.examples.RoundTrip --server "$SLUICE_SERVER" || return 1
@@ -239,21 +288,28 @@ test_java() {
 		io.github.sluicesched.sluice.examples.RoundTrip --server "$SLUICE_TOKEN_SERVER" --token "$SLUICE_TOKEN" || return 1
 }
 
+# test_yarn runs the YARN-style adapter's tests, a Maven project that depends on the Java
+# client by its coordinates, against SLUICE_SERVER; after test_java the client is in ~/.m2.
+test_yarn() {
+	SLUICE_JAVA_CLIENT_INSTALLED=${JAVA_INSTALLED:-} bash "$ROOT/clients/adapters/yarn/run-tests.sh" || return 1
+}
+
 all_tests() {
 	local start=$SECONDS failed=() t
 	setup
 	check_generated
 	start_servers
-	for t in python typescript java; do
+	for t in go python typescript java yarn; do
 		if "test_$t"; then
 			echo "PASS clients/$t"
+			[ "$t" != java ] || JAVA_INSTALLED=1
 		else
 			echo "FAIL clients/$t" >&2
 			failed+=("$t")
 		fi
 	done
 	echo "client tests and round trips took $((SECONDS - start))s"
-	echo "clients: $((3 - ${#failed[@]})) passed, ${#failed[@]} failed"
+	echo "clients: $((5 - ${#failed[@]})) passed, ${#failed[@]} failed"
 	[ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]}"
 }
 
@@ -261,10 +317,10 @@ case "${1:-}" in
 setup) setup ;;
 generate) setup && generate ;;
 check-generated) setup && check_generated ;;
-python | typescript | java) ensure_servers && "test_$1" ;;
+go | python | typescript | java | yarn) ensure_servers && "test_$1" ;;
 test) all_tests ;;
 *)
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sluice-sched/sluice/engine/framework"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/keylock"
 )
 
 // Fair admission of cycles.
@@ -104,6 +105,9 @@ type admission struct {
 	share     float64
 	now       func() time.Time
 	wait      metric.Float64Histogram
+	// exists, if set, tells whether a cluster exists: the series of one that does not (a
+	// call that named an unknown cluster, a deleted one) are not observed.
+	exists func(cluster string) bool
 
 	mu      sync.Mutex
 	running int
@@ -383,14 +387,15 @@ type cycleTicket struct {
 	slot bool
 }
 
-// admitCycle admits a cycle of a cluster: it takes the cluster's cycle lock (cycles of one
-// cluster never overlap) and a slot, in that order, within the call's deadline (see the
+// admitCycle admits a cycle of a cluster: it takes the cluster's lock in locks (the cycle lock
+// of the cycles whose plans may be committed, or the dry-run lock: cycles under one lock never
+// overlap) and a slot, in that order, within the call's deadline (see the
 // package comment above). The ticket's pacer goes to the engine; done must be called when the
 // cycle ends.
-func (s *Server) admitCycle(ctx context.Context, cluster string) (*cycleTicket, error) {
+func (s *Server) admitCycle(ctx context.Context, cluster string, locks *keylock.Map) (*cycleTicket, error) {
 	a := s.admission
 	if a == nil {
-		unlock, err := s.lockCycle(ctx, cluster)
+		unlock, err := locks.LockContext(ctx, cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -435,7 +440,7 @@ func (s *Server) admitCycle(ctx context.Context, cluster string) (*cycleTicket, 
 			"cluster %q: waited %v for %s; the rest of the call's deadline would not fit a cycle (about %v)",
 			cluster, a.now().Sub(start).Round(time.Millisecond), what, expected.Round(time.Millisecond)))
 	}
-	unlock, err := s.lockCycle(wctx, cluster)
+	unlock, err := locks.LockContext(wctx, cluster)
 	if err != nil {
 		return nil, refused("the cluster's earlier cycles")
 	}
@@ -722,6 +727,9 @@ func (a *admission) instrument(mp metric.MeterProvider) error {
 		o.ObserveInt64(slots, int64(a.slots))
 		o.ObserveInt64(running, int64(a.running))
 		for name, t := range a.tenants {
+			if a.exists != nil && !a.exists(name) {
+				continue
+			}
 			cl := attribute.String("cluster", name)
 			o.ObserveInt64(waiting, int64(t.queued), metric.WithAttributes(cl))
 			o.ObserveFloat64(usage, t.usageAt(now), metric.WithAttributes(cl))

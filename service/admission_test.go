@@ -25,7 +25,7 @@ func admissionServer(t *testing.T, slots, maxQueued int) *Server {
 	if err := a.instrument(nil); err != nil {
 		t.Fatal(err)
 	}
-	return &Server{cycles: map[string]chan struct{}{}, admission: a}
+	return &Server{admission: a}
 }
 
 // charge gives a cluster some usage.
@@ -66,7 +66,7 @@ func TestSlotsGoToTheLightestCluster(t *testing.T) {
 	a.chargeFor("heavy", 10*time.Second)
 	a.chargeFor("light", 10*time.Millisecond)
 	ctx := ctxT(t)
-	holder, err := s.admitCycle(ctx, "holder")
+	holder, err := s.admitCycle(ctx, "holder", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestSlotsGoToTheLightestCluster(t *testing.T) {
 	var wg sync.WaitGroup
 	admit := func(cluster string) {
 		defer wg.Done()
-		ct, err := s.admitCycle(ctx, cluster)
+		ct, err := s.admitCycle(ctx, cluster, &s.cycles)
 		if err != nil {
 			t.Error(err)
 			return
@@ -131,7 +131,7 @@ func wantRefusal(t *testing.T, err error, limit string) {
 func TestAdmissionKeepsTheDeadline(t *testing.T) {
 	s := admissionServer(t, 1, 0)
 	a := s.admission
-	holder, err := s.admitCycle(ctxT(t), "holder")
+	holder, err := s.admitCycle(ctxT(t), "holder", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestAdmissionKeepsTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = s.admitCycle(ctx, "c")
+	_, err = s.admitCycle(ctx, "c", &s.cycles)
 	took := time.Since(start)
 	wantRefusal(t, err, limitCycleWait)
 	if !strings.Contains(status.Convert(err).Message(), "cycle slots") {
@@ -157,7 +157,7 @@ func TestAdmissionKeepsTheDeadline(t *testing.T) {
 	// Without a deadline the call waits as long as its context lasts; cancelled, it says so.
 	cctx, ccancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); ccancel() }()
-	if _, err := s.admitCycle(cctx, "c"); err != context.Canceled {
+	if _, err := s.admitCycle(cctx, "c", &s.cycles); err != context.Canceled {
 		t.Fatalf("cancelled wait: %v", err)
 	}
 	if n := a.waiting(); n != 0 {
@@ -169,14 +169,14 @@ func TestAdmissionKeepsTheDeadline(t *testing.T) {
 // lock is bounded the same way.
 func TestTheClustersEarlierCyclesCountAgainstTheDeadline(t *testing.T) {
 	s := admissionServer(t, 4, 0)
-	first, err := s.admitCycle(ctxT(t), "c")
+	first, err := s.admitCycle(ctxT(t), "c", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.done()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err = s.admitCycle(ctx, "c")
+	_, err = s.admitCycle(ctx, "c", &s.cycles)
 	wantRefusal(t, err, limitCycleWait)
 	if !strings.Contains(status.Convert(err).Message(), "earlier cycles") {
 		t.Errorf("message %q", status.Convert(err).Message())
@@ -188,14 +188,14 @@ func TestTheClustersEarlierCyclesCountAgainstTheDeadline(t *testing.T) {
 func TestQueuedCyclesAreBounded(t *testing.T) {
 	s := admissionServer(t, 4, 2)
 	ctx := ctxT(t)
-	first, err := s.admitCycle(ctx, "flood")
+	first, err := s.admitCycle(ctx, "flood", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	waited := make(chan error, 1)
 	go func() {
-		_, err := s.admitCycle(wctx, "flood")
+		_, err := s.admitCycle(wctx, "flood", &s.cycles)
 		waited <- err
 	}()
 	waitFor(t, "the second call to queue", func() bool {
@@ -204,12 +204,12 @@ func TestQueuedCyclesAreBounded(t *testing.T) {
 		return s.admission.tenants["flood"].queued == 2
 	})
 	start := time.Now()
-	_, err = s.admitCycle(ctx, "flood")
+	_, err = s.admitCycle(ctx, "flood", &s.cycles)
 	wantRefusal(t, err, limitCycleQueue)
 	if time.Since(start) > time.Second {
 		t.Fatal("the refusal waited")
 	}
-	other, err := s.admitCycle(ctx, "other")
+	other, err := s.admitCycle(ctx, "other", &s.cycles)
 	if err != nil {
 		t.Fatalf("another cluster is refused: %v", err)
 	}
@@ -220,7 +220,7 @@ func TestQueuedCyclesAreBounded(t *testing.T) {
 	}
 	first.done()
 	// The queue drained: the cluster is admitted again.
-	again, err := s.admitCycle(ctx, "flood")
+	again, err := s.admitCycle(ctx, "flood", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestLongCyclesGiveWayToLighterClusters(t *testing.T) {
 	a := s.admission
 	a.chargeFor("heavy", 10*time.Second)
 	ctx := ctxT(t)
-	ct, err := s.admitCycle(ctx, "heavy")
+	ct, err := s.admitCycle(ctx, "heavy", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestLongCyclesGiveWayToLighterClusters(t *testing.T) {
 	}()
 	waitFor(t, "the cycle to give up its slot", func() bool { return a.runningNow() == 0 })
 	// The slot is free for the light cluster's cycle meanwhile.
-	light, err := s.admitCycle(ctx, "light")
+	light, err := s.admitCycle(ctx, "light", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestPausesAreBounded(t *testing.T) {
 	s := admissionServer(t, 2, 0)
 	a := s.admission
 	a.chargeFor("heavy", 10*time.Second)
-	ct, err := s.admitCycle(ctxT(t), "heavy")
+	ct, err := s.admitCycle(ctxT(t), "heavy", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestHeavyCyclesShareTheTime(t *testing.T) {
 	s := admissionServer(t, 2, 0)
 	a := s.admission
 	a.chargeFor("heavy", 10*time.Second)
-	ct, err := s.admitCycle(ctxT(t), "heavy")
+	ct, err := s.admitCycle(ctxT(t), "heavy", &s.cycles)
 	if err != nil {
 		t.Fatal(err)
 	}

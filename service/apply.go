@@ -23,9 +23,14 @@ type decodedBatch struct {
 // a missing object is a no-op in the store. Server-owned fields the deltas leave unset are
 // left unset for the store, which keeps their stored values; now fills in the times of new
 // objects (a job's creation, a task first seen running).
-func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time) (*decodedBatch, error) {
-	var fe fieldErrors
-	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now}}
+func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time, lim *Limits) (*decodedBatch, error) {
+	fe := fieldErrors{lim: lim}
+	// The batch's size first: a batch over the limit is not looked at further.
+	if n, max := len(b.GetDeltas()), fe.limits().MaxBatchDeltas; n > max {
+		fe.add(sub(prefix, "deltas"), "has %d deltas, more than the limit of %d (%s): send them in several batches", n, max, LimitBatchDeltas)
+		return nil, fe.err()
+	}
+	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now, Limits: fe.limits().storeLimits()}}
 	seen := map[objectID]int{} // -> delta index
 	dup := func(p, field string, kind state.Kind, k string, i int) {
 		id := objectID{kind, k}
@@ -152,12 +157,12 @@ func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch, gen 
 func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
 	unlock := s.lockCluster(cluster)
 	defer unlock()
-	cur := s.generation(cluster)
+	cur := s.gens.current(cluster)
 	if gen != nil && *gen != cur && !b.GetReplaceAll() {
 		return 0, errDeletedSinceHello
 	}
 	// Times are stored as the API carries them: UTC, without a monotonic reading.
-	d, err := decodeBatch(prefix, b, s.clock().Round(0).UTC())
+	d, err := decodeBatch(prefix, b, s.clock().Round(0).UTC(), &s.limits)
 	if err != nil {
 		return 0, err
 	}
@@ -166,6 +171,14 @@ func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch
 		*gen = cur
 	}
 	var verr *state.ValidationError
+	var lerr *state.LimitError
+	if errors.As(err, &lerr) {
+		field := sub(prefix, "deltas")
+		if lerr.Where.Index >= 0 {
+			field = deltaPath(prefix, &lerr.Where, d.deltaOf)
+		}
+		return 0, &limitError{limit: lerr.Limit, max: lerr.Max, field: field, msg: lerr.Where.Msg}
+	}
 	if errors.As(err, &verr) {
 		return 0, &invalidError{
 			reason: ReasonInvalidReference,

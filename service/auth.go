@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -135,6 +134,12 @@ func ParseTokens(data []byte) ([]TokenEntry, error) {
 			return nil, fmt.Errorf("%s: give exactly one of token, sha256 and client_cn", where)
 		case len(e.Clusters) == 0:
 			return nil, fmt.Errorf(`%s: clusters is required: list the cluster names, or ["*"] for every cluster`, where)
+		}
+		for _, v := range []struct{ field, value string }{{"name", e.Name}, {"client_cn", e.ClientCN}} {
+			// Names show in logs: none may pass for another.
+			if at, r, bad := hiddenRune(v.value); bad {
+				return nil, fmt.Errorf("%s: %s holds %s (%U at byte %d)", where, v.field, hiddenKind(r), r, at)
+			}
 		}
 		if j, dup := names[e.Name]; dup {
 			return nil, fmt.Errorf("%s: name %q is used by tokens[%d] too", where, e.Name, j)
@@ -419,16 +424,18 @@ func shortMethod(full string) string {
 	return full
 }
 
-// authUnary authenticates and authorizes unary calls.
-func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+// admitUnary admits a unary call (admit) and authorizes it.
+func (s *Server) admitUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	if openMethod(info.FullMethod) {
 		return next(ctx, req)
 	}
-	id, err := s.auth.Authenticate(ctx)
-	if err != nil {
-		return nil, err
+	id, err := s.admit(ctx)
+	if err != nil || id == nil {
+		if err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
 	}
-	logging.AddFields(ctx, logging.Fields{"client", id.Name})
 	if _, ok := clusterOf(req); !ok && !methodPolicies[info.FullMethod].allClusters {
 		// Fail closed: a unary request that names no cluster cannot be scoped, unless its
 		// handler scopes its answer.
@@ -441,17 +448,20 @@ func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 	return next(context.WithValue(ctx, identityKey{}, id), req)
 }
 
-// authStream authenticates streaming calls and authorizes each message they receive.
-func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+// admitStream admits a streaming call (admit; a stream counts once) and authorizes each
+// message it receives.
+func (s *Server) admitStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
 	if openMethod(info.FullMethod) {
 		return next(srv, ss)
 	}
 	ctx := ss.Context()
-	id, err := s.auth.Authenticate(ctx)
-	if err != nil {
-		return err
+	id, err := s.admit(ctx)
+	if err != nil || id == nil {
+		if err != nil {
+			return err
+		}
+		return next(srv, ss)
 	}
-	logging.AddFields(ctx, logging.Fields{"client", id.Name})
 	if _, ok := methodPolicies[info.FullMethod]; !ok {
 		return authorize(id, info.FullMethod, nil)
 	}

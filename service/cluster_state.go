@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/api"
@@ -25,7 +24,7 @@ type clusterState struct {
 
 // ApplyDeltas applies one batch atomically.
 func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDeltasRequest) (*sluicev1.ApplyDeltasResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if req.GetBatch() == nil {
 		fe.add("batch", "must be set")
@@ -44,8 +43,9 @@ func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDelta
 }
 
 // Sync streams batches from a resource manager: hello, welcome (and ResyncRequired when the
-// client's revision is not the cluster's), then one ack or rejection per batch. It returns
-// when the client closes its side, the call ends, or the server shuts down.
+// client's store id or revision is not the cluster's), then one ack or rejection per batch
+// and per chunked resync (resync.go). It returns when the client closes its side, the call
+// ends, or the server shuts down; a resync left open is dropped.
 func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) error {
 	ctx := stream.Context()
 	recv := c.s.receiver(ctx, stream.Recv)
@@ -57,7 +57,7 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 	if hello == nil {
 		return toStatus(invalid("hello", "the first message of a Sync stream must be a hello"))
 	}
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "hello.cluster", hello.GetCluster())
 	if err := fe.err(); err != nil {
 		return toStatus(err)
@@ -69,18 +69,17 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		return toStatus(err)
 	}
 	rev := c.s.store.Revision(cluster)
+	storeID := c.s.store.ID()
 	if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Welcome{
-		Welcome: &sluicev1.SyncWelcome{Revision: rev},
+		Welcome: &sluicev1.SyncWelcome{Revision: rev, StoreId: storeID},
 	}}); err != nil {
 		return err
 	}
-	sync := &syncState{cluster: cluster, gen: c.s.generation(cluster)}
-	// A revision at or below the cluster's is one this server issued: what the client sent up
-	// to it is here, and what came after (plan commits, other writers) is the server's own.
-	// A revision ahead of the cluster's means the server lost state (an in-memory restart).
-	if r := hello.GetResumeRevision(); r > rev {
+	sync := &syncState{cluster: cluster, gen: c.s.gens.open(cluster)}
+	defer c.s.gens.close(cluster)
+	defer sync.close()
+	if reason := resumeRefused(hello, storeID, rev); reason != "" {
 		sync.resync = true
-		reason := fmt.Sprintf("resume revision %d is ahead of the cluster's revision %d: the server lost state; send a replace_all batch", r, rev)
 		if err := stream.Send(&sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_ResyncRequired{
 			ResyncRequired: &sluicev1.ResyncRequired{Revision: rev, Reason: reason},
 		}}); err != nil {
@@ -92,34 +91,71 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		if err != nil {
 			return endOfStream(err)
 		}
-		var b *sluicev1.DeltaBatch
+		var out []*sluicev1.SyncResponse
 		switch msg := m.GetMessage().(type) {
 		case *sluicev1.SyncRequest_Batch:
-			b = msg.Batch
+			if sync.open != nil {
+				out = append(out, c.abandon(sync, fmt.Sprintf("batch %d arrived before it", msg.Batch.GetSequence())))
+			}
+			sync.dropping = false
+			var resp *sluicev1.SyncResponse
+			if resp, err = c.syncBatch(sync, msg.Batch); err == nil {
+				out = append(out, resp)
+			}
+		case *sluicev1.SyncRequest_ResyncChunk:
+			var resps []*sluicev1.SyncResponse
+			resps, err = c.syncChunk(sync, msg.ResyncChunk)
+			out = append(out, resps...)
 		case *sluicev1.SyncRequest_Hello:
 			return toStatus(invalid("hello", "a Sync stream takes one hello, as its first message"))
 		default:
-			return toStatus(invalid("message", "must be a hello or a batch"))
+			return toStatus(invalid("message", "must be a hello, a batch or a resync_chunk"))
 		}
-		resp, err := c.syncBatch(sync, b)
+		for _, resp := range out {
+			if serr := stream.Send(resp); serr != nil {
+				return serr
+			}
+		}
 		if err != nil {
 			return toStatus(err)
-		}
-		if err := stream.Send(resp); err != nil {
-			return err
 		}
 	}
 }
 
-// syncState is what a Sync stream remembers between batches.
+// resumeRefused returns why a hello cannot resume (empty when it can). A revision at or below
+// the cluster's is one this server issued, if the store is the one the client resumes from:
+// what the client sent up to it is here, and what came after (plan commits, other writers) is
+// the server's own. Another store id means the revisions are another store's (a restart
+// without a data directory, a new one), whatever their numbers; a revision ahead of the
+// cluster's means the server lost state.
+func resumeRefused(hello *sluicev1.SyncHello, storeID string, rev uint64) string {
+	r, id := hello.GetResumeRevision(), hello.GetResumeStoreId()
+	switch {
+	case r == 0:
+		return ""
+	case id != "" && id != storeID:
+		return fmt.Sprintf("resume store id %q is not this server's store (%q): the server's state started anew; send the whole state (a replace_all batch or a chunked resync)", id, storeID)
+	case r > rev:
+		return fmt.Sprintf("resume revision %d is ahead of the cluster's revision %d: the server lost state; send the whole state (a replace_all batch or a chunked resync)", r, rev)
+	}
+	return ""
+}
+
+// syncState is what a Sync stream remembers between messages.
 type syncState struct {
 	cluster string
-	// resync is true after ResyncRequired until a replace_all batch applies.
+	// resync is true after ResyncRequired until a replace_all batch or a chunked resync
+	// applies.
 	resync bool
-	// gen is the cluster's generation (Server.generation) the stream's state is of.
+	// gen is the cluster's generation (Server.gens) the stream's state is of.
 	gen     uint64
 	lastSeq uint64
 	seen    bool
+	// open is the chunked resync in progress, if any.
+	open *openResync
+	// dropping: the chunks of resync dropSeq, refused, are ignored until its last one.
+	dropping bool
+	dropSeq  uint64
 }
 
 // syncBatch applies one batch of a Sync stream and returns the ack or the rejection, or the
@@ -134,7 +170,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 		err = invalid("sequence", "must increase within a stream: got %d after %d", seq, st.lastSeq)
 	case st.resync && !b.GetReplaceAll():
 		err = withInfo(codes.FailedPrecondition, ReasonResyncRequired,
-			"resync required: send the whole state in a replace_all batch")
+			"resync required: send the whole state in a replace_all batch or a chunked resync")
 	}
 	if err == nil {
 		st.seen, st.lastSeq = true, seq
@@ -143,7 +179,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 		if errors.Is(err, errDeletedSinceHello) {
 			st.resync = true
 			err = withInfo(codes.FailedPrecondition, ReasonResyncRequired, fmt.Sprintf(
-				"cluster %q was deleted after this stream's hello: send the whole state in a replace_all batch", st.cluster))
+				"cluster %q was deleted after this stream's hello: send the whole state in a replace_all batch or a chunked resync", st.cluster))
 		}
 		if err == nil {
 			if b.GetReplaceAll() {
@@ -157,12 +193,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 			return nil, err
 		}
 	}
-	stat := status.Convert(toStatus(err))
-	rej := &sluicev1.BatchRejected{Sequence: seq, Code: int32(stat.Code()), Message: stat.Message()}
-	for _, v := range violationsOf(stat) {
-		rej.Violations = append(rej.Violations, &sluicev1.FieldViolation{Field: v.GetField(), Description: v.GetDescription()})
-	}
-	return &sluicev1.SyncResponse{Message: &sluicev1.SyncResponse_Rejected{Rejected: rej}}, nil
+	return rejection(seq, err), nil
 }
 
 // receiver returns a function that receives the next message of a stream, or fails when the
@@ -223,13 +254,16 @@ func modRevision(snap *state.Snapshot, k state.Kind, key string) uint64 {
 
 // GetNode returns one node.
 func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest) (*sluicev1.GetNodeResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "name", req.GetName())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	n, ok := snap.Node(req.GetName())
 	if !ok {
 		return nil, toStatus(notFound("node %q in cluster %q", req.GetName(), req.GetCluster()))
@@ -239,13 +273,16 @@ func (c *clusterState) GetNode(ctx context.Context, req *sluicev1.GetNodeRequest
 
 // ListNodes returns a page of nodes.
 func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesRequest) (*sluicev1.ListNodesResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedNodes})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	items, next := pageOf(snap.ListNodes, func(n *api.Node) string { return n.Name }, "", pg)
 	resp := &sluicev1.ListNodesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, n := range items {
@@ -256,13 +293,16 @@ func (c *clusterState) ListNodes(ctx context.Context, req *sluicev1.ListNodesReq
 
 // GetQueue returns one queue with its derived status.
 func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueRequest) (*sluicev1.GetQueueResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "name", req.GetName())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	q, ok := snap.Queue(req.GetName())
 	if !ok {
 		return nil, toStatus(notFound("queue %q in cluster %q", req.GetName(), req.GetCluster()))
@@ -272,13 +312,16 @@ func (c *clusterState) GetQueue(ctx context.Context, req *sluicev1.GetQueueReque
 
 // ListQueues returns a page of queues with their derived status.
 func (c *clusterState) ListQueues(ctx context.Context, req *sluicev1.ListQueuesRequest) (*sluicev1.ListQueuesResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{cluster: req.GetCluster(), list: pagedQueues})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	items, next := pageOf(snap.ListQueues, func(q *api.Queue) string { return q.Name }, "", pg)
 	resp := &sluicev1.ListQueuesResponse{NextPageToken: pg.token(next), Revision: snap.Revision()}
 	for _, q := range items {
@@ -316,14 +359,17 @@ func (s *Server) queueWithStatus(snap *state.Snapshot, q *api.Queue) *sluicev1.Q
 
 // GetJob returns one job.
 func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) (*sluicev1.GetJobResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkName(&fe, "name", req.GetName())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
 	j, ok := snap.Job(k)
 	if !ok {
@@ -334,7 +380,7 @@ func (c *clusterState) GetJob(ctx context.Context, req *sluicev1.GetJobRequest) 
 
 // ListJobs returns a page of jobs, optionally of one queue and one namespace, in some phases.
 func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsRequest) (*sluicev1.ListJobsResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkRefName(&fe, "queue", req.GetQueue())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
@@ -348,7 +394,10 @@ func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsReque
 	for _, p := range phases {
 		filter.Phases = append(filter.Phases, jobPhasesIn[p])
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	list := func(after string, limit int) ([]*api.Job, string) {
 		return snap.ListJobs(after, limit, filter)
 	}
@@ -362,14 +411,17 @@ func (c *clusterState) ListJobs(ctx context.Context, req *sluicev1.ListJobsReque
 
 // GetTask returns one task.
 func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkName(&fe, "name", req.GetName())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
 	t, ok := snap.Task(k)
 	if !ok {
@@ -381,7 +433,7 @@ func (c *clusterState) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest
 // ListTasks returns a page of tasks, optionally of one namespace, job and node, in some
 // statuses.
 func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkRefName(&fe, "job", req.GetJob())
@@ -392,7 +444,10 @@ func (c *clusterState) ListTasks(ctx context.Context, req *sluicev1.ListTasksReq
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	snap := c.s.store.Snapshot(req.GetCluster())
+	snap, err := c.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	filter := state.TaskFilter{Node: req.GetNode()}
 	for _, st := range statuses {
 		filter.Statuses = append(filter.Statuses, taskStatusesIn[st])

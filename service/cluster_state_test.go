@@ -50,10 +50,10 @@ func TestApplyDeltasValidation(t *testing.T) {
 		{"negative weight", "c1", batchOf(queue("q", -1)), "batch.deltas[0].upsert_queue.weight", ""},
 		{"negative min available", "c1", batchOf(job("j2", "", -3)), "batch.deltas[0].upsert_job.min_available", ""},
 		{"bad taint effect", "c1", batchOf(&sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{
-			Name: "n2", Allocatable: cpu("1"), Taints: []*sluicev1.Taint{{Key: "k", Effect: "NoWay"}}}}}),
+			Name: "n2", Allocatable: cpu("1"), Taints: []*sluicev1.Taint{{Key: "k", Effect: 9}}}}}),
 			"batch.deltas[0].upsert_node.taints[0].effect", ""},
 		{"bad toleration operator", "c1", batchOf(taskMsg(&sluicev1.Task{Name: "t2", Job: "j1",
-			Tolerations: []*sluicev1.Toleration{{Key: "k", Operator: "Maybe"}}})),
+			Tolerations: []*sluicev1.Toleration{{Key: "k", Operator: 7}}})),
 			"batch.deltas[0].upsert_task.tolerations[0].operator", ""},
 		{"bad selector operator", "c1", batchOf(taskMsg(&sluicev1.Task{Name: "t2", Job: "j1", Affinity: &sluicev1.Affinity{
 			NodeRequired: []*sluicev1.NodeSelectorTerm{{MatchExpressions: []*sluicev1.NodeSelectorRequirement{{Key: "zone", Operator: "Near"}}}}}})),
@@ -62,7 +62,7 @@ func TestApplyDeltasValidation(t *testing.T) {
 			NodeRequired: []*sluicev1.NodeSelectorTerm{{MatchExpressions: []*sluicev1.NodeSelectorRequirement{{Key: "gen", Operator: "Gt", Values: []string{"x"}}}}}}})),
 			"batch.deltas[0].upsert_task.affinity.node_required[0].match_expressions[0].values[0]", ""},
 		{"bad when unsatisfiable", "c1", batchOf(taskMsg(&sluicev1.Task{Name: "t2", Job: "j1",
-			TopologySpread: []*sluicev1.TopologySpreadConstraint{{TopologyKey: "zone", WhenUnsatisfiable: "Sometimes"}}})),
+			TopologySpread: []*sluicev1.TopologySpreadConstraint{{TopologyKey: "zone", WhenUnsatisfiable: 5}}})),
 			"batch.deltas[0].upsert_task.topology_spread[0].when_unsatisfiable", ""},
 		{"duplicate object", "c1", batchOf(node("n2", cpu("1")), node("n2", cpu("2"))),
 			"batch.deltas[1].upsert_node.name", ""},
@@ -237,7 +237,7 @@ func TestClusterIsolation(t *testing.T) {
 	if rev := h.apply("beta", node("n3", cpu("1"))); rev != 1 {
 		t.Fatalf("beta's first revision is %d", rev)
 	}
-	for cluster, want := range map[string]int{"alpha": 2, "beta": 1, "gamma": 0} {
+	for cluster, want := range map[string]int{"alpha": 2, "beta": 1} {
 		resp, err := h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: cluster})
 		if err != nil {
 			t.Fatal(err)
@@ -246,8 +246,11 @@ func TestClusterIsolation(t *testing.T) {
 			t.Errorf("%s has %d nodes, want %d", cluster, len(resp.GetNodes()), want)
 		}
 	}
-	_, err := h.cs.GetNode(ctx, &sluicev1.GetNodeRequest{Cluster: "beta", Name: "n1"})
-	wantCode(t, err, codes.NotFound)
+	// A cluster nothing created is not an empty one.
+	_, err := h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "gamma"})
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
+	_, err = h.cs.GetNode(ctx, &sluicev1.GetNodeRequest{Cluster: "beta", Name: "n1"})
+	wantReason(t, err, codes.NotFound, ReasonNotFound)
 	// replace_all in one cluster leaves the other alone.
 	if _, err := h.cs.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: "beta", Batch: &sluicev1.DeltaBatch{ReplaceAll: true}}); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 // ListClusters returns a page of the clusters that exist and that the caller's scope covers.
 func (c *clusterState) ListClusters(ctx context.Context, req *sluicev1.ListClustersRequest) (*sluicev1.ListClustersResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	pg := readPage(&fe, req.GetPageSize(), req.GetPageToken(), pageScope{list: pagedClusters})
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
@@ -40,7 +40,7 @@ func (c *clusterState) ListClusters(ctx context.Context, req *sluicev1.ListClust
 
 // GetCluster returns one cluster's summary.
 func (c *clusterState) GetCluster(ctx context.Context, req *sluicev1.GetClusterRequest) (*sluicev1.GetClusterResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
@@ -54,7 +54,7 @@ func (c *clusterState) GetCluster(ctx context.Context, req *sluicev1.GetClusterR
 
 // DeleteCluster deletes a cluster and everything of it.
 func (c *clusterState) DeleteCluster(ctx context.Context, req *sluicev1.DeleteClusterRequest) (*sluicev1.DeleteClusterResponse, error) {
-	var fe fieldErrors
+	fe := c.s.checks()
 	c.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
@@ -71,13 +71,14 @@ func (c *clusterState) DeleteCluster(ctx context.Context, req *sluicev1.DeleteCl
 	return &sluicev1.DeleteClusterResponse{Cluster: c.s.clusterToProto(info)}, nil
 }
 
-// deleteCluster deletes a cluster: it ends the cluster's WatchPlans subscriber, waits for the
-// cycle in progress, and, holding the cluster's cycle and write locks (so that no cycle or
-// batch of this server interleaves), deletes it in the engine and the store, moves its
-// generation on (so that open Sync streams must resync) and forgets its metrics. A cluster
-// that does not exist is a *state.ClusterNotFoundError, and its watch is left alone.
+// deleteCluster deletes a cluster: it ends the cluster's WatchPlans subscribers, waits for
+// the cycles in progress, and, holding the cluster's cycle, dry-run and write locks (so that
+// no cycle or batch of this server interleaves), deletes it in the engine and the store,
+// moves its generation on (so that open Sync streams must resync) and forgets its metrics. A
+// cluster that does not exist is a *state.ClusterNotFoundError, and its watches are left
+// alone.
 func (s *Server) deleteCluster(ctx context.Context, cluster string) (*state.ClusterInfo, error) {
-	if _, ok := s.store.Snapshot(cluster).Info(); !ok {
+	if !s.store.Snapshot(cluster).Exists() {
 		return nil, &state.ClusterNotFoundError{Cluster: cluster}
 	}
 	s.watches.end(cluster, withInfo(codes.NotFound, ReasonClusterNotFound,
@@ -87,15 +88,18 @@ func (s *Server) deleteCluster(ctx context.Context, cluster string) (*state.Clus
 		return nil, err
 	}
 	defer unlockCycle()
+	unlockDry, err := s.dryCycles.LockContext(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockDry()
 	unlock := s.lockCluster(cluster)
 	defer unlock()
 	info, err := s.engine.DeleteCluster(cluster)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.gens[cluster]++
-	s.mu.Unlock()
+	s.gens.bump(cluster)
 	s.metrics.forget(cluster)
 	s.admission.forget(cluster)
 	return info, nil

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-sched/sluice/engine/durable"
+	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -46,10 +47,13 @@ func TestClustersAreResources(t *testing.T) {
 	}
 	rev := smallCluster(h, "c1")
 	h.apply("c2", node("n1", cpu("1")))
-	// A configuration alone makes a cluster; a rejected batch does not.
+	// An empty batch makes a cluster; a configuration or a rejected batch does not.
+	h.apply("c3")
 	if _, err := h.sc.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: "c3", Config: testConfig}); err != nil {
 		t.Fatal(err)
 	}
+	_, err := h.sc.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: "c5", Config: testConfig})
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
 	if _, err := h.cs.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: "c4", Batch: &sluicev1.DeltaBatch{
 		Deltas: []*sluicev1.Delta{task("t", "missing", cpu("1"))}}}); err == nil {
 		t.Fatal("a dangling task was accepted")
@@ -77,7 +81,7 @@ func TestClustersAreResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	c3, err := h.cs.GetCluster(ctx, &sluicev1.GetClusterRequest{Cluster: "c3"})
-	if err != nil || !c3.GetCluster().GetHasConfig() || c3.GetCluster().GetRevision() != 0 || c3.GetCluster().GetConfigEtag() == c.GetConfigEtag() {
+	if err != nil || !c3.GetCluster().GetHasConfig() || c3.GetCluster().GetRevision() != 1 || c3.GetCluster().GetConfigEtag() == c.GetConfigEtag() {
 		t.Fatalf("c3: %v, %v", c3, err)
 	}
 	list, err := h.cs.ListClusters(ctx, &sluicev1.ListClustersRequest{})
@@ -154,18 +158,14 @@ func TestDeleteClusterDeletesEverything(t *testing.T) {
 	if got := clusterNames(t, h.cs, 0); !slices.Equal(got, []string{"c2"}) {
 		t.Fatalf("clusters after the delete: %v", got)
 	}
-	nodes, err := h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "c1"})
-	if err != nil || len(nodes.GetNodes()) != 0 || nodes.GetRevision() != 0 {
-		t.Fatalf("nodes after the delete: %v, %v", nodes, err)
-	}
+	_, err = h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "c1"})
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
 	_, err = h.cs.GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: "c1", Name: "default"})
-	wantCode(t, err, codes.NotFound)
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
 	_, err = h.sc.CommitPlan(ctx, &sluicev1.CommitPlanRequest{Cluster: "c1", PlanId: p2.GetPlan().GetId()})
-	wantReason(t, err, codes.NotFound, ReasonPlanNotFound)
-	cfg, err := h.sc.GetSchedulerConfig(ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})
-	if err != nil || cfg.GetEtag() == upd.GetEtag() || cfg.GetEtag() != h.eng.DefaultConfigEtag() {
-		t.Fatalf("configuration after the delete: %v, %v", cfg, err)
-	}
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
+	_, err = h.sc.GetSchedulerConfig(ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})
+	wantReason(t, err, codes.NotFound, ReasonClusterNotFound)
 	fams = scrape(t, handler)
 	for _, name := range perCluster {
 		if _, ok := value(fams, name, map[string]string{"cluster": "c1"}); ok {
@@ -269,7 +269,7 @@ func TestListClustersIsScoped(t *testing.T) {
 	smallCluster(h.withToken("tok-east"), "east")
 	n := h.withToken("tok-read")
 	// No token of the test's file writes west: it is written behind the API's back.
-	if _, err := h.eng.SetConfig("west", []byte(testConfig)); err != nil {
+	if _, err := h.store.Apply("west", state.Batch{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := clusterNames(t, n.cs, 1); !slices.Equal(got, []string{"east", "west"}) {
@@ -444,6 +444,7 @@ func TestListFiltersByStatusAndPhase(t *testing.T) {
 func TestSchedulerConfigEtags(t *testing.T) {
 	h := newHarness(t)
 	ctx := ctxT(t)
+	h.apply("c1")
 	get := func() *sluicev1.GetSchedulerConfigResponse {
 		t.Helper()
 		resp, err := h.sc.GetSchedulerConfig(ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})

@@ -2,10 +2,13 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sluice-sched/sluice/engine"
 )
 
 // ReloadConfig validates text (Volcano scheduler-conf YAML) as the server's configuration and,
@@ -14,6 +17,10 @@ import (
 // cycle on; cycles that already started keep the configuration they started with. On error (a
 // *engine.ConfigError) nothing changes. Reloading the text in force is a no-op.
 func (s *Server) ReloadConfig(text []byte) error {
+	if max := s.limits.MaxConfigBytes; len(text) > max {
+		s.metrics.reloads.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", "refused")))
+		return &engine.ConfigError{Msg: fmt.Sprintf("the configuration is %d bytes, more than the limit of %d (%s)", len(text), max, LimitConfigBytes)}
+	}
 	cfg, err := s.engine.ParseConfig(text)
 	if err != nil {
 		s.metrics.reloads.Add(context.Background(), 1, metric.WithAttributes(attribute.String("result", "refused")))

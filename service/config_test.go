@@ -21,6 +21,9 @@ func TestReloadConfig(t *testing.T) {
 		return resp.GetConfig()
 	}
 	pinned := "actions: \"otheraction\"\ntiers:\n- plugins:\n  - name: fakenoop\n"
+	h.apply("pinned")
+	h.apply("new-cluster")
+	h.apply("another")
 	if _, err := h.sc.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{Cluster: "pinned", Config: pinned}); err != nil {
 		t.Fatal(err)
 	}

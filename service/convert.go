@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -34,6 +35,80 @@ func orDefault(s, dflt string) string {
 		return dflt
 	}
 	return s
+}
+
+// The API's closed sets and the engine's spelling of each value (Kubernetes' and Volcano's).
+// UNSPECIFIED is in none of them: the converters give it the default the proto documents, and
+// validation refuses it where a value is required (checkClosed). A value outside a map is
+// refused by validation too.
+var (
+	taintEffectsIn = map[sluicev1.TaintEffect]string{
+		sluicev1.TaintEffect_TAINT_EFFECT_NO_SCHEDULE:        "NoSchedule",
+		sluicev1.TaintEffect_TAINT_EFFECT_PREFER_NO_SCHEDULE: "PreferNoSchedule",
+		sluicev1.TaintEffect_TAINT_EFFECT_NO_EXECUTE:         "NoExecute",
+	}
+	tolerationOpsIn = map[sluicev1.TolerationOperator]string{
+		sluicev1.TolerationOperator_TOLERATION_OPERATOR_EQUAL:  "Equal",
+		sluicev1.TolerationOperator_TOLERATION_OPERATOR_EXISTS: "Exists",
+	}
+	whenUnsatisfiableIn = map[sluicev1.WhenUnsatisfiable]string{
+		sluicev1.WhenUnsatisfiable_WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE: "DoNotSchedule",
+		sluicev1.WhenUnsatisfiable_WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY: "ScheduleAnyway",
+	}
+	topologyModesIn = map[sluicev1.NetworkTopologyMode]string{
+		sluicev1.NetworkTopologyMode_NETWORK_TOPOLOGY_MODE_HARD: "hard",
+		sluicev1.NetworkTopologyMode_NETWORK_TOPOLOGY_MODE_SOFT: "soft",
+	}
+
+	taintEffectsOut      = invert(taintEffectsIn)
+	tolerationOpsOut     = invert(tolerationOpsIn)
+	whenUnsatisfiableOut = invert(whenUnsatisfiableIn)
+	topologyModesOut     = invert(topologyModesIn)
+)
+
+// invert maps each value of m back to its key; m's values must be distinct.
+func invert[K, V comparable](m map[K]V) map[V]K {
+	out := make(map[V]K, len(m))
+	for k, v := range m {
+		out[v] = k
+	}
+	return out
+}
+
+// closedIn returns the engine's spelling of v, or dflt for a value m does not hold
+// (UNSPECIFIED; validation has refused the others).
+func closedIn[E comparable](m map[E]string, v E, dflt string) string {
+	if s, ok := m[v]; ok {
+		return s
+	}
+	return dflt
+}
+
+// taskRef names an engine task UID ("namespace/name") the way the API does; "" is nil.
+func taskRef(uid string) *sluicev1.TaskRef {
+	if uid == "" {
+		return nil
+	}
+	ns, name := splitUID(uid)
+	return &sluicev1.TaskRef{Namespace: ns, Name: name}
+}
+
+// jobRef names an engine job UID ("namespace/name") the way the API does; "" is nil.
+func jobRef(uid string) *sluicev1.JobRef {
+	if uid == "" {
+		return nil
+	}
+	ns, name := splitUID(uid)
+	return &sluicev1.JobRef{Namespace: ns, Name: name}
+}
+
+// splitUID splits an engine UID at its first '/': namespaces never hold one (checkNamespace),
+// names may.
+func splitUID(uid string) (namespace, name string) {
+	if ns, n, ok := strings.Cut(uid, "/"); ok {
+		return ns, n
+	}
+	return defaultNamespace, uid
 }
 
 // cloneMap copies a map; an empty one becomes nil.
@@ -112,7 +187,7 @@ func nodeFromProto(fe *fieldErrors, p string, n *sluicev1.Node) *api.Node {
 		out.Labels[hostnameLabel] = out.Name
 	}
 	for _, t := range n.GetTaints() {
-		out.Taints = append(out.Taints, api.Taint{Key: t.GetKey(), Value: t.GetValue(), Effect: t.GetEffect()})
+		out.Taints = append(out.Taints, api.Taint{Key: t.GetKey(), Value: t.GetValue(), Effect: taintEffectsIn[t.GetEffect()]})
 	}
 	for i, d := range n.GetDevices() {
 		dev := api.Device{
@@ -203,7 +278,7 @@ func jobFromProto(fe *fieldErrors, p string, j *sluicev1.Job) *api.Job {
 		out.MinAvailable = 1
 	}
 	if nt := j.GetNetworkTopology(); nt != nil {
-		out.NetworkTopology = &api.NetworkTopology{Mode: nt.GetMode(), HighestTierAllowed: nt.GetHighestTierAllowed()}
+		out.NetworkTopology = &api.NetworkTopology{Mode: topologyModesIn[nt.GetMode()], HighestTierAllowed: nt.GetHighestTierAllowed()}
 	}
 	return out
 }
@@ -298,8 +373,8 @@ func taskFromProto(fe *fieldErrors, p string, t *sluicev1.Task) *api.Task {
 	}
 	for _, tol := range t.GetTolerations() {
 		out.Tolerations = append(out.Tolerations, api.Toleration{
-			Key: tol.GetKey(), Operator: orDefault(tol.GetOperator(), "Equal"),
-			Value: tol.GetValue(), Effect: tol.GetEffect(),
+			Key: tol.GetKey(), Operator: closedIn(tolerationOpsIn, tol.GetOperator(), "Equal"),
+			Value: tol.GetValue(), Effect: taintEffectsIn[tol.GetEffect()], // unspecified: "", every effect
 		})
 	}
 	for _, s := range t.GetTopologySpread() {
@@ -309,7 +384,7 @@ func taskFromProto(fe *fieldErrors, p string, t *sluicev1.Task) *api.Task {
 		}
 		out.TopologySpread = append(out.TopologySpread, api.TopologySpread{
 			MaxSkew: skew, TopologyKey: s.GetTopologyKey(),
-			WhenUnsatisfiable: orDefault(s.GetWhenUnsatisfiable(), "DoNotSchedule"),
+			WhenUnsatisfiable: closedIn(whenUnsatisfiableIn, s.GetWhenUnsatisfiable(), "DoNotSchedule"),
 			Selector:          cloneMap(s.GetSelector()),
 		})
 	}
@@ -464,7 +539,7 @@ func nodeToProto(n *api.Node, modRev uint64) *sluicev1.Node {
 		NumaTopology:  numaToProto(n.NumaTopology),
 	}
 	for _, t := range n.Taints {
-		out.Taints = append(out.Taints, &sluicev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
+		out.Taints = append(out.Taints, &sluicev1.Taint{Key: t.Key, Value: t.Value, Effect: taintEffectsOut[t.Effect]})
 	}
 	for _, d := range n.Devices {
 		out.Devices = append(out.Devices, &sluicev1.Device{
@@ -537,7 +612,7 @@ func jobToProto(j *api.Job, modRev uint64) *sluicev1.Job {
 		out.Priority = ptr(j.Priority)
 	}
 	if nt := j.NetworkTopology; nt != nil {
-		out.NetworkTopology = &sluicev1.NetworkTopology{Mode: nt.Mode, HighestTierAllowed: nt.HighestTierAllowed}
+		out.NetworkTopology = &sluicev1.NetworkTopology{Mode: topologyModesOut[nt.Mode], HighestTierAllowed: nt.HighestTierAllowed}
 	}
 	return out
 }
@@ -618,12 +693,12 @@ func taskToProto(t *api.Task, modRev uint64) *sluicev1.Task {
 	}
 	for _, tol := range t.Tolerations {
 		out.Tolerations = append(out.Tolerations, &sluicev1.Toleration{
-			Key: tol.Key, Operator: tol.Operator, Value: tol.Value, Effect: tol.Effect,
+			Key: tol.Key, Operator: tolerationOpsOut[tol.Operator], Value: tol.Value, Effect: taintEffectsOut[tol.Effect],
 		})
 	}
 	for _, s := range t.TopologySpread {
 		out.TopologySpread = append(out.TopologySpread, &sluicev1.TopologySpreadConstraint{
-			MaxSkew: s.MaxSkew, TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable,
+			MaxSkew: s.MaxSkew, TopologyKey: s.TopologyKey, WhenUnsatisfiable: whenUnsatisfiableOut[s.WhenUnsatisfiable],
 			Selector: cloneMap(s.Selector),
 		})
 	}

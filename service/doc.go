@@ -13,17 +13,30 @@
 //     parsed once, on the way in; the defaults the proto comments document are applied there.
 //   - errors.go holds toStatus, the one function that gives errors their gRPC codes.
 //   - apply.go applies delta batches (for ApplyDeltas and Sync) atomically, mapping the
-//     store's referential errors back to the delta that caused them.
+//     store's referential errors back to the delta that caused them; resync.go the chunked
+//     resyncs of a Sync stream (staged in the store, swapped in at the last chunk, held to
+//     the same limits as a replace_all batch).
+//   - reads.go holds the read modes (linearizable by default, stale when asked, min_revision)
+//     and forward.go the forwarding of default reads and dry runs from a member that does not
+//     lead to the leader, after this member admitted the call.
 //   - clusters.go holds ListClusters, GetCluster and DeleteCluster (which ends the cluster's
 //     watch, waits for its cycle, and moves its generation on so that open Sync streams
 //     resync); pagination.go the opaque page tokens, bound to cluster, list and filters.
 //   - cluster_state.go and scheduler.go are the two services; watch.go is WatchPlans
-//     (continuous scheduling, one subscriber per cluster, takeover); server.go wires them into
-//     a grpc.Server with the otelgrpc stats handler, logging, panic recovery, authentication,
-//     rate limits, message size limits, health and reflection.
-//   - auth.go holds the tokens file, the authenticator (bearer tokens compared in constant
-//     time, mTLS client certificates) and the per-method, per-cluster authorization;
-//     ratelimit.go the per-client token buckets; tls.go the server's TLS configuration.
+//     (continuous scheduling, one subscriber that proposes per cluster and takeover by a
+//     writer, dry-run subscribers apart); server.go wires them into a grpc.Server with the
+//     otelgrpc stats handler, logging, panic recovery, admission, message size limits, health
+//     and reflection. A cluster no batch created answers NOT_FOUND everywhere (Server.existing)
+//     and keeps nothing: per-cluster locks and generations live only while in use.
+//   - admit.go is admission: authentication and the rate limit, which every call passes
+//     (failed logins charged to their address); auth.go holds the tokens file, the
+//     authenticator (bearer tokens compared in constant time, mTLS client certificates) and
+//     the per-method, per-cluster authorization (scopes by effect: a read-only token never
+//     changes what a writer sees or does); ratelimit.go the per-client token buckets; tls.go
+//     the server's TLS configuration (internal/certs reloads certificates).
+//   - limits.go holds the limits on requests and clusters (Limits) and the
+//     RESOURCE_EXHAUSTED errors of those a cluster's size hits; logs.go bounds log lines (every
+//     value cut, refused calls' lines rate-limited).
 //   - telemetry.go holds the metrics (exported by NewPrometheusMetrics with the "sluice_"
 //     prefix; queue figures and plan expiries are read from the engine when scraped, the
 //     per-cluster counters from counts the service keeps, so that a deleted cluster's series

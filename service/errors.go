@@ -32,7 +32,8 @@ const (
 	ReasonNotFound = "NOT_FOUND"
 	// ReasonFailedPrecondition: the plan is not in a state that allows the call.
 	ReasonFailedPrecondition = "FAILED_PRECONDITION"
-	// ReasonResyncRequired: a Sync batch came after ResyncRequired without replace_all.
+	// ReasonResyncRequired: a Sync batch came after ResyncRequired (or after its cluster was
+	// deleted) without replace_all.
 	ReasonResyncRequired = "RESYNC_REQUIRED"
 	// ReasonShuttingDown: the server is stopping; reconnect to another or later.
 	ReasonShuttingDown = "SHUTTING_DOWN"
@@ -68,6 +69,12 @@ const (
 	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"
 	// ReasonStaleReadRefused: this member cannot answer a stale read within its bounds.
 	ReasonStaleReadRefused = "STALE_READ_REFUSED"
+	// ReasonResyncTooLarge: a chunked resync is larger than the server takes (sluiced
+	// --max-resync-bytes); RESOURCE_EXHAUSTED, with a BadRequest naming the chunk.
+	ReasonResyncTooLarge = "RESYNC_TOO_LARGE"
+	// ReasonLimitExceeded: a batch would take a cluster beyond one of the server's limits
+	// (RESOURCE_EXHAUSTED, ErrorInfo metadata "limit", "max" and "field").
+	ReasonLimitExceeded = "LIMIT_EXCEEDED"
 )
 
 // planReasons gives the reason of a plan that cannot make a transition, by its state.
@@ -112,10 +119,12 @@ func (e *invalidError) Error() string {
 	return b.String()
 }
 
-// fieldErrors collects field violations while a request is checked.
+// fieldErrors collects field violations while a request is checked, against lim (the
+// server's limits; nil: DefaultLimits).
 type fieldErrors struct {
 	list    []*errdetails.BadRequest_FieldViolation
 	dropped int
+	lim     *Limits
 }
 
 // add records a violation of field.
@@ -159,6 +168,7 @@ var shuttingDown = withInfo(codes.Unavailable, ReasonShuttingDown, "server shutt
 // is the one place where errors get their codes:
 //
 //	*invalidError            INVALID_ARGUMENT, BadRequest + ErrorInfo
+//	*limitError, *state.LimitError  RESOURCE_EXHAUSTED, ErrorInfo LIMIT_EXCEEDED (limit, max, field)
 //	*state.ValidationError   INVALID_ARGUMENT, BadRequest (the store's field path) + ErrorInfo
 //	engine.ErrInvalidConfig  INVALID_ARGUMENT, ErrorInfo INVALID_CONFIG
 //	state.ErrClusterNotFound NOT_FOUND, ErrorInfo CLUSTER_NOT_FOUND
@@ -181,12 +191,18 @@ func toStatus(err error) error {
 		return nil
 	}
 	var inv *invalidError
+	var lim *limitError
+	var slim *state.LimitError
 	var verr *state.ValidationError
 	var nle *state.NotLeaderError
 	var pe *engine.PlanError
 	switch {
 	case errors.As(err, &inv):
 		return invalidStatus(inv)
+	case errors.As(err, &lim):
+		return lim.status()
+	case errors.As(err, &slim):
+		return (&limitError{limit: slim.Limit, max: slim.Max, field: slim.Where.Field, msg: slim.Where.Msg}).status()
 	case errors.As(err, &verr):
 		return invalidStatus(&invalidError{
 			reason: ReasonInvalidReference,

@@ -25,7 +25,8 @@ func seedBatches() []*sluicev1.DeltaBatch {
 		Status:    sluicev1.TaskStatus_TASK_STATUS_RUNNING, Node: "n1", PriorityClass: "high", Priority: proto.Int32(5),
 		StartedAt:    timestamppb.New(time.Unix(1700000000, 0)),
 		NodeSelector: map[string]string{"zone": "a"},
-		Tolerations:  []*sluicev1.Toleration{{Key: "dedicated", Operator: "Equal", Value: "gpu", Effect: "NoSchedule"}, {Operator: "Exists"}},
+		Tolerations: []*sluicev1.Toleration{{Key: "dedicated", Operator: sluicev1.TolerationOperator_TOLERATION_OPERATOR_EQUAL, Value: "gpu",
+			Effect: sluicev1.TaintEffect_TAINT_EFFECT_NO_SCHEDULE}, {Operator: sluicev1.TolerationOperator_TOLERATION_OPERATOR_EXISTS}},
 		Affinity: &sluicev1.Affinity{
 			NodeRequired:     []*sluicev1.NodeSelectorTerm{{MatchExpressions: []*sluicev1.NodeSelectorRequirement{{Key: "gen", Operator: "Gt", Values: []string{"3"}}}}},
 			NodePreferred:    []*sluicev1.PreferredSchedulingTerm{{Weight: 10, MatchExpressions: []*sluicev1.NodeSelectorRequirement{{Key: "zone", Operator: "In", Values: []string{"a", "b"}}}}},
@@ -40,7 +41,7 @@ func seedBatches() []*sluicev1.DeltaBatch {
 	}
 	nodeFull := &sluicev1.Node{
 		Name: "n1", Allocatable: map[string]string{"cpu": "64", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"},
-		Labels: map[string]string{"zone": "a", "gen": "4"}, Taints: []*sluicev1.Taint{{Key: "dedicated", Value: "gpu", Effect: "NoSchedule"}},
+		Labels: map[string]string{"zone": "a", "gen": "4"}, Taints: []*sluicev1.Taint{{Key: "dedicated", Value: "gpu", Effect: sluicev1.TaintEffect_TAINT_EFFECT_NO_SCHEDULE}},
 		Usage:   map[string]float64{"cpu": 40},
 		Devices: []*sluicev1.Device{{Id: "gpu-0", Type: "nvidia.com/gpu", Model: "H100", Memory: "80Gi", Attributes: map[string]string{"driver": "550"}}},
 	}
@@ -52,7 +53,7 @@ func seedBatches() []*sluicev1.DeltaBatch {
 				NodeGroupAffinity: &sluicev1.NodeGroupAffinity{Required: []string{"g1"}}}}},
 			{Change: &sluicev1.Delta_UpsertJob{UpsertJob: &sluicev1.Job{Name: "j", Namespace: "ns", Queue: "q1", MinAvailable: proto.Int32(1),
 				MinAvailableByRole: map[string]int32{"worker": 1}, MinResources: cpu("1"), Phase: sluicev1.JobPhase_JOB_PHASE_RUNNING,
-				NetworkTopology: &sluicev1.NetworkTopology{Mode: "hard", HighestTierAllowed: 2}}}},
+				NetworkTopology: &sluicev1.NetworkTopology{Mode: sluicev1.NetworkTopologyMode_NETWORK_TOPOLOGY_MODE_HARD, HighestTierAllowed: 2}}}},
 			{Change: &sluicev1.Delta_UpsertTask{UpsertTask: full}},
 			{Change: &sluicev1.Delta_UpsertPriorityClass{UpsertPriorityClass: &sluicev1.PriorityClass{Name: "high", Value: 1000}}},
 			{Change: &sluicev1.Delta_UpsertNamespaceQuota{UpsertNamespaceQuota: &sluicev1.NamespaceQuota{Namespace: "ns", Hard: cpu("100")}}},

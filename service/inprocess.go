@@ -21,14 +21,19 @@ const GracefulStopTimeout = 10 * time.Second
 // one) and the embedded default configuration. It
 // returns the server's address and a function that stops it (draining streams, then a
 // graceful stop bounded by GracefulStopTimeout); cancelling ctx stops it too. The server
-// logs nothing.
-func StartInProcess(ctx context.Context, reg *framework.Registry) (addr string, stop func(), err error) {
+// logs nothing. Each tweak may change the server's Options (message size bounds, say)
+// before it starts; Store and Engine are set already.
+func StartInProcess(ctx context.Context, reg *framework.Registry, tweaks ...func(*Options)) (addr string, stop func(), err error) {
 	store := state.New()
 	eng, err := engine.New(store, engine.Options{Registry: reg})
 	if err != nil {
 		return "", nil, fmt.Errorf("service: %w", err)
 	}
-	srv := New(Options{Store: store, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
+	opts := Options{Store: store, Engine: eng, Logger: slog.New(slog.DiscardHandler)}
+	for _, tweak := range tweaks {
+		tweak(&opts)
+	}
+	srv := New(opts)
 	var lc net.ListenConfig
 	lis, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // Every call's line ("finished call") and every cycle's are debug; Options.AccessLog raises
 // the calls' lines to info. Lines of one kind (a method and code's calls, a cluster's rejected
 // batches, ...) are written at most logBurst times per logWindow, the rest counted and
-// reported by the next summary; values in lines are bounded (BoundedHandler).
+// reported by the next summary; values in lines are bounded (LimitValues).
 
 // Log defaults.
 const (
@@ -132,15 +132,38 @@ func (s *Server) callLevel(c codes.Code) logging.Level {
 	return l
 }
 
-// callLogger writes the logging middleware's lines to the server's logger, sampling the lines
-// at info and above per method and code.
+// callLogger writes the logging middleware's lines to the server's logger: the lines of calls
+// refused for their credentials or rate are rate-limited (refusedLogs, the next line let
+// through says how many were "suppressed"), the other lines at info and above are sampled
+// per method and code (logSampler).
 func (s *Server) callLogger() logging.Logger {
+	refused := newRefusedLogs()
 	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		if slog.Level(lvl) >= slog.LevelInfo && !s.sampler.allow(callKey(fields)) {
+		if refusedCall(fields) {
+			ok, suppressed := refused.allow(fields)
+			if !ok {
+				return
+			}
+			if suppressed > 0 {
+				fields = append(fields, "suppressed", suppressed)
+			}
+		} else if slog.Level(lvl) >= slog.LevelInfo && !s.sampler.allow(callKey(fields)) {
 			return
 		}
 		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
+}
+
+// refusedCall reports whether a call's line is of a call refused for its credentials or rate
+// (refusedCodes).
+func refusedCall(fields []any) bool {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if k, _ := fields[i].(string); k == "grpc.code" {
+			v, _ := fields[i+1].(string)
+			return refusedCodes[v]
+		}
+	}
+	return false
 }
 
 // callKey is the sampling key of a call's line: its method and code.

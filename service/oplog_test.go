@@ -48,7 +48,7 @@ func infoHarness(t *testing.T, logs *syncBuffer, su setup) *harness {
 	t.Helper()
 	opts := su.opts
 	su.opts = func(o *Options) {
-		o.Logger = slog.New(BoundedHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}), 0))
+		o.Logger = slog.New(LimitValues(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}), 0))
 		if opts != nil {
 			opts(o)
 		}
@@ -203,10 +203,10 @@ func TestSlowCallsAreLogged(t *testing.T) {
 	}
 }
 
-// TestBoundedHandler: values, messages and attribute counts are bounded.
-func TestBoundedHandler(t *testing.T) {
+// TestLimitValuesBoundsLines: values, messages and attribute counts are bounded.
+func TestLimitValuesBoundsLines(t *testing.T) {
 	var buf bytes.Buffer
-	log := slog.New(BoundedHandler(slog.NewJSONHandler(&buf, nil), 100))
+	log := slog.New(LimitValues(slog.NewJSONHandler(&buf, nil), 100))
 	huge := strings.Repeat("é", 1<<20) // 2 MiB of two-byte characters
 	log.Info(huge, "value", huge, "err", errors.New(huge), "group", slog.GroupValue(slog.String("inner", huge)))
 	line := buf.String()
@@ -216,7 +216,7 @@ func TestBoundedHandler(t *testing.T) {
 	m := logLines(t, line)[0]
 	for _, v := range []any{m["msg"], m["value"], m["err"], m["group"].(map[string]any)["inner"]} {
 		s := fmt.Sprint(v)
-		if !strings.HasPrefix(s, "éé") || !strings.Contains(s, "more bytes)") || strings.ContainsRune(s, '\uFFFD') {
+		if !strings.HasPrefix(s, "éé") || !strings.Contains(s, "more bytes]") || strings.ContainsRune(s, '\uFFFD') {
 			t.Errorf("value %q not cut at a character with a note", s)
 		}
 	}

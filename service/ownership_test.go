@@ -2,11 +2,13 @@ package service
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
@@ -212,6 +214,65 @@ func TestObjectFieldsDeclareTheirBehaviour(t *testing.T) {
 		}
 		if fields.ByName("mod_revision") == nil {
 			t.Errorf("%s has no mod_revision", m.ProtoReflect().Descriptor().FullName())
+		}
+	}
+}
+
+// TestChunkedResyncKeepsServerOwnedFields: a chunked resync that leaves the server's fields
+// unset keeps a running job's phase and creation time and a bound task's node and device ids,
+// as a replace_all batch does.
+func TestChunkedResyncKeepsServerOwnedFields(t *testing.T) {
+	gpus := []*sluicev1.Device{{Id: "gpu-0", Type: "nvidia.com/gpu"}, {Id: "gpu-1", Type: "nvidia.com/gpu"}}
+	nodes := []*sluicev1.Delta{
+		{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{Name: "n1", Allocatable: cpu("4"), Devices: gpus}}},
+		{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{Name: "n2", Allocatable: cpu("4"), Devices: gpus}}},
+	}
+	report := func(st sluicev1.TaskStatus) *sluicev1.Delta {
+		return taskMsg(&sluicev1.Task{Name: "t0", Job: "j0", Resources: cpu("1"), Status: st,
+			Devices: []*sluicev1.DeviceRequest{{Type: "nvidia.com/gpu"}}})
+	}
+	type owned struct {
+		phase   sluicev1.JobPhase
+		created int64
+		status  sluicev1.TaskStatus
+		node    string
+		devices string
+		started bool
+	}
+	run := func(chunked bool) owned {
+		h := newHarness(t)
+		ctx := ctxT(t)
+		h.apply("c", append(slices.Clone(nodes), job("j0", "", 0), report(sluicev1.TaskStatus_TASK_STATUS_PENDING))...)
+		out, err := h.store.CommitPlan("c", &state.PlanCommit{BaseRevision: h.store.Revision("c"),
+			Decisions: []state.PlanDecision{{Kind: state.Bind, Task: "default/t0", Node: "n1", DeviceIDs: []string{"gpu-1"}}},
+			Phases:    []state.PhaseChange{{Job: "default/j0", Phase: api.JobRunning}}})
+		if err != nil || out.Rejected[0] != "" {
+			t.Fatalf("commit: %+v, %v", out, err)
+		}
+		created := h.getJob("c", "j0").GetCreatedAt().AsTime().UnixNano()
+		// The resource manager resends everything: the task running, without its node or
+		// device ids, the job without its phase.
+		c, _ := h.openSync(ctx, "c", 0)
+		if chunked {
+			c.chunk(1, false, report(sluicev1.TaskStatus_TASK_STATUS_RUNNING), job("j0", "", 0))
+			c.chunk(1, true, nodes...)
+			wantAck(t, c.recv(), 1)
+		} else {
+			wantAck(t, c.batch(1, true, append(slices.Clone(nodes), report(sluicev1.TaskStatus_TASK_STATUS_RUNNING), job("j0", "", 0))...), 1)
+		}
+		j, tk := h.getJob("c", "j0"), h.getTask("c", "t0")
+		if got := j.GetCreatedAt().AsTime().UnixNano(); got != created {
+			t.Errorf("chunked=%v: created_at moved from %d to %d", chunked, created, got)
+		}
+		return owned{j.GetPhase(), created, tk.GetStatus(), tk.GetNode(), strings.Join(tk.GetDeviceIds(), ","), tk.GetStartedAt() != nil}
+	}
+	want := owned{phase: sluicev1.JobPhase_JOB_PHASE_RUNNING, status: sluicev1.TaskStatus_TASK_STATUS_RUNNING,
+		node: "n1", devices: "gpu-1", started: true}
+	for _, chunked := range []bool{false, true} {
+		got := run(chunked)
+		want.created = got.created
+		if got != want {
+			t.Errorf("chunked=%v: %+v, want %+v", chunked, got, want)
 		}
 	}
 }

@@ -122,6 +122,14 @@ func planToProto(p *engine.Plan, pg planPage) (*sluicev1.Plan, string) {
 	for _, o := range r.Jobs[jlo:jhi] {
 		out.Jobs = append(out.Jobs, outcomeToProto(o))
 	}
+	if h := p.Hypothetical; h != nil {
+		for i, d := range out.Decisions {
+			d.Hypothetical = h.Decisions[dlo+i]
+		}
+		for i, o := range out.Jobs {
+			o.Hypothetical = h.Jobs[jlo+i]
+		}
+	}
 	if end < len(r.Decisions) || end < len(r.Jobs) {
 		return out, planPageToken(p.ID, end)
 	}
@@ -129,7 +137,7 @@ func planToProto(p *engine.Plan, pg planPage) (*sluicev1.Plan, string) {
 }
 
 func decisionsToProto(ds []framework.Decision) []*sluicev1.Decision {
-	// Binds are most of a large plan: their messages come from three slabs instead of three
+	// Binds are most of a large plan: their messages come from five slabs instead of five
 	// allocations each.
 	binds := 0
 	for _, d := range ds {
@@ -140,6 +148,8 @@ func decisionsToProto(ds []framework.Decision) []*sluicev1.Decision {
 	decisions := make([]sluicev1.Decision, binds)
 	wrappers := make([]sluicev1.Decision_Bind, binds)
 	bodies := make([]sluicev1.BindDecision, binds)
+	tasks := make([]sluicev1.TaskRef, binds)
+	jobs := make([]sluicev1.JobRef, binds)
 	out := make([]*sluicev1.Decision, 0, len(ds))
 	b := 0
 	for _, d := range ds {
@@ -148,7 +158,9 @@ func decisionsToProto(ds []framework.Decision) []*sluicev1.Decision {
 			continue
 		}
 		body := &bodies[b]
-		body.Task, body.Job, body.Node = d.Task, d.Job, d.Node
+		tasks[b].Namespace, tasks[b].Name = splitUID(d.Task)
+		jobs[b].Namespace, jobs[b].Name = splitUID(d.Job)
+		body.Task, body.Job, body.Node = &tasks[b], &jobs[b], d.Node
 		if len(d.DeviceIDs) > 0 {
 			body.DeviceIds = append([]string(nil), d.DeviceIDs...)
 		}
@@ -164,21 +176,21 @@ func decisionToProto(d framework.Decision) *sluicev1.Decision {
 	switch d.Kind {
 	case framework.DecisionPipeline:
 		return &sluicev1.Decision{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{
-			Task: d.Task, Job: d.Job, Node: d.Node,
+			Task: taskRef(d.Task), Job: jobRef(d.Job), Node: d.Node,
 		}}}
 	case framework.DecisionEvict:
 		return &sluicev1.Decision{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{
-			Task: d.Task, Job: d.Job, Node: d.Node, Reason: d.Reason, ForTask: d.ForTask, Action: d.Action,
+			Task: taskRef(d.Task), Job: jobRef(d.Job), Node: d.Node, Reason: d.Reason, ForTask: taskRef(d.ForTask), Action: d.Action,
 		}}}
 	}
 	return &sluicev1.Decision{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{
-		Task: d.Task, Job: d.Job, Node: d.Node, DeviceIds: append([]string(nil), d.DeviceIDs...),
+		Task: taskRef(d.Task), Job: jobRef(d.Job), Node: d.Node, DeviceIds: append([]string(nil), d.DeviceIDs...),
 	}}}
 }
 
 func outcomeToProto(o framework.JobOutcome) *sluicev1.JobOutcome {
 	out := &sluicev1.JobOutcome{
-		Job:           o.Job,
+		Job:           jobRef(o.Job),
 		PreviousPhase: jobPhaseToProto(o.PreviousPhase),
 		Phase:         jobPhaseToProto(o.Phase),
 		Ready:         o.Ready,

@@ -188,8 +188,10 @@ func TestPlansUnderConcurrency(t *testing.T) {
 			t.Errorf("plan %s was committed but is %s", p.ID, st)
 		case committed[p.ID] == 0 && st == state.PlanCommitted:
 			t.Errorf("plan %s is committed, but no commit succeeded", p.ID)
-		case st.Finished() && st != state.PlanCommitted && p.Decisions != nil:
-			t.Errorf("%s plan %s still holds its decisions", st, p.ID)
+		case p.State.Finished() && p.State != state.PlanCommitted && p.Decisions != nil:
+			// (A proposed plan past its deadline reads as expired but keeps its decisions until
+			// the next plan op records the expiry.)
+			t.Errorf("%s plan %s still holds its decisions", p.State, p.ID)
 		}
 	}
 	t.Logf("%d plans, %d committed, %d discarded", len(ids), len(committed), len(discarded))
@@ -228,7 +230,7 @@ func TestAutoCommitReportsRejections(t *testing.T) {
 	if c == nil || len(c.GetApplied()) != 0 || len(c.GetRejected()) != 1 {
 		t.Fatalf("auto-commit outcome %v, want one rejected bind", c)
 	}
-	if r := c.GetRejected()[0]; r.GetDecision().GetBind().GetTask() != "default/j-0" || r.GetReason() != "node n1 is unschedulable" {
+	if r := c.GetRejected()[0]; refName(r.GetDecision().GetBind().GetTask()) != "default/j-0" || r.GetReason() != "node n1 is unschedulable" {
 		t.Fatalf("rejection %v", r)
 	}
 	if resp.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED {
@@ -245,7 +247,7 @@ func TestAutoCommitReportsRejections(t *testing.T) {
 }
 
 // TestCancelledCycleStopsAtOnce starts a dry run on a cluster large enough to take seconds
-// (one job of many tasks, the built-in default configuration), cancels it, and checks that the
+// (100,000 pending tasks on 2,000 nodes, the built-in default configuration), cancels it, and checks that the
 // call ends with CANCELED soon after, and that another caller's Schedule on the cluster then
 // runs at once. The bound is loose (the race detector and a busy machine slow everything);
 // the test logs the latency it measured.
@@ -255,7 +257,7 @@ func TestCancelledCycleStopsAtOnce(t *testing.T) {
 	}
 	reg := builtin.Registry()
 	h := newHarnessWith(t, setup{reg: reg, config: string(conf.Default().Raw())})
-	cl, err := synth.Generate(synth.Spec{Seed: 1, Nodes: 500, Jobs: 1, TasksPerJob: 20000, Queues: 1, Shapes: synth.Uniform})
+	cl, err := synth.Generate(synth.Spec{Seed: 1, Nodes: 2000, Jobs: 20000, TasksPerJob: 5, Queues: 1, Shapes: synth.Uniform})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,10 +311,10 @@ func pageThrough(t *testing.T, h *harness, first *sluicev1.Plan, token string, s
 			t.Fatalf("a page of %d decisions, page size %d", n, size)
 		}
 		for _, d := range p.GetDecisions() {
-			tasks = append(tasks, d.GetBind().GetTask()+d.GetPipeline().GetTask()+d.GetEvict().GetTask())
+			tasks = append(tasks, refName(d.GetBind().GetTask())+refName(d.GetPipeline().GetTask())+refName(d.GetEvict().GetTask()))
 		}
 		for _, j := range p.GetJobs() {
-			jobs = append(jobs, j.GetJob())
+			jobs = append(jobs, refName(j.GetJob()))
 		}
 	}
 	add(first)

@@ -1,24 +1,20 @@
 package service
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
-// clientLimiter is a token bucket per client: the authenticated identity when the server
-// authenticates, else the peer's IP address. A call over the limit fails with
-// RESOURCE_EXHAUSTED, reason RATE_LIMITED and a RetryInfo.
+// clientLimiter is a token bucket per client: an authenticated identity, or a peer's IP
+// address for calls that did not authenticate (see Server.admit). A call over the limit fails
+// with RESOURCE_EXHAUSTED, reason RATE_LIMITED and a RetryInfo.
 type clientLimiter struct {
 	limit rate.Limit
 	burst int
@@ -45,10 +41,9 @@ func newClientLimiter(perSecond float64, burst int, now func() time.Time) *clien
 	return &clientLimiter{limit: rate.Limit(perSecond), burst: burst, now: now, clients: map[string]*bucket{}}
 }
 
-// Limit takes a token from the caller's bucket. Over the limit it fails with
-// RESOURCE_EXHAUSTED, reason RATE_LIMITED, and a RetryInfo saying when a token will be there.
-func (l *clientLimiter) Limit(ctx context.Context) error {
-	key := clientKey(ctx)
+// take takes a token from key's bucket. Over the limit it fails with RESOURCE_EXHAUSTED,
+// reason RATE_LIMITED, and a RetryInfo saying when a token will be there.
+func (l *clientLimiter) take(key string) error {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -89,41 +84,4 @@ func rateLimited(msg string, wait time.Duration) error {
 		st = d
 	}
 	return st.Err()
-}
-
-// unaryLimit and streamLimit apply the limiter to calls (a stream counts once).
-func (l *clientLimiter) unaryLimit(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if openMethod(info.FullMethod) {
-		return next(ctx, req)
-	}
-	if err := l.Limit(ctx); err != nil {
-		return nil, err
-	}
-	return next(ctx, req)
-}
-
-func (l *clientLimiter) streamLimit(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
-	if openMethod(info.FullMethod) {
-		return next(srv, ss)
-	}
-	if err := l.Limit(ss.Context()); err != nil {
-		return err
-	}
-	return next(srv, ss)
-}
-
-// clientKey names the caller for rate limiting.
-func clientKey(ctx context.Context) string {
-	if id := IdentityFrom(ctx); id != nil {
-		return "identity " + id.Name
-	}
-	p, ok := peer.FromContext(ctx)
-	if !ok || p.Addr == nil {
-		return "unknown peer"
-	}
-	addr := p.Addr.String()
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		addr = host
-	}
-	return "peer " + addr
 }

@@ -144,7 +144,18 @@ func (s *Server) gateReads(ctx context.Context, req any, info *grpc.UnaryServerI
 			return nil, toStatus(err)
 		}
 		if err := s.readGate(ctx, cluster, ro); err != nil {
+			if out, ok, ferr := s.forwardToLeader(ctx, info.FullMethod, req, err); ok {
+				return out, ferr
+			}
 			return nil, toStatus(err)
+		}
+	}
+	if info.FullMethod == sluicev1.SchedulerService_Schedule_FullMethodName && s.reads != nil && s.store.Replicated() {
+		// A default dry run on a member that does not lead goes to the leader too.
+		if err := s.store.CheckWritable(); err != nil {
+			if out, ok, ferr := s.forwardToLeader(ctx, info.FullMethod, req, err); ok {
+				return out, ferr
+			}
 		}
 	}
 	return next(ctx, req)

@@ -23,7 +23,7 @@ var allReasons = []string{
 	ReasonWatchExists, ReasonTakenOver, ReasonPlanNotFound, ReasonPlanCommitted,
 	ReasonPlanDiscarded, ReasonPlanExpired, ReasonPlanDryRun, ReasonClusterNotFound,
 	ReasonConfigEtagMismatch, ReasonRateLimited, ReasonCancelled, ReasonDeadlineExceeded,
-	ReasonStaleReadRefused,
+	ReasonStaleReadRefused, ReasonResyncTooLarge, ReasonLimitExceeded,
 }
 
 // TestReasonsAreTheEnum keeps the reasons the server sends and the API's ErrorReason enum the

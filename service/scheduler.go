@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/sluice-sched/sluice/engine"
+	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -32,13 +33,15 @@ var modesIn = map[sluicev1.ScheduleMode]engine.Mode{
 
 // Schedule runs one cycle.
 func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest) (*sluicev1.ScheduleResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkEnum(&fe, "mode", int32(req.GetMode()), sluicev1.ScheduleMode_name)
 	if req.GetConfigOverride() != "" && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		fe.add("config_override", "only allowed with SCHEDULE_MODE_DRY_RUN")
 	}
+	checkConfigSize(&fe, "config_override", req.GetConfigOverride())
 	checkTimestamp(&fe, "now", req.GetNow())
+	checkHypothetical(&fe, req)
 	if req.GetRead() != nil && req.GetMode() != sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
 		fe.add("read", "only allowed with SCHEDULE_MODE_DRY_RUN: a plan that may be committed is always made on the confirmed leader")
 	}
@@ -49,7 +52,11 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
-	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), nil)
+	hyp, err := sc.s.decodeHypothetical(req.GetHypothetical())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	p, err := sc.s.schedule(ctx, req.GetCluster(), req.GetMode(), timeFromProto(req.GetNow()), req.GetConfigOverride(), req.GetRead(), nil, hyp)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -64,7 +71,7 @@ func (sc *scheduler) Schedule(ctx context.Context, req *sluicev1.ScheduleRequest
 
 // GetPlan returns a plan with one page of its decisions and job outcomes.
 func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) (*sluicev1.GetPlanResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "plan_id", req.GetPlanId())
 	pg := readPlanPage(&fe, req.GetPageSize(), req.GetPageToken(), req.GetPlanId())
@@ -80,16 +87,18 @@ func (sc *scheduler) GetPlan(ctx context.Context, req *sluicev1.GetPlanRequest) 
 	return out, nil
 }
 
-// schedule runs one cycle and converts its plan. Cycles of one cluster never overlap: they
-// take the cluster's cycle lock, then a cycle slot (admitCycle: waiting ends with ctx, or
-// with RESOURCE_EXHAUSTED when the deadline would not fit the cycle). The cycle is traced as a
+// schedule runs one cycle and converts its plan. Cycles of one cluster whose plans may be
+// committed never overlap: they take the cluster's cycle lock; dry runs, which store nothing,
+// take a lock of their own, so that they never overlap each other and never hold up a
+// writer's cycle. Holding its lock, a cycle takes a cycle slot (admitCycle: waiting ends with
+// ctx, or with RESOURCE_EXHAUSTED when the deadline would not fit the cycle). The cycle is traced as a
 // "Schedule" span with a child span per plugin session open and per action: a child of the
 // call's span, or for a WatchPlans cycle (watched: its subscriber) the root of a trace of its
 // own, linked to the stream's span. A watched cycle does not run once its subscriber was
 // aborted (checked under the cycle lock, which DeleteCluster takes after aborting the
 // cluster's subscriber, so that no watched cycle stores a plan after a delete).
 func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, now time.Time, override string,
-	read *sluicev1.ReadOptions, watched *watchSub) (*engine.Plan, error) {
+	read *sluicev1.ReadOptions, watched *watchSub, hyp *decodedBatch) (*engine.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -106,6 +115,11 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	} else if err := s.readGate(ctx, cluster, read); err != nil {
 		return nil, err
 	}
+	// A cluster no batch created has no cycle, no lock, no metric series (the engine
+	// checks again on the snapshot it schedules).
+	if _, err := s.existing(cluster); err != nil {
+		return nil, err
+	}
 	req := engine.ScheduleRequest{Mode: modesIn[mode], Now: now}
 	if override != "" {
 		cfg, err := s.engine.ParseConfig([]byte(override))
@@ -114,7 +128,16 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 		}
 		req.Config = cfg
 	}
-	ticket, err := s.admitCycle(ctx, cluster)
+	if hyp != nil {
+		req.Hypothetical = &hyp.batch
+	}
+	locks := &s.cycles
+	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN {
+		// Dry runs (a read-only token's, what-ifs) queue among themselves, never behind or
+		// ahead of the cycles whose plans may be committed.
+		locks = &s.dryCycles
+	}
+	ticket, err := s.admitCycle(ctx, cluster, locks)
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +159,11 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	req.Pacer = ticket.pacer
 	p, err := s.engine.Schedule(ctx, cluster, req)
 	if err != nil {
+		err = hypotheticalError(err, hyp)
 		span.RecordError(err)
 		span.SetStatus(otelcodes.Error, err.Error())
-		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && !errors.Is(err, context.Canceled) &&
+			!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, state.ErrClusterNotFound) {
 			s.metrics.committed(cluster, nil, err)
 		}
 		return nil, err
@@ -157,19 +182,7 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 // lockCycle takes a cluster's cycle lock, or fails when ctx ends first. It returns the
 // unlock function.
 func (s *Server) lockCycle(ctx context.Context, cluster string) (func(), error) {
-	s.mu.Lock()
-	l, ok := s.cycles[cluster]
-	if !ok {
-		l = make(chan struct{}, 1)
-		s.cycles[cluster] = l
-	}
-	s.mu.Unlock()
-	select {
-	case l <- struct{}{}:
-		return func() { <-l }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return s.cycles.LockContext(ctx, cluster)
 }
 
 // configError turns the engine's refusal of a configuration into a field violation of field
@@ -187,7 +200,7 @@ func configError(field string, err error) error {
 
 // checkPlanRequest checks the cluster and plan id of DiscardPlan.
 func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) error {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", cluster)
 	checkName(&fe, "plan_id", id)
 	return fe.err()
@@ -195,7 +208,7 @@ func (sc *scheduler) checkPlanRequest(ctx context.Context, cluster, id string) e
 
 // CommitPlan applies a proposed plan; a committed plan answers with its stored outcome.
 func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanRequest) (*sluicev1.CommitPlanResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkName(&fe, "plan_id", req.GetPlanId())
 	pg := readPlanPage(&fe, req.GetPageSize(), "", "")
@@ -208,7 +221,7 @@ func (sc *scheduler) CommitPlan(ctx context.Context, req *sluicev1.CommitPlanReq
 	}
 	res, err := sc.s.engine.CommitPlan(ctx, req.GetCluster(), req.GetPlanId())
 	if err != nil {
-		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) {
+		if !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, engine.ErrFailedPrecondition) && !errors.Is(err, state.ErrClusterNotFound) {
 			sc.s.metrics.committed(req.GetCluster(), nil, err)
 		}
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -236,21 +249,27 @@ func (sc *scheduler) DiscardPlan(ctx context.Context, req *sluicev1.DiscardPlanR
 	if err := sc.s.engine.DiscardPlan(req.GetCluster(), req.GetPlanId()); err != nil {
 		return nil, toStatus(err)
 	}
+	// A watch waiting for this plan may go on.
+	sc.s.changes.notify(req.GetCluster())
 	return &sluicev1.DiscardPlanResponse{}, nil
 }
 
 // ExplainJob returns a job's outcome in the latest cycle that explained it, or only its job
 // and phase when none has.
 func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobRequest) (*sluicev1.ExplainJobResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	checkNamespace(&fe, "namespace", req.GetNamespace())
 	checkName(&fe, "name", req.GetName())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
 	}
+	snap, err := sc.s.existing(req.GetCluster())
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	k := orDefault(req.GetNamespace(), defaultNamespace) + "/" + req.GetName()
-	j, ok := sc.s.store.Snapshot(req.GetCluster()).Job(k)
+	j, ok := snap.Job(k)
 	if !ok {
 		return nil, toStatus(notFound("job %q in cluster %q", k, req.GetCluster()))
 	}
@@ -258,7 +277,7 @@ func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobReq
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return &sluicev1.ExplainJobResponse{Outcome: &sluicev1.JobOutcome{
-			Job: k, Phase: jobPhaseToProto(j.Phase), PreviousPhase: jobPhaseToProto(j.Phase),
+			Job: jobRef(k), Phase: jobPhaseToProto(j.Phase), PreviousPhase: jobPhaseToProto(j.Phase),
 			MinAvailable: j.MinAvailable,
 		}}, nil
 	case err != nil:
@@ -269,7 +288,7 @@ func (sc *scheduler) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobReq
 
 // GetSchedulerConfig returns the cluster's configuration text and its etag.
 func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSchedulerConfigRequest) (*sluicev1.GetSchedulerConfigResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)
@@ -288,11 +307,12 @@ func (sc *scheduler) GetSchedulerConfig(ctx context.Context, req *sluicev1.GetSc
 // UpdateSchedulerConfig validates and installs a cluster's configuration; with an etag, only
 // if the configuration in effect still has it (the store checks it in the write).
 func (sc *scheduler) UpdateSchedulerConfig(ctx context.Context, req *sluicev1.UpdateSchedulerConfigRequest) (*sluicev1.UpdateSchedulerConfigResponse, error) {
-	var fe fieldErrors
+	fe := sc.s.checks()
 	sc.s.checkCluster(ctx, &fe, "cluster", req.GetCluster())
 	if strings.TrimSpace(req.GetConfig()) == "" {
 		fe.add("config", "must not be empty; give Volcano scheduler-conf YAML")
 	}
+	checkConfigSize(&fe, "config", req.GetConfig())
 	checkEtag(&fe, "etag", req.GetEtag())
 	if err := fe.err(); err != nil {
 		return nil, toStatus(err)

@@ -43,7 +43,7 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 		if b == nil {
 			t.Fatalf("unexpected decision %v", d)
 		}
-		binds = append(binds, b.GetTask()+"@"+b.GetNode()+" of "+b.GetJob())
+		binds = append(binds, refName(b.GetTask())+"@"+b.GetNode()+" of "+refName(b.GetJob()))
 	}
 	if strings.Join(binds, ", ") != "default/a-0@n1 of default/a, default/a-1@n1 of default/a" {
 		t.Fatalf("binds: %v", binds)
@@ -53,7 +53,7 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 	}
 	var b *sluicev1.JobOutcome
 	for _, o := range p.GetJobs() {
-		if o.GetJob() == "default/b" {
+		if proto.Equal(o.GetJob(), &sluicev1.JobRef{Namespace: "default", Name: "b"}) {
 			b = o
 		}
 	}
@@ -70,7 +70,8 @@ func TestScheduleProposeCommitDiscard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exp.GetPlanId() != p.GetId() || exp.GetOutcome().GetExplanation().GetSummary() != ex.GetSummary() {
+	if exp.GetPlanId() != p.GetId() || exp.GetOutcome().GetExplanation().GetSummary() != ex.GetSummary() ||
+		refName(exp.GetOutcome().GetJob()) != "default/b" {
 		t.Fatalf("ExplainJob: %v", exp)
 	}
 	_, err = h.sc.ExplainJob(ctx, &sluicev1.ExplainJobRequest{Cluster: "c1", Name: "ghost"})
@@ -190,6 +191,8 @@ func TestScheduleModes(t *testing.T) {
 func TestSchedulerConfig(t *testing.T) {
 	h := newHarness(t)
 	ctx := ctxT(t)
+	h.apply("c1")
+	h.apply("c2")
 	got, err := h.sc.GetSchedulerConfig(ctx, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})
 	if err != nil {
 		t.Fatal(err)
@@ -247,46 +250,41 @@ func TestWatchPlans(t *testing.T) {
 	}
 	wantViolation(t, err, "period", ReasonInvalidField)
 
-	s, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN,
+	// However short the period, an idle cluster gets one plan and no more (idle-free).
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN,
 		Period: durationpb.New(time.Millisecond)})
-	if err != nil {
-		t.Fatal(err)
+	if p := w.next(); p.GetState() != sluicev1.PlanState_PLAN_STATE_DRY_RUN || p.GetBaseRevision() != rev {
+		t.Fatalf("first plan: %v", p)
 	}
-	start := time.Now()
-	for i := range 3 {
-		m, err := s.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_DRY_RUN || m.GetPlan().GetBaseRevision() != rev {
-			t.Fatalf("plan %d: %v", i, m.GetPlan())
-		}
+	w.none(300 * time.Millisecond)
+	// A dry-run watch does not stand in the way of one that commits; a second one that
+	// commits is refused, unless it takes over: the first one then ends.
+	w1 := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Period: durationpb.New(time.Hour)})
+	if p := w1.next(); p.GetState() != sluicev1.PlanState_PLAN_STATE_PROPOSED {
+		t.Fatalf("a proposing watch beside a dry-run one: %v", p)
 	}
-	if el := time.Since(start); el < 2*MinWatchPeriod-20*time.Millisecond {
-		t.Fatalf("3 plans in %v: the period was not raised to the minimum", el)
-	}
-	// A second subscriber is refused, unless it takes over: the first one then ends.
 	dup, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1"})
 	if err == nil {
 		_, err = dup.Recv()
 	}
-	wantCode(t, err, codes.AlreadyExists)
+	wantReason(t, err, codes.AlreadyExists, ReasonWatchExists)
 	// A change triggers a cycle well before a long period ends.
 	s2, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT,
 		Period: durationpb.New(time.Hour), Takeover: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for err == nil {
-		_, err = s.Recv()
-	}
-	wantCode(t, err, codes.Aborted)
+	wantReason(t, w1.end(), codes.Aborted, ReasonTakenOver)
 	first, err := s2.Recv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first.GetPlan().GetState() != sluicev1.PlanState_PLAN_STATE_COMMITTED {
 		t.Fatalf("first watched plan: %v", first.GetPlan())
+	}
+	// The dry-run watch goes on after the takeover: the commit changed the cluster.
+	if p := w.next(); p.GetState() != sluicev1.PlanState_PLAN_STATE_DRY_RUN {
+		t.Fatalf("the dry-run watch after a takeover: %v", p)
 	}
 	after := h.apply("c1", task("a-2", "a", cpu("1")))
 	m, err := s2.Recv()

@@ -6,11 +6,14 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -25,7 +28,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
-	"github.com/sluice-sched/sluice/service/testpki"
+	"github.com/sluice-sched/sluice/internal/testpki"
 )
 
 func sha(s string) string {
@@ -33,8 +36,8 @@ func sha(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// testTokens is a tokens file: a writer for "east", an admin for "east" given by its hash,
-// a reader of every cluster and a certificate identity.
+// testTokens is a tokens file: two writers for "east", a writer for "west", an admin for
+// "east" given by its hash, a reader of every cluster and a certificate identity.
 var testTokens = fmt.Sprintf(`
 - name: east-rw
   token: tok-east
@@ -43,6 +46,12 @@ var testTokens = fmt.Sprintf(`
   sha256: %s
   clusters: [east]
   admin: true
+- name: east-rw2
+  token: tok-east2
+  clusters: [east]
+- name: west-rw
+  token: tok-west
+  clusters: [west]
 - name: reader
   token: tok-read
   clusters: ["*"]
@@ -335,6 +344,7 @@ func TestParseTokens(t *testing.T) {
 		{`- {name: a, token: x, clusters: [c]}` + "\n" + `- {name: b, sha256: ` + sha("x") + `, clusters: [c]}`, "same token"},
 		{`- {name: a, token: x, clusters: ["Bad Name"]}`, "invalid cluster"},
 		{`other: []`, "unknown key"},
+		{"- {name: \"ops\\u202e\", token: x, clusters: [c]}", "bidirectional"},
 	}
 	for _, tc := range bad {
 		if _, err := ParseTokens([]byte(tc.text)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -414,8 +424,10 @@ func TestMutualTLS(t *testing.T) {
 	ctx := ctxT(t)
 	ops := th.ca.Client(t, "ops.example")
 	c := th.client(t, &ops.TLS)
-	if _, err := c.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: "west", Batch: batchOf(node("n1", cpu("1")))}); err != nil {
-		t.Fatalf("with the ops certificate: %v", err)
+	for _, cl := range []string{"west", "east"} {
+		if _, err := c.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: cl, Batch: batchOf(node("n1", cpu("1")))}); err != nil {
+			t.Fatalf("with the ops certificate: %v", err)
+		}
 	}
 	_, err := c.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "north"})
 	wantCode(t, err, codes.PermissionDenied)
@@ -451,6 +463,7 @@ func TestMutualTLSWithoutTokens(t *testing.T) {
 func TestRateLimitPerClient(t *testing.T) {
 	h := newHarnessWith(t, authSetup(t, false, func(o *Options) { o.RateLimit, o.RateBurst = 0.001, 3 }))
 	ctx := ctxT(t)
+	h.mustExist("east")
 	east := h.withToken("tok-east")
 	for i := range 3 {
 		if _, err := east.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "east"}); err != nil {
@@ -487,6 +500,7 @@ func TestRateLimitPerClient(t *testing.T) {
 func TestRateLimitByPeerWithoutAuth(t *testing.T) {
 	h := newHarnessWith(t, setup{opts: func(o *Options) { o.RateLimit, o.RateBurst = 0.001, 2 }})
 	ctx := ctxT(t)
+	h.mustExist("c1")
 	for range 2 {
 		if _, err := h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: "c1"}); err != nil {
 			t.Fatal(err)
@@ -535,5 +549,63 @@ func TestCallLogsNameClientClusterAndPlan(t *testing.T) {
 			t.Fatalf("no log line with %v:\n%s", want, h.logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestREADMEScopeTable keeps the README's table of what each RPC needs (Scopes by effect)
+// and the server's policy the same: every RPC has one row, and its "needs" is its policy.
+// TestEveryRPCNeedsCredentialsAndScope calls every RPC with every kind of token against that
+// policy, so each row is checked with real credentials.
+func TestREADMEScopeTable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "### Scopes by effect")
+	if start < 0 {
+		t.Fatal("the README has no Scopes by effect section")
+	}
+	section := text[start+1:]
+	if end := strings.Index(section, "\n### "); end >= 0 {
+		section = section[:end]
+	}
+	needs := map[string]methodPolicy{
+		"read": {},
+		"read, answered with the clusters in scope": {allClusters: true},
+		"write":                          {write: true},
+		"read for a dry run, else write": {write: true, dryRunReads: true},
+		"admin":                          {admin: true},
+		"admin, not read-only":           {admin: true, write: true},
+	}
+	rows := map[string]methodPolicy{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		pol, ok := needs[strings.TrimSpace(cells[2])]
+		if !ok {
+			t.Fatalf("README row %s: unknown needs %q", name, cells[2])
+		}
+		if _, dup := rows[name]; dup {
+			t.Fatalf("README lists %s twice", name)
+		}
+		rows[name] = pol
+	}
+	for method, pol := range methodPolicies {
+		name := shortMethod(method)
+		row, ok := rows[name]
+		switch {
+		case !ok:
+			t.Errorf("the README's table has no row for %s", name)
+		case row != pol:
+			t.Errorf("%s: the README says %+v, the server's policy is %+v", name, row, pol)
+		}
+		delete(rows, name)
+	}
+	for name := range rows {
+		t.Errorf("the README lists %s, which is no RPC", name)
 	}
 }

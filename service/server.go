@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
@@ -25,6 +26,7 @@ import (
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/keylock"
 )
 
 // Options configure a Server.
@@ -58,6 +60,11 @@ type Options struct {
 	// MaxRecvBytes bounds the size of a received message; 0 means DefaultMaxRecvBytes.
 	// Larger messages fail with RESOURCE_EXHAUSTED.
 	MaxRecvBytes int
+	// MaxResyncBytes bounds the size of one chunked resync on a Sync stream (its chunks'
+	// encoded sizes added up), which the server holds until the last chunk; 0 means
+	// DefaultMaxResyncBytes. A larger resync is rejected with RESOURCE_EXHAUSTED (reason
+	// RESYNC_TOO_LARGE).
+	MaxResyncBytes int
 
 	// TracerProvider receives the spans of calls (the otelgrpc stats handler) and of cycles
 	// (a "Schedule" span, with one child per plugin session open and per action); nil means
@@ -67,16 +74,24 @@ type Options struct {
 	// call metrics; nil means none.
 	MeterProvider metric.MeterProvider
 
-	// SchedulePeriod is the longest time between WatchPlans cycles when the request gives
-	// no period; 0 means DefaultSchedulePeriod.
+	// SchedulePeriod is accepted for compatibility: WatchPlans no longer runs cycles on a
+	// period (see WatchPlans); 0 means DefaultSchedulePeriod.
 	SchedulePeriod time.Duration
-	// WatchDebounce is how long a watch lets changes settle before the cycle they trigger;
-	// 0 means DefaultWatchDebounce.
+	// WatchDebounce is the shortest time between the starts of two change-triggered cycles
+	// of a watch (see WatchPlans); 0 means DefaultWatchDebounce.
 	WatchDebounce time.Duration
 
 	// Reads makes the reads of a replicated Store linearizable (engine/durable's Node); nil
 	// with a store in memory.
 	Reads ReadGate
+	// ForwardReads, if set (with Reads), lets a member that does not lead forward a default
+	// read or dry run to the leader, with the caller's bearer token, instead of answering
+	// NOT_LEADER. Leave it nil when callers authenticate with client certificates, which
+	// cannot be forwarded.
+	ForwardReads ReadForwarder
+
+	// Limits bound requests and clusters; zero fields take DefaultLimits.
+	Limits Limits
 
 	// MaxConcurrentCycles is how many cycles run at once, across clusters (see admission.go:
 	// slots go to the cluster with the least recent usage, and long cycles give way to
@@ -110,9 +125,12 @@ type Server struct {
 	shutOnce sync.Once
 
 	reads          ReadGate
-	auth           *Authenticator
+	forward        *forwarder
+	limits         Limits
+	auth           atomic.Pointer[Authenticator]
 	limiter        *clientLimiter
 	maxRecv        int
+	maxResync      int
 	tp             trace.TracerProvider
 	mp             metric.MeterProvider
 	tracer         trace.Tracer
@@ -127,12 +145,13 @@ type Server struct {
 	accessLog      bool
 	summary        summary
 
-	mu     sync.Mutex
-	locks  map[string]*sync.Mutex
-	cycles map[string]chan struct{}
-	// gens counts each cluster's deletions (its generation), so that a Sync stream can tell
-	// that the state it streams deltas of is gone.
-	gens map[string]uint64
+	// locks serialize the service's writes to a cluster, cycles its cycles that may be
+	// committed and dryCycles its dry runs; a cluster's lock exists only while it is held or
+	// waited for.
+	locks, cycles, dryCycles keylock.Map
+	// gens counts each cluster's deletions (its generation) while Sync streams of it are
+	// open, so that a stream can tell that the state it streams deltas of is gone.
+	gens generations
 }
 
 // New returns a server over the store and engine of opts. It panics if either is missing.
@@ -147,25 +166,29 @@ func New(opts Options) *Server {
 		clock:  opts.Clock,
 		health: health.NewServer(),
 		done:   make(chan struct{}),
-		locks:  map[string]*sync.Mutex{},
-		cycles: map[string]chan struct{}{},
-		gens:   map[string]uint64{},
 
 		reads:          opts.Reads,
-		auth:           opts.Auth,
+		limits:         opts.Limits.withDefaults(),
 		maxRecv:        opts.MaxRecvBytes,
+		maxResync:      opts.MaxResyncBytes,
 		tp:             opts.TracerProvider,
 		mp:             opts.MeterProvider,
 		schedulePeriod: opts.SchedulePeriod,
 		watchDebounce:  opts.WatchDebounce,
 		changes:        newChangeHub(),
-		watches:        newWatchRegistry(),
+		watches:        newWatchRegistry(opts.Limits.withDefaults().MaxDryRunWatches),
 		sampler:        newLogSampler(time.Now),
 		slowCall:       opts.SlowCall,
 		accessLog:      opts.AccessLog,
 	}
+	s.auth.Store(opts.Auth)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	// No value a caller sends makes a log line longer than the limit.
+	s.log = slog.New(LimitValues(s.log.Handler(), 0))
+	if opts.ForwardReads != nil && opts.Reads != nil {
+		s.forward = &forwarder{dial: opts.ForwardReads}
 	}
 	if s.clock == nil {
 		s.clock = time.Now
@@ -175,6 +198,9 @@ func New(opts Options) *Server {
 	}
 	if s.maxRecv <= 0 {
 		s.maxRecv = DefaultMaxRecvBytes
+	}
+	if s.maxResync <= 0 {
+		s.maxResync = DefaultMaxResyncBytes
 	}
 	if s.schedulePeriod <= 0 {
 		s.schedulePeriod = DefaultSchedulePeriod
@@ -188,14 +214,16 @@ func New(opts Options) *Server {
 		tp = tracenoop.NewTracerProvider()
 	}
 	s.tracer = tp.Tracer(instrumentationName)
-	m, err := newMetrics(s.mp, s.engine)
+	exists := func(c string) bool { return s.store.Snapshot(c).Exists() }
+	m, err := newMetrics(s.mp, s.engine, exists)
 	if err != nil {
 		s.log.Error("metrics disabled", "error", err.Error())
-		m, _ = newMetrics(nil, s.engine)
+		m, _ = newMetrics(nil, s.engine, exists)
 	}
 	s.metrics = m
 	s.admission = newAdmission(opts.MaxConcurrentCycles, opts.CycleQuantum, opts.MaxQueuedCycles, opts.CycleShare, nil)
 	if s.admission != nil {
+		s.admission.exists = exists
 		if err := s.admission.instrument(s.mp); err != nil {
 			s.log.Error("admission metrics disabled", "error", err.Error())
 			_ = s.admission.instrument(nil)
@@ -229,29 +257,84 @@ func (s *Server) Shutdown() {
 	s.shutOnce.Do(func() {
 		s.health.Shutdown()
 		close(s.done)
+		if s.forward != nil {
+			s.forward.close()
+		}
 	})
 }
 
-// generation returns how many times a cluster was deleted through this server.
-func (s *Server) generation(cluster string) uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gens[cluster]
+// generations counts the deletions of the clusters that Sync streams are open on: a
+// cluster's count exists from the first stream's hello to the last stream's end, so that
+// it costs nothing for the clusters nobody streams.
+type generations struct {
+	mu sync.Mutex
+	m  map[string]*generation
+}
+
+type generation struct {
+	n    uint64
+	refs int
+}
+
+// open registers a Sync stream of a cluster and returns the cluster's generation.
+func (g *generations) open(cluster string) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]*generation{}
+	}
+	e, ok := g.m[cluster]
+	if !ok {
+		e = &generation{}
+		g.m[cluster] = e
+	}
+	e.refs++
+	return e.n
+}
+
+// close ends a stream that open registered.
+func (g *generations) close(cluster string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.m[cluster]; ok {
+		if e.refs--; e.refs <= 0 {
+			delete(g.m, cluster)
+		}
+	}
+}
+
+// current returns a cluster's generation (0 when no stream of it is open).
+func (g *generations) current(cluster string) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.m[cluster]; ok {
+		return e.n
+	}
+	return 0
+}
+
+// bump moves a cluster's generation on (a delete), for the streams open on it.
+func (g *generations) bump(cluster string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.m[cluster]; ok {
+		e.n++
+	}
 }
 
 // lockCluster serializes the service's writes to one cluster, so that a batch is applied
 // to the generation of the cluster it was checked against (a DeleteCluster in between makes
 // a Sync stream resync). It returns the unlock function.
-func (s *Server) lockCluster(cluster string) func() {
-	s.mu.Lock()
-	l, ok := s.locks[cluster]
-	if !ok {
-		l = &sync.Mutex{}
-		s.locks[cluster] = l
+func (s *Server) lockCluster(cluster string) func() { return s.locks.Lock(cluster) }
+
+// existing returns a snapshot of a cluster that exists, or a *state.ClusterNotFoundError:
+// reads of a cluster no batch created answer NOT_FOUND and keep nothing.
+func (s *Server) existing(cluster string) (*state.Snapshot, error) {
+	snap := s.store.Snapshot(cluster)
+	if !snap.Exists() {
+		return nil, &state.ClusterNotFoundError{Cluster: cluster}
 	}
-	s.mu.Unlock()
-	l.Lock()
-	return l.Unlock
+	return snap, nil
 }
 
 // checkCluster validates a request's cluster name into fe and adds it to the call's log
@@ -280,13 +363,19 @@ func (s *Server) checkCluster(ctx context.Context, fe *fieldErrors, field, clust
 //     keeps serving (inside logging, so that the log line shows the INTERNAL code);
 //   - the slow-call line (Options.SlowCall), for unary calls; the open-streams gauge, for
 //     streaming calls;
-//   - authentication and authorization (Options.Auth): a bearer token or a client
-//     certificate, the method's needs (write, admin) and the cluster of every request (and
-//     of every message a stream receives); health and reflection are open;
-//   - per-client rate limits (Options.RateLimit), keyed by identity (so after
-//     authentication) or peer address;
-//   - fair admission (admission.go): a call, or a Sync message until its answer, counts as
-//     its cluster's work in progress, which heavier clusters' cycles give way to.
+//   - admission (admit): authentication (Options.Auth: a bearer token or a client
+//     certificate) and the per-client rate limit (Options.RateLimit), which every call
+//     passes, authenticated or not: an identity's calls are charged to it, calls that fail
+//     to authenticate to their peer address;
+//   - authorization: the method's needs (write, admin) and the cluster of every request
+//     (and of every message a stream receives); health and reflection are open;
+//   - fair admission of cycles (admission.go): a call, or a Sync message until its answer,
+//     counts as its cluster's work in progress, which heavier clusters' cycles give way to.
+//
+// Lines of calls refused for their credentials or rate (UNAUTHENTICATED, PERMISSION_DENIED,
+// RESOURCE_EXHAUSTED) are themselves rate-limited, other lines at info and above are sampled
+// per method and code, and every log line is bounded (LimitValues: values cut to
+// DefaultMaxLogValueBytes, at most 32 attributes).
 //
 // Request validation happens in the handlers, in one place (validate.go). Messages larger
 // than Options.MaxRecvBytes are refused by gRPC.
@@ -308,15 +397,8 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		recovery.StreamServerInterceptor(rec),
 		s.countStreams,
 	}
-	if s.auth != nil {
-		unary = append(unary, s.authUnary)
-		stream = append(stream, s.authStream)
-	}
-	if s.limiter != nil {
-		unary = append(unary, s.limiter.unaryLimit)
-		stream = append(stream, s.limiter.streamLimit)
-	}
-	unary = append(unary, s.gateReads)
+	unary = append(unary, s.admitUnary, s.gateReads)
+	stream = append(stream, s.admitStream)
 	if s.admission != nil {
 		unary = append(unary, s.admission.admitUnary)
 		stream = append(stream, s.admission.admitStream)

@@ -39,6 +39,7 @@ func TestRecoveryTurnsPanicIntoInternal(t *testing.T) {
 	})
 	h := newHarness(t, panicky, panickyStream)
 	ctx := ctxT(t)
+	h.apply("c1")
 	_, err := h.cs.GetNode(ctx, &sluicev1.GetNodeRequest{Cluster: "c1", Name: "n1"})
 	st := wantCode(t, err, codes.Internal)
 	if _, reason := fieldsOf(st); reason != ReasonInternal {

@@ -117,6 +117,10 @@ type metrics struct {
 	streams        metric.Int64UpDownCounter
 	reloads        metric.Int64Counter
 
+	// exists tells whether a cluster exists: the series of one that does not are neither
+	// made nor observed.
+	exists func(cluster string) bool
+
 	mu         sync.Mutex
 	perCluster map[string]*clusterCounts
 }
@@ -180,12 +184,13 @@ func (m *metrics) activity() map[string]clusterActivity {
 }
 
 // newMetrics creates the instruments on mp (a no-op provider when nil). The observed gauges
-// and counters (queue figures, plan expiries) read the engine when they are collected.
-func newMetrics(mp metric.MeterProvider, eng *engine.Engine) (*metrics, error) {
+// and counters (queue figures, plan expiries) read the engine when they are collected;
+// exists says which clusters exist.
+func newMetrics(mp metric.MeterProvider, eng *engine.Engine, exists func(string) bool) (*metrics, error) {
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	m := &metrics{perCluster: map[string]*clusterCounts{}}
+	m := &metrics{perCluster: map[string]*clusterCounts{}, exists: exists}
 	meter := mp.Meter(instrumentationName)
 	var errs []error
 	hist := func(name, desc string) metric.Float64Histogram {
@@ -281,12 +286,17 @@ func newMetrics(mp metric.MeterProvider, eng *engine.Engine) (*metrics, error) {
 	return m, nil
 }
 
-// observe reports the per-cluster counts.
+// observe reports the per-cluster counts. The counts of a cluster that no longer exists
+// (deleted through another member of a replicated store) are dropped.
 func (m *metrics) observe(o metric.Observer, decisions, commits, conflicts, deltas, batches metric.Int64ObservableCounter,
 	unschedulable metric.Int64ObservableGauge) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for cluster, c := range m.perCluster {
+		if !m.exists(cluster) {
+			delete(m.perCluster, cluster)
+			continue
+		}
 		cl := attribute.String("cluster", cluster)
 		by := func(inst metric.Int64Observable, key string, vals map[string]int64) {
 			for v, n := range vals {
@@ -369,7 +379,7 @@ func (m *metrics) committed(cluster string, res *engine.CommitResult, err error)
 	})
 }
 
-// batchDone records a delta batch.
+// batchDone records a delta batch (see countBatch).
 func (m *metrics) batchDone(cluster string, b *sluicev1.DeltaBatch, err error) {
 	var upserts, deletes int64
 	for _, d := range b.GetDeltas() {
@@ -378,6 +388,15 @@ func (m *metrics) batchDone(cluster string, b *sluicev1.DeltaBatch, err error) {
 		} else {
 			upserts++
 		}
+	}
+	m.countBatch(cluster, upserts, deletes, err)
+}
+
+// countBatch counts one batch (or chunked resync), and its deltas when it applied. A refused
+// batch or resync of a cluster that does not exist (its first one, refused) makes no series.
+func (m *metrics) countBatch(cluster string, upserts, deletes int64, err error) {
+	if err != nil && !m.exists(cluster) {
+		return
 	}
 	m.count(cluster, func(c *clusterCounts) {
 		if err != nil {

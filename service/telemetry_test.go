@@ -128,6 +128,7 @@ func TestMetricsOnPrometheusEndpoint(t *testing.T) {
 	if _, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT}); err != nil {
 		t.Fatal(err)
 	}
+	h.apply("c2")
 	w, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c2", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
 	if err != nil {
 		t.Fatal(err)

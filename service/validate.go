@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,13 +27,10 @@ import (
 // (a task's job exists, ...) come after, and their errors are mapped to the same paths by
 // applyBatch.
 
-// Limits on names and values.
-const (
-	maxNameLen = 253
-	// maxStored bounds a stored amount (in its unit: thousandths or whole units) well inside
-	// int64, so that the float64 the engine keeps converts back to an integer quantity.
-	maxStored = 1 << 62
-)
+// maxStored bounds a stored amount (in its unit: thousandths or whole units) well inside
+// int64, so that the float64 the engine keeps converts back to an integer quantity. The
+// limits on names and maps are the server's (Limits).
+const maxStored = 1 << 62
 
 // clusterName is what a cluster may be called.
 var clusterName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
@@ -46,7 +45,17 @@ func sub(p, name string) string {
 
 func idx(p string, i int) string { return p + "[" + strconv.Itoa(i) + "]" }
 
-func key(p, k string) string { return p + "[" + strconv.Quote(k) + "]" }
+// key quotes a map key into a path; a key longer than maxPathKey bytes (a name beyond its
+// limit) is cut, so that a path stays short in an error and in a log line.
+func key(p, k string) string {
+	if len(k) > maxPathKey {
+		return p + "[" + strconv.Quote(strings.ToValidUTF8(k[:maxPathKey], "")) + "...]"
+	}
+	return p + "[" + strconv.Quote(k) + "]"
+}
+
+// maxPathKey bounds the map keys key writes whole.
+const maxPathKey = 128
 
 // checkCluster checks a request's cluster name.
 func checkCluster(fe *fieldErrors, field, name string) {
@@ -69,12 +78,74 @@ func checkName(fe *fieldErrors, field, name string) {
 
 // checkRefName checks a name that may be empty (an optional reference).
 func checkRefName(fe *fieldErrors, field, name string) {
-	switch {
-	case len(name) > maxNameLen:
-		fe.add(field, "must be at most %d bytes long, got %d", maxNameLen, len(name))
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		fe.add(field, "must not contain control characters, got %s", quoteShort(name))
+	if max := fe.limits().MaxNameBytes; len(name) > max {
+		fe.add(field, "%s", tooLarge(len(name), max, LimitNameBytes))
+		return
 	}
+	if at, r, ok := hiddenRune(name); ok {
+		fe.add(field, "must not contain %s (%U at byte %d), got %s", hiddenKind(r), r, at, quoteShort(name))
+	}
+}
+
+// hiddenRune returns the first rune of s that a name may not hold, and its byte offset:
+// invalid UTF-8, and every character that is invisible or changes how the text around it is
+// shown, so that a name can never pass for another in a log line, an error or a CLI table.
+// These are the control and format characters (categories Cc and Cf: the bidirectional
+// controls U+202A-U+202E and U+2066-U+2069, the zero-width characters U+200B-U+200F, U+2060
+// and U+FEFF, the soft hyphen, tags), surrogates and private-use characters (Cs, Co), line
+// and paragraph separators, every space but U+0020 (Zs), and the characters that render as
+// nothing although their category says otherwise: the combining grapheme joiner, variation
+// selectors, the Hangul and Khmer fillers, the Mongolian free variation selectors and the
+// braille blank.
+func hiddenRune(s string) (int, rune, bool) {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
+				return i, r, true
+			}
+		}
+		if isHidden(r) {
+			return i, r, true
+		}
+	}
+	return 0, 0, false
+}
+
+// isHidden reports whether r is a character hiddenRune refuses.
+func isHidden(r rune) bool {
+	switch {
+	case r < 0x80:
+		return r < 0x20 || r == 0x7f
+	case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Cs, unicode.Co, unicode.Zl, unicode.Zp, unicode.Zs):
+		return true
+	case unicode.In(r, unicode.Variation_Selector):
+		return true
+	}
+	switch r {
+	case 0x034F, // combining grapheme joiner
+		0x115F, 0x1160, 0x3164, 0xFFA0, // Hangul fillers
+		0x17B4, 0x17B5, // Khmer inherent vowels
+		0x180B, 0x180C, 0x180D, 0x180F, // Mongolian free variation selectors
+		0x2800, // braille pattern blank
+		0xFFFC: // object replacement character
+		return true
+	}
+	return r&0xFFFE == 0xFFFE // noncharacters U+xxFFFE and U+xxFFFF
+}
+
+// hiddenKind names the kind of character isHidden refused, for messages.
+func hiddenKind(r rune) string {
+	switch {
+	case r == utf8.RuneError:
+		return "invalid UTF-8"
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
+		return "a bidirectional control character"
+	case unicode.Is(unicode.Cc, r):
+		return "a control character"
+	case unicode.Is(unicode.Cf, r):
+		return "an invisible format character"
+	}
+	return "an invisible character"
 }
 
 // checkNamespace checks a namespace, which may be empty (meaning "default").
@@ -85,11 +156,34 @@ func checkNamespace(fe *fieldErrors, field, ns string) {
 	}
 }
 
-// checkKeys checks that no key of a string map is empty (labels, selectors, ...).
-func checkKeys[V any](fe *fieldErrors, field string, m map[string]V) {
-	for k := range m {
+// checkKeys checks a map of an object (labels, selectors, usage, ...): at most
+// Limits.MaxLabels entries, and keys that are names (not empty, not too long, no hidden
+// characters). The entries of a map over the limit are not looked at.
+func checkKeys[V any](fe *fieldErrors, field string, m map[string]V) bool {
+	if max := fe.limits().MaxLabels; len(m) > max {
+		fe.add(field, "has %d entries, more than the limit of %d (%s)", len(m), max, LimitLabels)
+		return false
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "" {
 			fe.add(key(field, k), "key must not be empty")
+			continue
+		}
+		checkRefName(fe, key(field, k), k)
+	}
+	return true
+}
+
+// checkLabels checks a map of strings as checkKeys does, and that no value is longer than
+// Limits.MaxLabelBytes.
+func checkLabels(fe *fieldErrors, field string, m map[string]string) {
+	if !checkKeys(fe, field, m) {
+		return
+	}
+	max := fe.limits().MaxLabelBytes
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if v := m[k]; len(v) > max {
+			fe.add(key(field, k), "value %s", tooLarge(len(v), max, LimitLabelBytes))
 		}
 	}
 }
@@ -99,6 +193,32 @@ func checkEnum(fe *fieldErrors, field string, v int32, names map[int32]string) {
 	if _, ok := names[v]; !ok {
 		fe.add(field, "unknown value %d", v)
 	}
+}
+
+// closedEnum is the generated enum type of a closed set (TaintEffect, ...).
+type closedEnum interface {
+	comparable
+	protoreflect.Enum
+	String() string
+}
+
+// checkClosed records a value of a closed set that known (the converter's map) does not hold:
+// a number the API does not define, or UNSPECIFIED where the field is required. Where it is
+// not, UNSPECIFIED passes and the converter gives it the default the proto documents.
+func checkClosed[E closedEnum](fe *fieldErrors, field string, v E, known map[E]string, required bool) {
+	if _, ok := known[v]; ok || (v.Number() == 0 && !required) {
+		return
+	}
+	values := slices.SortedFunc(maps.Keys(known), func(a, b E) int { return int(a.Number()) - int(b.Number()) })
+	names := make([]string, len(values))
+	for i, e := range values {
+		names[i] = e.String()
+	}
+	if v.Number() == 0 {
+		fe.add(field, "must be set: one of %s", strings.Join(names, ", "))
+		return
+	}
+	fe.add(field, "unknown value %d: must be one of %s", v.Number(), strings.Join(names, ", "))
 }
 
 // checkTimestamp records a malformed timestamp; nil is fine.
@@ -134,7 +254,7 @@ func checkRange(fe *fieldErrors, field string, v, lo, hi int64) {
 // quoteShort quotes a user-supplied string for a message, cutting it if long.
 func quoteShort(s string) string {
 	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
+		return strconv.Quote(strings.ToValidUTF8(s[:64], "")) + "..."
 	}
 	return strconv.Quote(s)
 }
@@ -199,8 +319,9 @@ func checkResourceName(fe *fieldErrors, field, name string) {
 	switch {
 	case name == "":
 		fe.add(field, "resource name must not be empty")
-	case len(name) > maxNameLen || strings.IndexFunc(name, unicode.IsControl) >= 0 ||
-		strings.ContainsAny(name, " \t"):
+	case len(name) > fe.limits().MaxNameBytes:
+		fe.add(field, "resource name %s", tooLarge(len(name), fe.limits().MaxNameBytes, LimitNameBytes))
+	case strings.IndexFunc(name, isHidden) >= 0 || strings.ContainsAny(name, " \t") || !utf8.ValidString(name):
 		fe.add(field, "invalid resource name %s", quoteShort(name))
 	}
 }
@@ -214,11 +335,7 @@ func checkOffers(fe *fieldErrors, field string, r *api.Resource) {
 
 // Known string enums of the API.
 var (
-	taintEffects      = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
-	tolerationOps     = []string{"", "Equal", "Exists"}
-	selectorOps       = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
-	unsatisfiableWhen = []string{"", "DoNotSchedule", "ScheduleAnyway"}
-	topologyModes     = []string{"hard", "soft"}
+	selectorOps = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
 )
 
 // checkOneOf records a value not in allowed.
@@ -241,19 +358,18 @@ func checkTaint(fe *fieldErrors, p string, t *sluicev1.Taint) {
 	if t.GetKey() == "" {
 		fe.add(sub(p, "key"), "must not be empty")
 	}
-	checkOneOf(fe, sub(p, "effect"), t.GetEffect(), taintEffects)
+	checkClosed(fe, sub(p, "effect"), t.GetEffect(), taintEffectsIn, true)
 }
 
 func checkToleration(fe *fieldErrors, p string, t *sluicev1.Toleration) {
-	checkOneOf(fe, sub(p, "operator"), t.GetOperator(), tolerationOps)
-	if t.GetEffect() != "" {
-		checkOneOf(fe, sub(p, "effect"), t.GetEffect(), taintEffects)
+	checkClosed(fe, sub(p, "operator"), t.GetOperator(), tolerationOpsIn, false)
+	checkClosed(fe, sub(p, "effect"), t.GetEffect(), taintEffectsIn, false)
+	exists := t.GetOperator() == sluicev1.TolerationOperator_TOLERATION_OPERATOR_EXISTS
+	if exists && t.GetValue() != "" {
+		fe.add(sub(p, "value"), "must be empty when operator is TOLERATION_OPERATOR_EXISTS")
 	}
-	if t.GetOperator() == "Exists" && t.GetValue() != "" {
-		fe.add(sub(p, "value"), "must be empty when operator is \"Exists\"")
-	}
-	if t.GetKey() == "" && t.GetOperator() != "Exists" {
-		fe.add(sub(p, "operator"), "must be \"Exists\" when key is empty")
+	if t.GetKey() == "" && !exists {
+		fe.add(sub(p, "operator"), "must be TOLERATION_OPERATOR_EXISTS when key is empty")
 	}
 }
 
@@ -291,7 +407,7 @@ func checkTaskAffinityTerm(fe *fieldErrors, p string, t *sluicev1.TaskAffinityTe
 	if len(t.GetSelector()) == 0 {
 		fe.add(sub(p, "selector"), "must not be empty")
 	}
-	checkKeys(fe, sub(p, "selector"), t.GetSelector())
+	checkLabels(fe, sub(p, "selector"), t.GetSelector())
 	if t.GetTopologyKey() == "" {
 		fe.add(sub(p, "topology_key"), "must not be empty")
 	}
@@ -322,8 +438,8 @@ func checkSpread(fe *fieldErrors, p string, s *sluicev1.TopologySpreadConstraint
 	if s.GetTopologyKey() == "" {
 		fe.add(sub(p, "topology_key"), "must not be empty")
 	}
-	checkOneOf(fe, sub(p, "when_unsatisfiable"), s.GetWhenUnsatisfiable(), unsatisfiableWhen)
-	checkKeys(fe, sub(p, "selector"), s.GetSelector())
+	checkClosed(fe, sub(p, "when_unsatisfiable"), s.GetWhenUnsatisfiable(), whenUnsatisfiableIn, false)
+	checkLabels(fe, sub(p, "selector"), s.GetSelector())
 }
 
 // checkNode checks what the node converter does not: names, taints, usage, devices, NUMA
@@ -333,7 +449,7 @@ func checkNode(fe *fieldErrors, p string, n *sluicev1.Node) {
 	if len(n.GetAllocatable()) == 0 {
 		fe.add(sub(p, "allocatable"), "must not be empty: a node offers resources")
 	}
-	checkKeys(fe, sub(p, "labels"), n.GetLabels())
+	checkLabels(fe, sub(p, "labels"), n.GetLabels())
 	checkKeys(fe, sub(p, "usage"), n.GetUsage())
 	for i, t := range n.GetTaints() {
 		checkTaint(fe, idx(sub(p, "taints"), i), t)
@@ -355,7 +471,7 @@ func checkNode(fe *fieldErrors, p string, n *sluicev1.Node) {
 			fe.add(sub(dp, "type"), "must not be empty")
 		}
 		checkRange(fe, sub(dp, "cores"), int64(d.GetCores()), 0, 100)
-		checkKeys(fe, sub(dp, "attributes"), d.GetAttributes())
+		checkLabels(fe, sub(dp, "attributes"), d.GetAttributes())
 	}
 	checkNumaTopology(fe, sub(p, "numa_topology"), n.GetNumaTopology())
 }
@@ -381,8 +497,8 @@ func checkQueue(fe *fieldErrors, p string, q *sluicev1.Queue) {
 	checkEnum(fe, sub(p, "state"), int32(q.GetState()), sluicev1.QueueState_name)
 	checkNodeGroups(fe, sub(p, "node_group_affinity"), q.GetNodeGroupAffinity())
 	checkNodeGroups(fe, sub(p, "node_group_anti_affinity"), q.GetNodeGroupAntiAffinity())
-	checkKeys(fe, sub(p, "labels"), q.GetLabels())
-	checkKeys(fe, sub(p, "annotations"), q.GetAnnotations())
+	checkLabels(fe, sub(p, "labels"), q.GetLabels())
+	checkLabels(fe, sub(p, "annotations"), q.GetAnnotations())
 }
 
 func checkJob(fe *fieldErrors, p string, j *sluicev1.Job) {
@@ -404,12 +520,12 @@ func checkJob(fe *fieldErrors, p string, j *sluicev1.Job) {
 	}
 	checkEnum(fe, sub(p, "phase"), int32(j.GetPhase()), sluicev1.JobPhase_name)
 	checkTimestamp(fe, sub(p, "created_at"), j.GetCreatedAt())
-	checkKeys(fe, sub(p, "labels"), j.GetLabels())
-	checkKeys(fe, sub(p, "annotations"), j.GetAnnotations())
+	checkLabels(fe, sub(p, "labels"), j.GetLabels())
+	checkLabels(fe, sub(p, "annotations"), j.GetAnnotations())
 	checkNumaPolicyAnnotation(fe, p, j.GetAnnotations())
 	if nt := j.GetNetworkTopology(); nt != nil {
 		np := sub(p, "network_topology")
-		checkOneOf(fe, sub(np, "mode"), nt.GetMode(), topologyModes)
+		checkClosed(fe, sub(np, "mode"), nt.GetMode(), topologyModesIn, true)
 		if nt.GetHighestTierAllowed() < 1 {
 			fe.add(sub(np, "highest_tier_allowed"), "must be at least 1, got %d", nt.GetHighestTierAllowed())
 		}
@@ -446,7 +562,7 @@ func checkTask(fe *fieldErrors, p string, t *sluicev1.Task) {
 		checkEnum(fe, sp, int32(st), sluicev1.TaskStatus_name)
 	}
 	checkTimestamp(fe, sub(p, "started_at"), t.GetStartedAt())
-	checkKeys(fe, sub(p, "node_selector"), t.GetNodeSelector())
+	checkLabels(fe, sub(p, "node_selector"), t.GetNodeSelector())
 	for i, tol := range t.GetTolerations() {
 		checkToleration(fe, idx(sub(p, "tolerations"), i), tol)
 	}
@@ -469,8 +585,8 @@ func checkTask(fe *fieldErrors, p string, t *sluicev1.Task) {
 		}
 		checkRange(fe, sub(dp, "cores"), int64(d.GetCores()), 0, 100)
 	}
-	checkKeys(fe, sub(p, "labels"), t.GetLabels())
-	checkKeys(fe, sub(p, "annotations"), t.GetAnnotations())
+	checkLabels(fe, sub(p, "labels"), t.GetLabels())
+	checkLabels(fe, sub(p, "annotations"), t.GetAnnotations())
 	checkNumaPolicyAnnotation(fe, p, t.GetAnnotations())
 	for i, id := range t.GetDeviceIds() {
 		checkName(fe, idx(sub(p, "device_ids"), i), id)
@@ -511,7 +627,7 @@ func checkBudgetValue(fe *fieldErrors, field, v string) {
 func checkBudget(fe *fieldErrors, p string, b *sluicev1.DisruptionBudget) {
 	checkName(fe, sub(p, "name"), b.GetName())
 	checkNamespace(fe, sub(p, "namespace"), b.GetNamespace())
-	checkKeys(fe, sub(p, "selector"), b.GetSelector())
+	checkLabels(fe, sub(p, "selector"), b.GetSelector())
 	switch {
 	case b.MinAvailable != nil && b.MaxUnavailable != nil:
 		fe.add(sub(p, "max_unavailable"), "only one of min_available and max_unavailable may be set")

@@ -89,7 +89,7 @@ func binds(p *sluicev1.Plan) []string {
 	var out []string
 	for _, d := range p.GetDecisions() {
 		if b := d.GetBind(); b != nil {
-			out = append(out, b.GetTask())
+			out = append(out, refName(b.GetTask()))
 		}
 	}
 	return out
@@ -130,11 +130,16 @@ func TestWatchPlansSubscriberCommitsAsStateChanges(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("the change took %v to make a plan", el)
 	}
-	// Discarding lets the next periodic cycle propose again; nothing comes before it.
+	// Discarding it ends the wait, but nothing changed since: no new cycle.
 	if _, err := h.sc.DiscardPlan(ctx, &sluicev1.DiscardPlanRequest{Cluster: "c1", PlanId: p.GetId()}); err != nil {
 		t.Fatal(err)
 	}
 	w.none(300 * time.Millisecond)
+	// A change now makes one at once.
+	rev = h.apply("c1", job("e", "", 1), task("e-0", "e", cpu("1")))
+	if p = w.next(); p.GetBaseRevision() != rev {
+		t.Fatalf("plan after the discard and a change: %v", p)
+	}
 }
 
 func TestWatchPlansDebouncesChanges(t *testing.T) {
@@ -167,20 +172,74 @@ func TestWatchPlansDebouncesChanges(t *testing.T) {
 	w.none(500 * time.Millisecond)
 }
 
-func TestWatchPlansDefaultPeriod(t *testing.T) {
-	h := newHarnessWith(t, setup{opts: func(o *Options) { o.SchedulePeriod = 200 * time.Millisecond }})
+// TestWatchPlansIdleFree: however short the server's schedule period, an unchanged cluster gets
+// no cycle after the first.
+func TestWatchPlansIdleFree(t *testing.T) {
+	h := newHarnessWith(t, setup{opts: func(o *Options) { o.SchedulePeriod = MinWatchPeriod }})
 	ctx := ctxT(t)
 	smallCluster(h, "c1")
 	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
 	w.next()
+	w.none(700 * time.Millisecond)
+}
+
+// wakePlugin names a wake-up time wake after the cycle's clock, in its first cycles.
+type wakePlugin struct {
+	wake   time.Duration
+	cycles *atomic.Int32
+	max    int32
+}
+
+func (wakePlugin) Name() string { return "fakewake" }
+func (p wakePlugin) OnSessionOpen(ssn *framework.Session) {
+	n := p.cycles.Add(1)
+	ssn.AddWakeUpFn("fakewake", func() (time.Time, bool) { return ssn.Now.Add(p.wake), n <= p.max })
+}
+func (wakePlugin) OnSessionClose(*framework.Session) {}
+
+// TestWatchPlansWakesWhenAPluginAsks: with nothing changing, a watch runs a cycle at each
+// wake-up time a plugin names, and none once it names no more.
+func TestWatchPlansWakesWhenAPluginAsks(t *testing.T) {
+	var cycles atomic.Int32
+	reg := testRegistry()
+	reg.RegisterPlugin("fakewake", func(conf.Arguments) (framework.Plugin, error) {
+		return wakePlugin{wake: 200 * time.Millisecond, cycles: &cycles, max: 2}, nil
+	})
+	h := newHarnessWith(t, setup{reg: reg, config: "actions: \"fakealloc\"\ntiers:\n- plugins:\n  - name: fakewake\n"})
+	ctx := ctxT(t)
+	smallCluster(h, "c1")
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	first := w.next()
 	start := time.Now()
-	w.next()
-	w.next()
-	if el := time.Since(start); el < 350*time.Millisecond || el > 5*time.Second {
-		t.Fatalf("two periodic cycles took %v with a 200ms period", el)
+	for i := 0; i < 2; i++ {
+		p := w.next()
+		if p.GetBaseRevision() != first.GetBaseRevision() {
+			t.Fatalf("wake-up cycle %d saw revision %d, want %d", i, p.GetBaseRevision(), first.GetBaseRevision())
+		}
 	}
-	if DefaultSchedulePeriod != time.Second {
-		t.Fatalf("DefaultSchedulePeriod = %v", DefaultSchedulePeriod)
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Errorf("two wake-up cycles 200ms apart came within %v", el)
+	}
+	w.none(600 * time.Millisecond)
+	if n := cycles.Load(); n != 3 {
+		t.Errorf("%d cycles, want 3 (the first and two wake-ups)", n)
+	}
+}
+
+// TestWatchPlansActsOnAChangeAtOnce: a change after a quiet time makes a cycle without waiting
+// for the debounce, which only spaces cycles that follow each other closely.
+func TestWatchPlansActsOnAChangeAtOnce(t *testing.T) {
+	h := newHarnessWith(t, setup{opts: func(o *Options) { o.WatchDebounce = 2 * time.Second }})
+	ctx := ctxT(t)
+	h.apply("c1", node("n1", cpu("64")))
+	w := h.watch(ctx, &sluicev1.WatchPlansRequest{Cluster: "c1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	w.next()
+	time.Sleep(2100 * time.Millisecond)
+	start := time.Now()
+	rev := h.apply("c1", job("a", "", 1), task("a-0", "a", cpu("1")))
+	p := w.next()
+	if el := time.Since(start); p.GetBaseRevision() != rev || el > time.Second {
+		t.Fatalf("plan of revision %d after %v, want revision %d well within the 2s debounce", p.GetBaseRevision(), el, rev)
 	}
 }
 
@@ -220,14 +279,15 @@ func TestWatchPlansTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once a subscriber is gone, the next one needs no takeover.
+	h.apply("c3")
 	cctx, cancel := context.WithCancel(ctx)
-	w3 := h.watch(cctx, &sluicev1.WatchPlansRequest{Cluster: "c3", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	w3 := h.watch(cctx, &sluicev1.WatchPlansRequest{Cluster: "c3", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT})
 	w3.next()
 	cancel()
 	w3.end()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c3", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+		s, err := h.sc.WatchPlans(ctx, &sluicev1.WatchPlansRequest{Cluster: "c3", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT})
 		if err == nil {
 			_, err = s.Recv()
 		}
@@ -250,6 +310,8 @@ type gate struct {
 	entered  chan string
 	release  chan struct{}
 	blocking atomic.Bool
+	// dryOnly makes only dry runs block.
+	dryOnly atomic.Bool
 }
 
 func newGate() *gate {
@@ -269,7 +331,7 @@ func (g *gate) Execute(ssn *framework.Session) {
 	case g.entered <- ssn.Cluster:
 	default:
 	}
-	if g.blocking.Load() {
+	if g.blocking.Load() && (!g.dryOnly.Load() || strings.Contains(ssn.UID, "-dry")) {
 		<-g.release
 	} else {
 		time.Sleep(5 * time.Millisecond)
@@ -285,6 +347,8 @@ func gateSetup(g *gate, opts func(*Options)) setup {
 	return setup{reg: reg, config: "actions: \"gate, fakealloc\"\ntiers:\n- plugins:\n  - name: fakenoop\n", opts: opts}
 }
 
+// TestCyclesOfAClusterNeverOverlap: dry runs of a cluster, unary or watched, run one at a
+// time (cycles that may be committed do too: TestPlansUnderConcurrency).
 func TestCyclesOfAClusterNeverOverlap(t *testing.T) {
 	g := newGate()
 	h := newHarnessWith(t, gateSetup(g, func(o *Options) { o.SchedulePeriod = MinWatchPeriod }))

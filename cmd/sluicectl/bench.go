@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -25,8 +26,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-sched/sluice/clients/go/synthpb"
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	"github.com/sluice-sched/sluice/cmd/builtin"
+	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
@@ -39,6 +41,10 @@ import (
 // benchOptions are the flags of "bench".
 type benchOptions struct {
 	spec       synth.Spec
+	workload   string
+	arrivals   int
+	watch      bool
+	gap        time.Duration
 	shapes     string
 	configFile string
 	cycles     int
@@ -51,6 +57,10 @@ type benchOptions struct {
 func (a *app) benchFlags(o *benchOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.workload, "workload", wlPending, "`workload`: pending, steady-idle, steady-arrivals, preempt, reclaim or big-job")
+	fs.IntVar(&o.arrivals, "arrivals", 100, "gangs that arrive before each cycle (steady-arrivals), or that must preempt (preempt) or reclaim (reclaim)")
+	fs.BoolVar(&o.watch, "watch", false, "steady-arrivals through a loopback server's WatchPlans stream: measure the delta -> plan latency")
+	fs.DurationVar(&o.gap, "gap", 300*time.Millisecond, "with --watch, the quiet `time` before each arrival")
 	fs.IntVar(&o.spec.Nodes, "nodes", 1000, "`number` of nodes")
 	fs.IntVar(&o.spec.Jobs, "jobs", 1000, "`number` of gang jobs")
 	fs.IntVar(&o.spec.TasksPerJob, "tasks-per-job", 10, "tasks per job (the gang size)")
@@ -66,16 +76,32 @@ func (a *app) benchFlags(o *benchOptions) *flag.FlagSet {
 	return fs
 }
 
-// bench generates a cluster from a seed (engine/synth) and runs full dry-run Schedule cycles
-// on it in this process. With --grpc it also starts a real server on a loopback port, streams
+// bench generates a cluster from a seed (engine/synth) and runs full Schedule cycles on it in
+// this process, dry runs unless the workload commits. The workload (--workload) says what the
+// cluster looks like when the measured cycles run:
+//   - pending (the default): every generated job pending, nothing running;
+//   - steady-idle: the generated jobs bound by a committed first plan, nothing pending;
+//   - steady-arrivals: the same, then --arrivals new gangs arrive as deltas before each cycle,
+//     and each cycle's plan is proposed (cycle_ms) and committed (commit_ms);
+//   - preempt: nodes full of low-priority running gangs (elastic to half their size), and
+//     --arrivals high-priority gangs that run only by preempting (a configuration with
+//     preempt unless --config gives one);
+//   - reclaim: 4 queues of equal weight, the first holding every node with running gangs, the
+//     others --arrivals pending gangs between them (a configuration with reclaim);
+//   - big-job: one job of --tasks-per-job tasks (--jobs is ignored).
+//
+// With --grpc (pending and big-job) it also starts a real server on a loopback port, streams
 // the cluster through Sync in batches and runs the same cycles through the Schedule RPC (dry
 // runs, so every cycle sees the same state), alternating in-process and gRPC cycles so that
 // both see the same machine load. Every cycle, in either path, must decide as the first did.
 //
-// It prints a line per cycle, then a last line of key=value pairs: nodes, queues, jobs, tasks,
-// placed, cycles, cycle_ms (median in-process cycle), tasks_per_s (tasks placed per second of
-// the median cycle), session_ms (median of the engine's session time within the cycle),
-// rss_mib (the process's peak RSS, VmHWM), and with --grpc grpc_cycle_ms (median, as the
+// It prints a line per cycle, then a last line of key=value pairs: workload, nodes, queues,
+// jobs, tasks, placed (binds), pipelined, evicted, cycles, cycle_ms (median in-process
+// cycle), cpu_ms (median CPU time of the process during an in-process cycle, GC workers
+// included: on a shared machine it moves less than the wall time), tasks_per_s (tasks placed
+// or pipelined per second of the median cycle), session_ms (median of the engine's session
+// time within the cycle), plan_fp (a fingerprint of the last cycle's decisions: builds that
+// decide alike print the same), rss_mib (the process's peak RSS, VmHWM), and with --grpc grpc_cycle_ms (median, as the
 // client sees the call), grpc_session_ms (median session time on the server), ingest_s,
 // ingest_objects_per_s and grpc_overhead_pct (median gRPC cycle against median in-process
 // cycle). A cycle minus its session is the snapshot and, through gRPC, the plan's conversion,
@@ -95,6 +121,9 @@ func (a *app) bench(args []string) error {
 	}
 	o.spec.Shapes = synth.Shapes(o.shapes)
 	if err := o.spec.Validate(); err != nil {
+		return usagef("bench: %v", err)
+	}
+	if err := checkWorkload(&o); err != nil {
 		return usagef("bench: %v", err)
 	}
 	if o.cycles < 1 {
@@ -119,6 +148,17 @@ func (a *app) bench(args []string) error {
 		}
 	}
 	b := &benchRun{a: a, o: o, reg: reg, cfg: cfg, cfgText: cfgText, cluster: a.cluster}
+	if err := b.parseWorkloadConfig(); err != nil {
+		return err
+	}
+	if o.watch {
+		c, err := synth.Generate(o.spec)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		b.c = c
+		return b.runWatch(a.ctx)
+	}
 	return b.run()
 }
 
@@ -133,6 +173,7 @@ type benchRun struct {
 	c       *synth.Cluster
 	now     time.Time
 
+	st     *state.Store
 	eng    *engine.Engine
 	conn   *grpc.ClientConn
 	client sluicev1.SchedulerServiceClient
@@ -148,9 +189,14 @@ type benchRun struct {
 // cycleResult is one measured cycle.
 type cycleResult struct {
 	wall    time.Duration // the call, as its caller sees it
+	cpu     time.Duration // the process's CPU time (user and system, GC included) during the call
 	session time.Duration // the engine's own session time (open, actions, close)
 	placed  int           // bind decisions
+	piped   int           // pipeline decisions
+	evicted int           // evict decisions
 	decided int           // all decisions
+	commit  time.Duration // steady-arrivals: committing the plan
+	arrive  time.Duration // steady-arrivals: applying the arrivals before the cycle
 	fp      uint64
 	respMiB float64 // gRPC only: the response's size
 }
@@ -215,15 +261,18 @@ func (b *benchRun) run() (err error) {
 		}
 	}
 	start = time.Now()
-	st := state.New()
-	if err := c.Load(st, b.cluster); err != nil {
+	b.st = state.New()
+	if err := c.Load(b.st, b.cluster); err != nil {
 		return fmt.Errorf("bench: load: %w", err)
 	}
-	b.eng, err = engine.New(st, engine.Options{Registry: b.reg, DefaultConfig: b.cfg})
+	b.eng, err = engine.New(b.st, engine.Options{Registry: b.reg, DefaultConfig: b.cfg})
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	b.printf("load path=inprocess objects=%d load_s=%.3f\n", c.Objects(), time.Since(start).Seconds())
+	if err := b.prepare(ctx); err != nil {
+		return err
+	}
 
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -240,18 +289,28 @@ func (b *benchRun) run() (err error) {
 	}
 
 	med := median(local, func(r cycleResult) time.Duration { return r.wall })
-	placed := local[len(local)-1].placed
+	last := local[len(local)-1]
 	kv := []string{
+		"workload=" + b.o.workload,
 		"nodes=" + strconv.Itoa(len(b.c.Nodes)),
 		"queues=" + strconv.Itoa(len(b.c.Queues)),
 		"jobs=" + strconv.Itoa(len(b.c.Jobs)),
 		"tasks=" + strconv.Itoa(len(b.c.Tasks)),
-		"placed=" + strconv.Itoa(placed),
+		"placed=" + strconv.Itoa(last.placed),
+		"pipelined=" + strconv.Itoa(last.piped),
+		"evicted=" + strconv.Itoa(last.evicted),
 		"cycles=" + strconv.Itoa(b.o.cycles),
 		fmt.Sprintf("cycle_ms=%.1f", ms(med)),
-		fmt.Sprintf("tasks_per_s=%.0f", float64(placed)/med.Seconds()),
+		fmt.Sprintf("cpu_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.cpu }))),
+		fmt.Sprintf("tasks_per_s=%.0f", float64(last.placed+last.piped)/med.Seconds()),
 		fmt.Sprintf("session_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.session }))),
 		"rss_mib=" + peakRSS(),
+		fmt.Sprintf("plan_fp=%016x", last.fp),
+	}
+	if b.o.workload == wlSteadyArrivals {
+		kv = append(kv,
+			fmt.Sprintf("commit_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.commit }))),
+			fmt.Sprintf("arrive_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.arrive }))))
 	}
 	if b.o.grpc {
 		gmed := median(remote, func(r cycleResult) time.Duration { return r.wall })
@@ -277,7 +336,12 @@ func (b *benchRun) cycles(ctx context.Context) (local, remote []cycleResult, err
 		defer pprof.StopCPUProfile()
 	}
 	for i := 0; i <= b.o.cycles; i++ {
+		arrive, err := b.arrive(i)
+		if err != nil {
+			return nil, nil, err
+		}
 		r, err := b.cycleInProcess(ctx)
+		r.arrive = arrive
 		if err == nil {
 			err = b.check(i, "inprocess", r)
 		}
@@ -287,8 +351,8 @@ func (b *benchRun) cycles(ctx context.Context) (local, remote []cycleResult, err
 		if i > 0 {
 			local = append(local, r)
 		}
-		b.printf("cycle=%d path=inprocess cycle_ms=%.1f session_ms=%.1f placed=%d decisions=%d\n",
-			i, ms(r.wall), ms(r.session), r.placed, r.decided)
+		b.printf("cycle=%d path=inprocess cycle_ms=%.1f cpu_ms=%.1f session_ms=%.1f placed=%d pipelined=%d evicted=%d decisions=%d\n",
+			i, ms(r.wall), ms(r.cpu), ms(r.session), r.placed, r.piped, r.evicted, r.decided)
 		if !b.o.grpc {
 			continue
 		}
@@ -308,8 +372,11 @@ func (b *benchRun) cycles(ctx context.Context) (local, remote []cycleResult, err
 	return local, remote, nil
 }
 
-// check requires a cycle to decide as the first one did.
+// check requires a cycle to decide as the first one did, when every cycle sees the same state.
 func (b *benchRun) check(i int, path string, r cycleResult) error {
+	if !repeatable(b.o.workload) {
+		return nil
+	}
 	if !b.fpSet {
 		b.fingerprint, b.fpSet = r.fp, true
 		return nil
@@ -320,22 +387,40 @@ func (b *benchRun) check(i int, path string, r cycleResult) error {
 	return nil
 }
 
+// cycleInProcess runs one cycle through the engine: a dry run, or for steady-arrivals a
+// proposed plan, committed after the cycle's clock stopped.
 func (b *benchRun) cycleInProcess(ctx context.Context) (cycleResult, error) {
-	start := time.Now()
-	p, err := b.eng.Schedule(ctx, b.cluster, engine.ScheduleRequest{Mode: engine.DryRun, Now: b.now})
-	wall := time.Since(start)
+	mode := engine.DryRun
+	if b.o.workload == wlSteadyArrivals {
+		mode = engine.Propose
+	}
+	start, cpu0 := time.Now(), cpuTime()
+	p, err := b.eng.Schedule(ctx, b.cluster, engine.ScheduleRequest{Mode: mode, Now: b.now})
+	wall, cpu := time.Since(start), cpuTime()-cpu0
 	if err != nil {
 		return cycleResult{}, fmt.Errorf("bench: schedule: %w", err)
 	}
-	r := cycleResult{wall: wall, session: p.Duration, decided: len(p.Result.Decisions)}
+	r := cycleResult{wall: wall, cpu: cpu, session: p.Duration, decided: len(p.Result.Decisions)}
 	h := fnv.New64a()
 	for _, d := range p.Result.Decisions {
-		if d.Kind == framework.DecisionBind {
+		switch d.Kind {
+		case framework.DecisionBind:
 			r.placed++
+		case framework.DecisionPipeline:
+			r.piped++
+		case framework.DecisionEvict:
+			r.evicted++
 		}
 		hashDecision(h, int(d.Kind), d.Task, d.Node)
 	}
 	r.fp = h.Sum64()
+	if mode == engine.Propose {
+		start = time.Now()
+		if _, err := b.eng.CommitPlan(ctx, b.cluster, p.ID); err != nil {
+			return cycleResult{}, fmt.Errorf("bench: commit: %w", err)
+		}
+		r.commit = time.Since(start)
+	}
 	return r, nil
 }
 
@@ -355,11 +440,13 @@ func (b *benchRun) cycleGRPC(ctx context.Context) (cycleResult, error) {
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Bind:
 			r.placed++
-			hashDecision(h, int(framework.DecisionBind), k.Bind.GetTask(), k.Bind.GetNode())
+			hashDecision(h, int(framework.DecisionBind), sluice.FullName(k.Bind.GetTask()), k.Bind.GetNode())
 		case *sluicev1.Decision_Pipeline:
-			hashDecision(h, int(framework.DecisionPipeline), k.Pipeline.GetTask(), k.Pipeline.GetNode())
+			r.piped++
+			hashDecision(h, int(framework.DecisionPipeline), sluice.FullName(k.Pipeline.GetTask()), k.Pipeline.GetNode())
 		case *sluicev1.Decision_Evict:
-			hashDecision(h, int(framework.DecisionEvict), k.Evict.GetTask(), k.Evict.GetNode())
+			r.evicted++
+			hashDecision(h, int(framework.DecisionEvict), sluice.FullName(k.Evict.GetTask()), k.Evict.GetNode())
 		}
 	}
 	r.fp = h.Sum64()
@@ -435,6 +522,16 @@ func (b *benchRun) ingest(ctx context.Context) (time.Duration, error) {
 	b.printf("ingest path=grpc objects=%d batches=%d ingest_s=%.3f ingest_objects_per_s=%.0f\n",
 		b.c.Objects(), len(batches), elapsed.Seconds(), float64(b.c.Objects())/elapsed.Seconds())
 	return elapsed, nil
+}
+
+// cpuTime returns the CPU time (user and system) the process used so far, 0 where that is not
+// available.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -24,8 +24,8 @@ func (a *app) completion(args []string) error {
 }
 
 var (
-	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench completion help"
-	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name -o"
+	completionCommands = "apply get describe delete schedule commit discard explain watch config scenario bench bench-reads simulate whatif gentrace completion help"
+	completionFlags    = "--server --cluster --token --token-file --tls --tls-ca --tls-cert --tls-key --tls-server-name --wait -o"
 	completionKinds    = map[string]string{
 		"get":        "nodes queues jobs tasks clusters",
 		"describe":   "queue cluster",
@@ -48,24 +48,28 @@ _sluicectl() {
     case "${COMP_WORDS[i]}" in
       -*) ;;
       *) case "${COMP_WORDS[i-1]}" in
-           --server|--cluster|--token|--token-file|--tls-ca|--tls-cert|--tls-key|--tls-server-name|-o|-f|--period|--count) ;;
+           --server|--cluster|--token|--token-file|--tls-ca|--tls-cert|--tls-key|--tls-server-name|--wait|-o|-f|--period|--count) ;;
            *) cmd="${COMP_WORDS[i]}"; break ;;
          esac ;;
     esac
   done
   case "$prev" in
     -o) COMPREPLY=($(compgen -W "table json yaml" -- "$cur")); return ;;
-    -f|--token-file|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --server|--cluster|--token|--tls-server-name|--period|--count) return ;;
+    -f|--token-file|--tls-ca|--tls-cert|--tls-key|--trace|--config|--out) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --server|--cluster|--token|--tls-server-name|--wait|--period|--count) return ;;
   esac
   if [[ "$cur" == -* ]]; then
     local extra=""
     case "$cmd" in
-      apply) extra="-f --replace" ;;
+      apply) extra="-f --replace --with-config" ;;
       schedule) extra="--dry-run --commit" ;;
       delete) extra="--ignore-not-found" ;;
       watch) extra="--commit --period --takeover --count" ;;
       config) extra="-f --etag --force" ;;
+      bench-reads) extra="--clients --duration --consistency --max-staleness" ;;
+      simulate) extra="--trace --format --config --out --from-server --server-cluster --cores-per-node --procs-per-task --queue-map --failed --cancelled --memory-per-core --preemptable --time-scale --period --release-delay --interval --background-runtime --quiet" ;;
+      whatif) extra="-f" ;;
+      gentrace) extra="--jobs --nodes --cores-per-node --queues --load --seed" ;;
       bench) extra="--nodes --jobs --tasks-per-job --queues --shapes --config --seed --cycles --grpc --batch --cpuprofile --memprofile" ;;
     esac
     COMPREPLY=($(compgen -W "` + completionFlags + ` $extra" -- "$cur"))

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/sluice-sched/sluice/clients/go/scenario"
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -207,7 +208,7 @@ func (a *app) nodeTable(nodes []*sluicev1.Node) error {
 			if tn.GetValue() != "" {
 				taints += "=" + tn.GetValue()
 			}
-			taints += ":" + tn.GetEffect()
+			taints += ":" + sluice.TaintEffectName(tn.GetEffect())
 		}
 		name := n.GetName()
 		if n.GetUnschedulable() {

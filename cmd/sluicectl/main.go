@@ -12,13 +12,17 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/sluice-sched/sluice/service"
 )
 
 const (
@@ -48,6 +52,13 @@ type app struct {
 	tlsCA, tlsCert, tlsKey string
 	tlsServerName          string
 	getenv                 func(string) string
+
+	// wait bounds how long a command waits for a server that is starting or electing a
+	// leader (--wait); waitDeadline is when the wait of this command ends.
+	wait          time.Duration
+	waitDeadline  time.Time
+	tracker       *dialTracker
+	warnedWaiting bool
 }
 
 // serverFlag is the --server value; it remembers whether it was given.
@@ -66,6 +77,21 @@ func (s *serverFlag) Set(v string) error {
 	return nil
 }
 
+// Exit statuses, listed in the usage text.
+const (
+	// exitOK: the command did what it was asked (help included).
+	exitOK = 0
+	// exitFailure: the command failed: the server refused or could not be reached, a file
+	// is invalid, a scenario failed.
+	exitFailure = 1
+	// exitUsage: a mistake on the command line.
+	exitUsage = 2
+	// exitRejected: a plan was committed, but the commit rejected some of its decisions
+	// (commit, schedule --commit). watch --commit goes on after a rejection, as the next
+	// cycle sees what caused it.
+	exitRejected = 3
+)
+
 // exitError ends the program with a status and no further message (the
 // command has printed what it had to say).
 type exitError struct{ code int }
@@ -82,7 +108,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 const usage = `usage: sluicectl [GLOBAL FLAGS] COMMAND [ARGS]
 
 Commands:
-  apply -f FILE [--replace]              send a cluster file (scenario or cluster section) over Sync
+  apply -f FILE [--replace] [--with-config]
+                                         send a cluster file over Sync: the cluster's keys (nodes,
+                                         queues, jobs, ...) at the top or under cluster:, or a
+                                         scenario, whose config is set with --with-config
   get nodes|queues|jobs|tasks [NAME]     list objects, or show one
   get clusters [NAME]                    list the clusters the token covers (revision, object counts), or show one
   describe queue NAME                    a queue with its derived figures (allocated, deserved, share, overused)
@@ -101,7 +130,8 @@ Commands:
   config set -f FILE [--etag E|--force]  replace the scheduler configuration (admin token), only if its
                                          etag is still the file's "# etag:" line or --etag
   scenario run [--server ADDR] PATH...   play scenario files or directories
-  bench [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
+  bench [--workload pending|steady-idle|steady-arrivals|preempt|reclaim|big-job] [--arrivals N]
+        [--nodes N] [--jobs N] [--tasks-per-job N] [--queues N] [--shapes uniform|mixed]
         [--config FILE] [--seed N] [--cycles N] [--grpc] [--cpuprofile FILE]
                                          generate a cluster and time scheduling cycles in this
                                          process (and with --grpc through Sync and Schedule on
@@ -110,10 +140,22 @@ Commands:
                                          a small cluster's Sync ack, Schedule and CommitPlan
                                          latency (p50, p99) with a large cluster idle and
                                          hammered by dry runs, on --server or in this process
+  bench-reads [--clients N] [--duration D] [--consistency linearizable|stale] [--max-staleness D]
+                                         read from the server for a while; prints throughput and
+                                         latency percentiles (key=value)
+  simulate --trace FILE --out DIR [--config FILE]... [--cluster FILE|--from-server]
+                                         replay a workload trace (SWF or Sluice's format) in virtual
+                                         time through the engine, once per configuration; writes
+                                         jobs.csv, timeline.csv, summary.json and report.html
+  whatif -f FILE                         where hypothetical jobs, tasks, node removals or drains
+                                         would go on the live cluster (a dry run that stores nothing)
+  gentrace [--jobs N] [--nodes N] [--cores-per-node N] [--queues N] [--load F] [--seed N]
+                                         write a synthetic SWF trace to standard output
   completion bash|zsh                    print a shell completion script
 
-Every command that prints takes -o table|json|yaml (table by default), bench aside.
-bench takes only its own flags ('sluicectl bench -h').
+Every command that prints takes -o table|json|yaml (table by default), bench and
+bench-reads aside, which take only their own flags (global flags go before them).
+'sluicectl COMMAND -h' lists a command's flags.
 
 Global flags (also accepted after the command):
   --server ADDR        server address (default 127.0.0.1:50051)
@@ -125,29 +167,39 @@ Global flags (also accepted after the command):
   --tls-cert FILE      client certificate for mTLS (with --tls-key)
   --tls-key FILE       client certificate's key
   --tls-server-name N  name to verify in the server's certificate
+  --wait D             wait up to D for a server that is starting or electing a leader
+                       (default 10s; 0 fails at once)
+
+Exit status:
+  0  done (and for help)
+  1  failed: the server refused the call or could not be reached, a file is invalid,
+     a scenario failed
+  2  a mistake on the command line
+  3  a plan was committed but the commit rejected some of its decisions (commit,
+     schedule --commit); the rejections are printed
 `
 
 // run executes one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
-		server: serverFlag{addr: defaultServer}, cluster: defaultCluster, getenv: os.Getenv}
+		server: serverFlag{addr: defaultServer}, cluster: defaultCluster, getenv: os.Getenv, wait: defaultWait}
 	err := a.dispatch(args)
 	var ee exitError
 	var ue usageError
 	switch {
 	case err == nil:
-		return 0
+		return exitOK
 	case errors.Is(err, flag.ErrHelp):
-		return 0
+		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "sluicectl: %s\n", ue.msg)
 		fmt.Fprintf(stderr, "run 'sluicectl help' for usage\n")
-		return 1
+		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "sluicectl: %s\n", err)
-		return 1
+		return exitFailure
 	}
 }
 
@@ -164,6 +216,7 @@ func (a *app) flags(name string) *flag.FlagSet {
 	fs.StringVar(&a.tlsCert, "tls-cert", a.tlsCert, "client certificate `file` (PEM) for mTLS")
 	fs.StringVar(&a.tlsKey, "tls-key", a.tlsKey, "client certificate's key `file` (PEM)")
 	fs.StringVar(&a.tlsServerName, "tls-server-name", a.tlsServerName, "`name` to verify in the server's certificate")
+	fs.DurationVar(&a.wait, "wait", a.wait, "how long to wait for a server that is starting or electing a leader (0: fail at once)")
 	return fs
 }
 
@@ -174,8 +227,9 @@ func (a *app) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(a.stderr, "usage of sluicectl %s:\n", fs.Name())
-				fs.SetOutput(a.stderr)
+				// Asked for: standard output, exit status 0.
+				fmt.Fprintf(a.stdout, "usage of sluicectl %s:\n", fs.Name())
+				fs.SetOutput(a.stdout)
 				fs.PrintDefaults()
 				return nil, err
 			}
@@ -197,15 +251,16 @@ func (a *app) dispatch(args []string) error {
 	top := a.flags("sluicectl")
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(a.stderr, usage)
+			fmt.Fprint(a.stdout, usage)
 			return err
 		}
 		return usageError{err.Error()}
 	}
 	rest := top.Args()
 	if len(rest) == 0 {
+		// Not asked for: the usage is the error message.
 		fmt.Fprint(a.stderr, usage)
-		return exitError{1}
+		return exitError{exitUsage}
 	}
 	cmd, args := rest[0], rest[1:]
 	switch cmd {
@@ -236,6 +291,14 @@ func (a *app) dispatch(args []string) error {
 		return a.watch(args)
 	case "bench":
 		return a.bench(args)
+	case "bench-reads":
+		return a.benchReads(args)
+	case "simulate":
+		return a.simulate(args)
+	case "whatif":
+		return a.whatif(args)
+	case "gentrace":
+		return a.gentrace(args)
 	case "completion":
 		return a.completion(args)
 	}
@@ -270,7 +333,19 @@ func (a *app) dial() (*grpc.ClientConn, error) {
 		}
 		creds = credentials.NewTLS(cfg)
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+		grpc.WithChainUnaryInterceptor(a.retryUnary), grpc.WithChainStreamInterceptor(a.retryServerStream),
+		// Reconnect quickly to a server that is starting (gRPC's default backoff grows
+		// past the whole --wait).
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		})}
+	a.tracker = nil
+	if usesTCP(a.server.addr) {
+		a.tracker = &dialTracker{}
+		opts = append(opts, grpc.WithContextDialer(a.tracker.dial))
+	}
 	tok, err := a.bearerToken()
 	if err != nil {
 		return nil, err
@@ -278,9 +353,19 @@ func (a *app) dial() (*grpc.ClientConn, error) {
 	if tok != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(tok)))
 	}
+	if a.wait < 0 {
+		return nil, usagef("--wait must not be negative")
+	}
 	conn, err := grpc.NewClient(a.server.addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", a.server.addr, err)
+	}
+	a.waitDeadline = time.Now().Add(a.wait)
+	if a.wait > 0 {
+		if err := a.waitConnected(conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	return conn, nil
 }
@@ -339,10 +424,26 @@ func (a *app) rpcError(op string, err error) error {
 	return errors.New(b.String())
 }
 
+// reasonOf returns the reason of a status's ErrorInfo detail, or "".
+func reasonOf(st *status.Status) string {
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
+
 // hint says what to do about a failure the caller can fix.
 func (a *app) hint(st *status.Status) string {
 	msg := st.Message()
 	usesTLS := a.tls || a.tlsCA != "" || a.tlsCert != "" || a.tlsServerName != ""
+	switch reasonOf(st) {
+	case service.ReasonClusterNotFound:
+		return fmt.Sprintf("cluster %q does not exist: 'sluicectl get clusters' lists those that do; a cluster is created by its first 'sluicectl apply' (or Sync)", a.cluster)
+	case service.ReasonLimitExceeded:
+		return "the server bounds the size of clusters and requests (sluiced --max-* flags): see the field and the limit named above"
+	}
 	switch st.Code() {
 	case codes.Unauthenticated:
 		if strings.Contains(msg, "invalid bearer token") {
@@ -374,9 +475,21 @@ func (a *app) hint(st *status.Status) string {
 			return "the configuration changed since it was read: get it again ('sluicectl config get'), redo the change and set it, or pass --force to replace it anyway"
 		}
 	case codes.Unavailable:
+		if info := errorInfo(st.Err()); info != nil {
+			switch info.GetReason() {
+			case reasonNotLeader:
+				if l := info.GetMetadata()[metadataLeader]; l != "" {
+					return fmt.Sprintf("this member of a replicated sluiced does not lead it: pass --server %s (the leader)", l)
+				}
+				return "the members have not elected a leader yet: wait longer with --wait, and check that a majority of them runs"
+			case reasonStoreUnavailable:
+				return "the server is up but cannot take this yet (see the message): wait longer with --wait, " +
+					"or look at its data directory and at /raft on its admin port"
+			case reasonShuttingDown:
+				return "the server is restarting or stopping: retry in a moment"
+			}
+		}
 		switch {
-		case strings.Contains(msg, "shutting down"):
-			return "the server is restarting or stopping: retry in a moment"
 		case strings.Contains(msg, "first record does not look like a TLS handshake"):
 			return "the server does not use TLS: drop --tls, --tls-ca, --tls-cert and --tls-key"
 		case strings.Contains(msg, "certificate signed by unknown authority") || strings.Contains(msg, "x509"):
@@ -386,7 +499,10 @@ func (a *app) hint(st *status.Status) string {
 		case !usesTLS && (strings.Contains(msg, "server preface") || strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset")):
 			return "the server may require TLS: pass --tls-ca FILE (or --tls for the system's CAs)"
 		}
-		return fmt.Sprintf("is sluiced running at %s? start it with 'sluiced', or pass --server ADDR", a.server.addr)
+		if connected, _ := a.tracker.state(); !connected {
+			return fmt.Sprintf("is sluiced running at %s? start it with 'sluiced', or pass --server ADDR", a.server.addr)
+		}
+		return fmt.Sprintf("the connection to %s failed after it was made: check that this is sluiced's gRPC address", a.server.addr)
 	case codes.DeadlineExceeded:
 		return fmt.Sprintf("the server at %s did not answer in time: check it is up and reachable", a.server.addr)
 	case codes.Unimplemented:

@@ -191,7 +191,7 @@ func (f *fake) DiscardPlan(_ context.Context, r *sluicev1.DiscardPlanRequest) (*
 
 func (f *fake) ExplainJob(_ context.Context, r *sluicev1.ExplainJobRequest) (*sluicev1.ExplainJobResponse, error) {
 	return &sluicev1.ExplainJobResponse{PlanId: "p1", Outcome: &sluicev1.JobOutcome{
-		Job: r.Namespace + "/" + r.Name, PreviousPhase: sluicev1.JobPhase_JOB_PHASE_PENDING, Phase: sluicev1.JobPhase_JOB_PHASE_INQUEUE,
+		Job: &sluicev1.JobRef{Namespace: r.Namespace, Name: r.Name}, PreviousPhase: sluicev1.JobPhase_JOB_PHASE_PENDING, Phase: sluicev1.JobPhase_JOB_PHASE_INQUEUE,
 		Pending: 1, MinAvailable: 1,
 		Explanation: &sluicev1.Explanation{
 			Summary: "0/2 nodes are available: 2 node(s) didn't match node selector", NodesTotal: 2,
@@ -222,7 +222,7 @@ func newFake() *fake {
 				Labels: map[string]string{"kubernetes.io/hostname": "n1", "pool": "cpu"}},
 			{Name: "n2", Allocatable: map[string]string{"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
 				Labels: map[string]string{"kubernetes.io/hostname": "n2"},
-				Taints: []*sluicev1.Taint{{Key: "dedicated", Value: "gpu", Effect: "NoSchedule"}}},
+				Taints: []*sluicev1.Taint{{Key: "dedicated", Value: "gpu", Effect: sluicev1.TaintEffect_TAINT_EFFECT_NO_SCHEDULE}}},
 		},
 		queues: []*sluicev1.Queue{
 			{Name: "a", Weight: 2, Status: &sluicev1.QueueStatus{Allocated: map[string]string{"cpu": "2"}, Deserved: map[string]string{"cpu": "28", "memory": "1Gi"}, Share: "0.07"}},
@@ -241,13 +241,14 @@ func newFake() *fake {
 		plan: &sluicev1.Plan{
 			Id: "p1", Cluster: "default", BaseRevision: 7, State: sluicev1.PlanState_PLAN_STATE_PROPOSED,
 			Decisions: []*sluicev1.Decision{
-				{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: "default/a", Node: "n1", DeviceIds: []string{"gpu-0"}}}},
-				{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{Task: "default/b", Node: "n2", Reason: "lower priority", ForTask: "default/a", Action: "preempt"}}},
-				{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: "default/c", Node: "n2"}}},
+				{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: &sluicev1.TaskRef{Namespace: "default", Name: "a"}, Node: "n1", DeviceIds: []string{"gpu-0"}}}},
+				{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{Task: &sluicev1.TaskRef{Namespace: "default", Name: "b"}, Node: "n2", Reason: "lower priority",
+					ForTask: &sluicev1.TaskRef{Namespace: "default", Name: "a"}, Action: "preempt"}}},
+				{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: &sluicev1.TaskRef{Namespace: "default", Name: "c"}, Node: "n2"}}},
 			},
 			Jobs: []*sluicev1.JobOutcome{
-				{Job: "default/batch", Pending: 1, Explanation: &sluicev1.Explanation{Summary: "0/2 nodes are available"}},
-				{Job: "default/ok", Ready: 1},
+				{Job: &sluicev1.JobRef{Namespace: "default", Name: "batch"}, Pending: 1, Explanation: &sluicev1.Explanation{Summary: "0/2 nodes are available"}},
+				{Job: &sluicev1.JobRef{Namespace: "default", Name: "ok"}, Ready: 1},
 			},
 		},
 	}
@@ -371,12 +372,28 @@ func TestErrorsAreReported(t *testing.T) {
 	}
 	for _, args := range [][]string{{"frobnicate"}, {"get"}, {"get", "pods"}, {"get", "nodes", "-o", "xml"}, {"get", "--bogus", "nodes"}, {"schedule", "--dry-run", "--commit"}} {
 		code, _, errOut := sluicectl(t, "", append([]string{"--server", addr}, args...)...)
-		if code != 1 || !strings.HasPrefix(errOut, "sluicectl: ") {
+		if code != exitUsage || !strings.HasPrefix(errOut, "sluicectl: ") {
 			t.Errorf("%v: exit %d stderr %q", args, code, errOut)
 		}
 	}
-	if code, _, _ := sluicectl(t, "", "get", "-h"); code != 0 {
-		t.Errorf("-h exit %d", code)
+}
+
+// Help that is asked for goes to standard output with status 0; a missing command is a
+// usage error on standard error.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, out, errOut := sluicectl(t, "", args...)
+		if code != exitOK || !strings.HasPrefix(out, "usage: sluicectl") || errOut != "" || !strings.Contains(out, "Exit status:") {
+			t.Errorf("%v: exit %d, stdout %.40q, stderr %q", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := sluicectl(t, "", "get", "-h")
+	if code != exitOK || !strings.HasPrefix(out, "usage of sluicectl get:") || !strings.Contains(out, "-wait") || errOut != "" {
+		t.Errorf("get -h: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = sluicectl(t, "")
+	if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "usage: sluicectl") {
+		t.Errorf("no command: exit %d, stdout %q, stderr %.40q", code, out, errOut)
 	}
 }
 
@@ -441,7 +458,7 @@ func TestApplyErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, `bad.yaml: nodes[0].allocatable.cpu: invalid quantity "lots"`) || !strings.HasPrefix(errOut, "sluicectl: ") {
 		t.Errorf("exit %d stderr %q", code, errOut)
 	}
-	if code, _, errOut := sluicectl(t, "", "--server", addr, "apply"); code != 1 || !strings.Contains(errOut, "-f FILE is required") {
+	if code, _, errOut := sluicectl(t, "", "--server", addr, "apply"); code != exitUsage || !strings.Contains(errOut, "-f FILE is required") {
 		t.Errorf("no -f: exit %d %q", code, errOut)
 	}
 }
@@ -478,8 +495,9 @@ func TestScheduleCommitDiscardExplain(t *testing.T) {
 		t.Errorf("modes %v", f.modes)
 	}
 
+	// A commit that rejected a decision exits 3, after printing it.
 	code, out, _ = sluicectl(t, "", "--server", addr, "commit", "p1")
-	if code != 0 || !strings.HasPrefix(out, "committed plan p1 at revision 8: 1 applied, 1 rejected") ||
+	if code != exitRejected || !strings.HasPrefix(out, "committed plan p1 at revision 8: 1 applied, 1 rejected") ||
 		!strings.Contains(out, "rejected: task default/b changed since revision 7") {
 		t.Errorf("commit: %d %s", code, out)
 	}

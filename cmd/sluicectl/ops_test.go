@@ -24,8 +24,8 @@ import (
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/testpki"
 	"github.com/sluice-sched/sluice/service"
-	"github.com/sluice-sched/sluice/service/testpki"
 )
 
 // secured is a real Sluice server with TLS and bearer tokens.
@@ -95,6 +95,11 @@ jobs: [{name: j, queue: q, tasks: [{name: t, replicas: 2, resources: {cpu: 1}}]}
 
 func TestAgainstASecuredServer(t *testing.T) {
 	s := startSecured(t)
+	// A typo'd or new cluster is NOT_FOUND, not an empty table.
+	if code, out, errOut := s.ctl(t, "get", "nodes"); code != 1 || out != "" || !strings.Contains(errOut, "NotFound") ||
+		!strings.Contains(errOut, "sluicectl get clusters") {
+		t.Fatalf("get nodes of an unknown cluster: %d %q %q", code, out, errOut)
+	}
 	path := writeFile(t, "c.yaml", cpuCluster)
 	if code, out, errOut := s.ctl(t, "apply", "-f", path); code != 0 || !strings.Contains(out, "into cluster c1") {
 		t.Fatalf("apply: %d %q %q", code, out, errOut)
@@ -147,18 +152,19 @@ func TestAgainstASecuredServer(t *testing.T) {
 	errs := []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"--server", s.addr, "--tls-ca", s.caFile, "get", "nodes"}, "hint: pass a bearer token with --token-file"},
-		{[]string{"--server", s.addr, "--tls-ca", s.caFile, "--token", "nope", "get", "nodes"}, "hint: the server does not know this token"},
-		{[]string{"--server", s.addr, "--tls-ca", s.caFile, "--token-file", s.rmTokenFile, "--cluster", "c2", "get", "nodes"}, `does not cover cluster "c2"`},
-		{[]string{"--server", s.addr, "--token-file", s.rmTokenFile, "--cluster", "c1", "get", "nodes"}, "hint: the server may require TLS"},
-		{[]string{"--server", s.addr, "--tls", "--token-file", s.rmTokenFile, "get", "nodes"}, "hint: the server's certificate was not verified: pass --tls-ca"},
-		{[]string{"--server", "127.0.0.1:1", "get", "nodes"}, "hint: is sluiced running at 127.0.0.1:1?"},
-		{[]string{"--server", s.addr, "--token", "a", "--token-file", s.rmTokenFile, "get", "nodes"}, "exclude each other"},
+		{[]string{"--server", s.addr, "--tls-ca", s.caFile, "get", "nodes"}, "hint: pass a bearer token with --token-file", exitFailure},
+		{[]string{"--server", s.addr, "--tls-ca", s.caFile, "--token", "nope", "get", "nodes"}, "hint: the server does not know this token", exitFailure},
+		{[]string{"--server", s.addr, "--tls-ca", s.caFile, "--token-file", s.rmTokenFile, "--cluster", "c2", "get", "nodes"}, `does not cover cluster "c2"`, exitFailure},
+		{[]string{"--server", s.addr, "--token-file", s.rmTokenFile, "--cluster", "c1", "get", "nodes"}, "hint: the server may require TLS", exitFailure},
+		{[]string{"--server", s.addr, "--tls", "--token-file", s.rmTokenFile, "get", "nodes"}, "hint: the server's certificate was not verified: pass --tls-ca", exitFailure},
+		{[]string{"--server", "127.0.0.1:1", "--wait", "300ms", "get", "nodes"}, "hint: is sluiced running at 127.0.0.1:1?", exitFailure},
+		{[]string{"--server", s.addr, "--token", "a", "--token-file", s.rmTokenFile, "get", "nodes"}, "exclude each other", exitUsage},
 	}
 	for _, e := range errs {
 		code, _, errOut := sluicectl(t, "", e.args...)
-		if code != 1 || !strings.Contains(errOut, e.want) {
+		if code != e.code || !strings.Contains(errOut, e.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to say %q", e.args, code, errOut, e.want)
 		}
 	}
@@ -249,7 +255,11 @@ func TestOutputFormatsEverywhere(t *testing.T) {
 			} else {
 				perr = yaml.Unmarshal([]byte(out), &v)
 			}
-			if code != 0 || perr != nil || v == nil {
+			want := exitOK
+			if args[0] == "commit" {
+				want = exitRejected // the fake's commit rejects a decision
+			}
+			if code != want || perr != nil || v == nil {
 				t.Errorf("%v -o %s: exit %d, %v\n%s%s", args, format, code, perr, out, errOut)
 			}
 		}
@@ -263,7 +273,7 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("completion %s: %d\n%s", shell, code, out)
 		}
 	}
-	if code, _, errOut := sluicectl(t, "", "completion", "fish"); code != 1 || !strings.Contains(errOut, "bash or zsh") {
+	if code, _, errOut := sluicectl(t, "", "completion", "fish"); code != exitUsage || !strings.Contains(errOut, "bash or zsh") {
 		t.Errorf("completion fish: %d %q", code, errOut)
 	}
 }
@@ -326,6 +336,14 @@ func TestClusterCommands(t *testing.T) {
 
 func TestConfigSetChecksTheEtag(t *testing.T) {
 	s := startSecured(t)
+	// A cluster nothing created has no configuration to get.
+	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "get"); code != 1 || !strings.Contains(errOut, "NotFound") ||
+		!strings.Contains(errOut, "does not exist") {
+		t.Fatalf("config get of an unknown cluster: %d %q", code, errOut)
+	}
+	if code, _, errOut := s.ctl(t, "apply", "-f", writeFile(t, "c.yaml", cpuCluster)); code != 0 {
+		t.Fatalf("apply: %q", errOut)
+	}
 	code, got, errOut := s.admin(t, "--cluster", "c1", "config", "get")
 	if code != 0 || !strings.HasPrefix(got, "# etag: 0-") {
 		t.Fatalf("config get: %d %q %q", code, got, errOut)
@@ -352,7 +370,7 @@ func TestConfigSetChecksTheEtag(t *testing.T) {
 	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "set", "-f", edited, "--force"); code != 0 {
 		t.Fatalf("config set --force: %d %q", code, errOut)
 	}
-	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "set", "-f", edited, "--force", "--etag", etag); code != 1 || !strings.Contains(errOut, "exclude each other") {
+	if code, _, errOut := s.admin(t, "--cluster", "c1", "config", "set", "-f", edited, "--force", "--etag", etag); code != exitUsage || !strings.Contains(errOut, "exclude each other") {
 		t.Fatalf("--force with --etag: %d %q", code, errOut)
 	}
 }

@@ -50,9 +50,17 @@ func (a *app) schedule(args []string) error {
 		return a.rpcError("schedule", err)
 	}
 	if *out != "table" {
-		return writeProto(a.stdout, *out, plan)
+		err = writeProto(a.stdout, *out, plan)
+	} else {
+		err = a.printPlan(plan)
 	}
-	return a.printPlan(plan)
+	if err != nil {
+		return err
+	}
+	if _, rejected := sluice.Outcomes(plan); mode == sluicev1.ScheduleMode_SCHEDULE_MODE_AUTO_COMMIT && len(rejected) > 0 {
+		return exitError{exitRejected}
+	}
+	return nil
 }
 
 func (a *app) printPlan(p *sluicev1.Plan) error {
@@ -80,7 +88,7 @@ func (a *app) printPlan(p *sluicev1.Plan) error {
 		fmt.Fprintln(a.stdout)
 		t := newTable(a.stdout, "PENDING JOB", "READY", "PENDING", "EXPLANATION")
 		for _, j := range pending {
-			t.row(j.GetJob(), strconv.Itoa(int(j.GetReady())), strconv.Itoa(int(j.GetPending())), explanationLine(j.GetExplanation()))
+			t.row(sluice.FullName(j.GetJob()), strconv.Itoa(int(j.GetReady())), strconv.Itoa(int(j.GetPending())), explanationLine(j.GetExplanation()))
 		}
 		return t.flush()
 	}
@@ -95,21 +103,21 @@ func (a *app) decisionTable(ds []*sluicev1.Decision, reasons []string) error {
 		var action, task, node, reason string
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Bind:
-			action, task, node = "BIND", k.Bind.GetTask(), k.Bind.GetNode()
+			action, task, node = "BIND", sluice.FullName(k.Bind.GetTask()), k.Bind.GetNode()
 			if ids := k.Bind.GetDeviceIds(); len(ids) > 0 {
 				reason = "devices " + strings.Join(ids, ",")
 			}
 		case *sluicev1.Decision_Pipeline:
-			action, task, node = "PIPELINE", k.Pipeline.GetTask(), k.Pipeline.GetNode()
+			action, task, node = "PIPELINE", sluice.FullName(k.Pipeline.GetTask()), k.Pipeline.GetNode()
 		case *sluicev1.Decision_Evict:
 			e := k.Evict
-			action, task, node, reason = "EVICT", e.GetTask(), e.GetNode(), e.GetReason()
+			action, task, node, reason = "EVICT", sluice.FullName(e.GetTask()), e.GetNode(), e.GetReason()
 			var extra []string
 			if e.GetAction() != "" {
 				extra = append(extra, e.GetAction())
 			}
-			if e.GetForTask() != "" {
-				extra = append(extra, "for "+e.GetForTask())
+			if f := sluice.FullName(e.GetForTask()); f != "" {
+				extra = append(extra, "for "+f)
 			}
 			if len(extra) > 0 {
 				if reason != "" {
@@ -122,6 +130,8 @@ func (a *app) decisionTable(ds []*sluicev1.Decision, reasons []string) error {
 		}
 		if reasons != nil {
 			reason = reasons[i]
+		} else if d.GetOutcome() == sluicev1.DecisionOutcome_DECISION_OUTCOME_REJECTED {
+			reason = "rejected: " + d.GetRejectedReason()
 		}
 		t.row(action, task, node, reason)
 	}
@@ -174,20 +184,32 @@ func (a *app) commit(args []string) error {
 		resp.Plan, resp.NextPageToken = whole, ""
 	}
 	if *out != "table" {
-		return writeProto(a.stdout, *out, resp)
-	}
-	fmt.Fprintf(a.stdout, "committed plan %s at revision %d: %d applied, %d rejected\n",
-		pos[0], resp.GetRevision(), len(resp.GetApplied()), len(resp.GetRejected()))
-	if len(resp.GetRejected()) > 0 {
-		fmt.Fprintln(a.stdout)
-		ds := make([]*sluicev1.Decision, len(resp.GetRejected()))
-		reasons := make([]string, len(resp.GetRejected()))
-		for i, r := range resp.GetRejected() {
-			ds[i], reasons[i] = r.GetDecision(), "rejected: "+r.GetReason()
+		if err := writeProto(a.stdout, *out, resp); err != nil {
+			return err
 		}
-		return a.decisionTable(ds, reasons)
+	} else if err := a.printCommit(pos[0], resp); err != nil {
+		return err
+	}
+	if len(resp.GetRejected()) > 0 {
+		return exitError{exitRejected}
 	}
 	return nil
+}
+
+// printCommit prints a commit's counts, and the rejected decisions with their reasons.
+func (a *app) printCommit(planID string, resp *sluicev1.CommitPlanResponse) error {
+	fmt.Fprintf(a.stdout, "committed plan %s at revision %d: %d applied, %d rejected\n",
+		planID, resp.GetRevision(), len(resp.GetApplied()), len(resp.GetRejected()))
+	if len(resp.GetRejected()) == 0 {
+		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	ds := make([]*sluicev1.Decision, len(resp.GetRejected()))
+	reasons := make([]string, len(resp.GetRejected()))
+	for i, r := range resp.GetRejected() {
+		ds[i], reasons[i] = r.GetDecision(), "rejected: "+r.GetReason()
+	}
+	return a.decisionTable(ds, reasons)
 }
 
 // discard discards a proposed plan.
@@ -247,9 +269,9 @@ func (a *app) explain(args []string) error {
 		return writeProto(a.stdout, *out, resp)
 	}
 	o := resp.GetOutcome()
-	job := o.GetJob()
+	job := sluice.FullName(o.GetJob())
 	if job == "" {
-		job = ns + "/" + name
+		job = fullName(ns, name)
 	}
 	fmt.Fprintf(a.stdout, "job %s\n", job)
 	phase := scenario.PhaseName(o.GetPhase())
@@ -418,7 +440,7 @@ func (a *app) scenario(args []string) error {
 	passed, failed := scenario.RunFiles(a.ctx, conn, paths, a.stdout)
 	switch {
 	case failed > 0:
-		return exitError{1}
+		return exitError{exitFailure}
 	case passed == 0:
 		return fmt.Errorf("scenario run: no scenario files found in %s", strings.Join(paths, " "))
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -130,11 +131,11 @@ func (a *app) printWatched(format string, n int, p *sluicev1.Plan, res *sluicev1
 func decisionTask(d *sluicev1.Decision) string {
 	switch k := d.GetKind().(type) {
 	case *sluicev1.Decision_Bind:
-		return "bind " + k.Bind.GetTask() + " to " + k.Bind.GetNode()
+		return "bind " + sluice.FullName(k.Bind.GetTask()) + " to " + k.Bind.GetNode()
 	case *sluicev1.Decision_Evict:
-		return "evict " + k.Evict.GetTask() + " from " + k.Evict.GetNode()
+		return "evict " + sluice.FullName(k.Evict.GetTask()) + " from " + k.Evict.GetNode()
 	case *sluicev1.Decision_Pipeline:
-		return "pipeline " + k.Pipeline.GetTask() + " on " + k.Pipeline.GetNode()
+		return "pipeline " + sluice.FullName(k.Pipeline.GetTask()) + " on " + k.Pipeline.GetNode()
 	}
 	return "?"
 }

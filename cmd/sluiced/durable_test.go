@@ -30,6 +30,9 @@ func TestDurableFlagErrors(t *testing.T) {
 		{[]string{"--data-dir", "d", "--raft-peers", "a"}, "--raft-peers"},
 		{[]string{"--data-dir", "d", "--snapshot-threshold", "0"}, "--snapshot-threshold"},
 		{[]string{"--data-dir", "d", "--raft-timeout", "1ms"}, "--raft-timeout"},
+		{[]string{"--raft-tls-ca", "ca.pem"}, "need --raft-listen"},
+		{[]string{"--data-dir", "d", "--node-id", "a", "--raft-listen", "127.0.0.1:7000", "--raft-peers", "a=127.0.0.1:7000", "--raft-tls"}, "needs a certificate and a CA"},
+		{[]string{"--data-dir", "d", "--node-id", "a", "--raft-listen", "127.0.0.1:7000", "--raft-peers", "a=127.0.0.1:7000", "--raft-tls-cert", "c.pem"}, "go together"},
 	}
 	for _, tc := range tests {
 		var stderr lockedBuffer

@@ -8,6 +8,10 @@
 //	        [--config scheduler.yaml] [--plan-ttl 60s] [--schedule-period 1s]
 //	        [--tls-cert FILE --tls-key FILE [--client-ca FILE]] [--tokens FILE] [--insecure]
 //	        [--rate-limit 1000] [--rate-burst 2000] [--max-recv-bytes 16777216]
+//	        [--max-resync-bytes 1073741824]
+//	        [--max-name-bytes 253] [--max-labels 100] [--max-label-bytes 4096]
+//	        [--max-config-bytes 1048576] [--max-batch-deltas 1000000]
+//	        [--max-objects-per-cluster 1000000] [--max-tasks-per-job 100000] [--max-dry-run-watches 8]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--cycle-share 0.5]
 //	        [--max-queued-cycles 16] [--pprof]
@@ -15,12 +19,15 @@
 //	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
 //	         [--node-id ID --raft-listen HOST:PORT [--raft-advertise HOST:PORT]
-//	          --raft-peers id=raftaddr@grpcaddr,... [--bootstrap] [--raft-timeout 1s]]]
+//	          --raft-peers id=raftaddr@grpcaddr,... [--bootstrap] [--raft-timeout 1s]
+//	          [--raft-tls | --raft-tls-cert FILE --raft-tls-key FILE --raft-tls-ca FILE]]]
 //
 // The scheduler configuration (Volcano's scheduler-conf YAML) is validated at start; without
-// --config the embedded default is used. The --config file is reloaded on SIGHUP and when its
-// modification time changes (checked every 2 seconds): a configuration that does not validate
-// is refused, with the reason in the log, and the previous one stays in force.
+// --config the embedded default is used. The --config file, the --tokens file and the TLS
+// certificates (the server's and raft's) are reloaded on SIGHUP and when a file's modification
+// time or size changes (checked every 2 seconds): a file that does not load is refused, with
+// the reason in the log, and the previous one stays in force. A reload applies to the calls
+// and connections that start after it.
 //
 // Without credentials (--tokens or --client-ca) the server refuses to listen on an address
 // that is not loopback, unless --insecure. Logs are JSON lines on stderr, each bounded in
@@ -33,7 +40,9 @@
 // machine of a hashicorp/raft log kept in the directory (engine/durable): every acknowledged
 // write is on disk, and a restart (even after kill -9) finds the state and revisions again.
 // With --raft-listen and --raft-peers, several sluiced form a replicated cluster: the leader
-// writes and schedules, and the others answer writes with UNAVAILABLE naming the leader.
+// writes and schedules, and the others answer writes with UNAVAILABLE naming the leader. With
+// --raft-tls (or the --raft-tls-* files) the members talk mutual TLS, and a member whose
+// certificate the CA did not sign is refused.
 package main
 
 import (
@@ -63,6 +72,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine"
@@ -70,6 +80,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/durable"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
+	"github.com/sluice-sched/sluice/internal/certs"
 	"github.com/sluice-sched/sluice/service"
 )
 
@@ -124,6 +135,9 @@ type options struct {
 	rateLimit    float64
 	rateBurst    int
 	maxRecvBytes int
+	// maxResyncBytes bounds one chunked resync of a Sync stream.
+	maxResyncBytes int
+	limits         service.Limits
 
 	maxCycles    int
 	cycleQuantum time.Duration
@@ -144,6 +158,10 @@ type options struct {
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
 	raftTimeout       time.Duration
+	// raftTLS turns mutual TLS on between members; raftTLSFiles are its files (the
+	// server's, --tls-cert, --tls-key and --client-ca, where not given).
+	raftTLS      bool
+	raftTLSFiles certs.Files
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -157,7 +175,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.plansProposed, "max-proposed-plans", state.DefaultMaxProposedPlans, "proposed plans a cluster may hold; a new proposal beyond it expires the oldest")
 	fs.IntVar(&o.plansKept, "finished-plans-kept", state.DefaultMaxFinishedPlans, "committed, discarded and expired plans each cluster keeps (without their decisions)")
 	fs.DurationVar(&o.planAge, "finished-plan-age", state.DefaultFinishedPlanAge, "how long a finished plan is kept")
-	fs.DurationVar(&o.schedulePeriod, "schedule-period", service.DefaultSchedulePeriod, "longest time between WatchPlans cycles when the request gives no period (Volcano's schedule-period)")
+	fs.DurationVar(&o.schedulePeriod, "schedule-period", service.DefaultSchedulePeriod, "accepted for compatibility (Volcano's schedule-period): WatchPlans runs cycles on changes and wake-up times, not on a period")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", service.GracefulStopTimeout, "how long a shutdown waits for calls in progress")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&o.accessLog, "access-log", false, "log every call at info (by default calls that went as the client expects are logged at debug)")
@@ -171,6 +189,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.rateLimit, "rate-limit", 1000, "calls per second each client may make (a stream counts once); 0 disables")
 	fs.IntVar(&o.rateBurst, "rate-burst", 2000, "calls a client may make at once above its rate")
 	fs.IntVar(&o.maxRecvBytes, "max-recv-bytes", service.DefaultMaxRecvBytes, "largest message the server accepts, in bytes")
+	fs.IntVar(&o.maxResyncBytes, "max-resync-bytes", service.DefaultMaxResyncBytes, "largest chunked resync (all its chunks) a Sync stream may send, in bytes; the server holds it until the last chunk")
+	def := service.DefaultLimits
+	fs.IntVar(&o.limits.MaxNameBytes, "max-name-bytes", def.MaxNameBytes, "longest name (of an object, a namespace, a reference, a map key), in bytes")
+	fs.IntVar(&o.limits.MaxLabels, "max-labels", def.MaxLabels, "most entries of one labels, annotations, selector, attributes or usage map of an object")
+	fs.IntVar(&o.limits.MaxLabelBytes, "max-label-bytes", def.MaxLabelBytes, "longest value of a labels, annotations, selector or attributes map, in bytes")
+	fs.IntVar(&o.limits.MaxConfigBytes, "max-config-bytes", def.MaxConfigBytes, "largest scheduler configuration (UpdateSchedulerConfig, a dry run's override, the --config file), in bytes")
+	fs.IntVar(&o.limits.MaxBatchDeltas, "max-batch-deltas", def.MaxBatchDeltas, "most deltas of one batch or of one chunk of a resync (a replace_all batch carries the whole cluster)")
+	fs.IntVar(&o.limits.MaxObjectsPerCluster, "max-objects-per-cluster", def.MaxObjectsPerCluster, "most objects (nodes, queues, jobs, tasks, ...) one cluster may hold")
+	fs.IntVar(&o.limits.MaxTasksPerJob, "max-tasks-per-job", def.MaxTasksPerJob, "most tasks one job may have")
+	fs.IntVar(&o.limits.MaxDryRunWatches, "max-dry-run-watches", def.MaxDryRunWatches, "most dry-run WatchPlans streams one cluster may have at once")
 	fs.IntVar(&o.maxCycles, "max-concurrent-cycles", 0, "cycles run at once across clusters, granted to the least busy cluster first; 0 means one per core (GOMAXPROCS), -1 turns fair admission off")
 	fs.DurationVar(&o.cycleQuantum, "cycle-quantum", service.DefaultCycleQuantum, "how long a cycle runs between checkpoints where it gives way to lighter clusters' calls")
 	fs.Float64Var(&o.cycleShare, "cycle-share", service.DefaultCycleShare, "share of the time a heavy cluster's cycle runs while a lighter cluster is active (1: no limit)")
@@ -188,6 +216,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 5*time.Second, "how often the snapshot threshold is checked (raft waits between one and two intervals)")
 	fs.Uint64Var(&o.trailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot, for members that lag")
 	fs.DurationVar(&o.raftTimeout, "raft-timeout", time.Second, "raft heartbeat and election timeout of a replicated cluster (a leader's failure is noticed within about twice this)")
+	fs.BoolVar(&o.raftTLS, "raft-tls", false, "mutual TLS between members, with the server's --tls-cert, --tls-key and --client-ca unless --raft-tls-cert, --raft-tls-key or --raft-tls-ca say otherwise")
+	fs.StringVar(&o.raftTLSFiles.Cert, "raft-tls-cert", "", "this member's raft certificate (PEM; for server and client authentication); turns on --raft-tls")
+	fs.StringVar(&o.raftTLSFiles.Key, "raft-tls-key", "", "the key of --raft-tls-cert (PEM)")
+	fs.StringVar(&o.raftTLSFiles.CA, "raft-tls-ca", "", "CA certificates (PEM) that sign the members' raft certificates; turns on --raft-tls")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -203,6 +235,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if err := o.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		return o, fmt.Errorf("--log-level: %w", err)
+	}
+	if err := o.checkLimits(); err != nil {
+		return o, err
+	}
+	if err := o.resolveRaftTLS(); err != nil {
+		return o, err
 	}
 	switch {
 	case o.planTTL <= 0:
@@ -231,6 +269,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--rate-burst must not be negative, got %d", o.rateBurst)
 	case o.maxRecvBytes <= 0:
 		return o, fmt.Errorf("--max-recv-bytes must be positive, got %d", o.maxRecvBytes)
+	case o.maxResyncBytes <= 0:
+		return o, fmt.Errorf("--max-resync-bytes must be positive, got %d", o.maxResyncBytes)
 	case o.maxCycles < -1:
 		return o, fmt.Errorf("--max-concurrent-cycles must be -1 (off), 0 (one per core) or positive, got %d", o.maxCycles)
 	case o.cycleQuantum < 100*time.Microsecond:
@@ -255,6 +295,52 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// checkLimits refuses limits that are not positive.
+func (o *options) checkLimits() error {
+	for _, l := range []struct {
+		flag string
+		v    int
+	}{
+		{"--max-name-bytes", o.limits.MaxNameBytes}, {"--max-labels", o.limits.MaxLabels},
+		{"--max-label-bytes", o.limits.MaxLabelBytes}, {"--max-config-bytes", o.limits.MaxConfigBytes},
+		{"--max-batch-deltas", o.limits.MaxBatchDeltas}, {"--max-objects-per-cluster", o.limits.MaxObjectsPerCluster},
+		{"--max-tasks-per-job", o.limits.MaxTasksPerJob}, {"--max-dry-run-watches", o.limits.MaxDryRunWatches},
+	} {
+		if l.v <= 0 {
+			return fmt.Errorf("%s must be positive, got %d", l.flag, l.v)
+		}
+	}
+	return nil
+}
+
+// resolveRaftTLS turns --raft-tls on when a --raft-tls-* file is given, fills in the
+// server's files for the ones not given, and checks that raft TLS has what it needs.
+func (o *options) resolveRaftTLS() error {
+	f := &o.raftTLSFiles
+	if f.Cert != "" || f.Key != "" || f.CA != "" {
+		o.raftTLS = true
+	}
+	if !o.raftTLS {
+		return nil
+	}
+	if o.raftListen == "" {
+		return errors.New("--raft-tls and --raft-tls-* need --raft-listen")
+	}
+	if (f.Cert == "") != (f.Key == "") {
+		return errors.New("--raft-tls-cert and --raft-tls-key go together")
+	}
+	if f.Cert == "" {
+		f.Cert, f.Key = o.tlsCert, o.tlsKey
+	}
+	if f.CA == "" {
+		f.CA = o.clientCA
+	}
+	if f.Cert == "" || f.CA == "" {
+		return errors.New("--raft-tls needs a certificate and a CA: give --raft-tls-cert, --raft-tls-key and --raft-tls-ca, or --tls-cert, --tls-key and --client-ca to reuse")
+	}
+	return nil
+}
+
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stderr io.Writer, w wiring) int {
 	o, err := parseFlags(args, stderr)
@@ -265,7 +351,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, w wiring) int {
 		fmt.Fprintf(stderr, "sluiced: %v\n", err)
 		return exitUsage
 	}
-	log := slog.New(service.BoundedHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}), service.DefaultMaxLogValue))
+	// No value makes a log line longer than service.DefaultMaxLogValueBytes per value.
+	log := slog.New(service.LimitValues(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}), 0))
 	if err := serve(ctx, o, log, w, stderr); err != nil {
 		log.Error("sluiced failed", "error", err.Error())
 		return exitError
@@ -287,7 +374,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		// Taken before the read, so that a change made meanwhile is seen as one.
 		cfgInfo, _ = os.Stat(o.configPath)
 	}
-	cfg, cfgText, err := loadConfig(o.configPath)
+	cfg, cfgText, err := loadConfig(o.configPath, o.limits.MaxConfigBytes)
 	if err != nil {
 		return err
 	}
@@ -304,7 +391,9 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		RateLimit:      o.rateLimit,
 		RateBurst:      o.rateBurst,
 		MaxRecvBytes:   o.maxRecvBytes,
+		MaxResyncBytes: o.maxResyncBytes,
 		SchedulePeriod: o.schedulePeriod,
+		Limits:         o.limits,
 
 		MaxConcurrentCycles: o.maxCycles,
 		CycleQuantum:        o.cycleQuantum,
@@ -312,24 +401,20 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		CycleShare:          o.cycleShare,
 	}
 	var grpcOpts []grpc.ServerOption
+	var serverTLS, raftTLS *certs.Reloader
 	if o.tlsCert != "" {
-		tlsCfg, err := service.ServerTLSConfig(o.tlsCert, o.tlsKey, o.clientCA)
-		if err != nil {
+		if serverTLS, err = certs.Load(certs.Files{Cert: o.tlsCert, Key: o.tlsKey, CA: o.clientCA}); err != nil {
 			return fmt.Errorf("--tls-cert/--tls-key/--client-ca: %w", err)
 		}
-		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(serverTLS.ServerConfig("h2"))))
+	}
+	if o.raftTLS {
+		if raftTLS, err = certs.Load(o.raftTLSFiles); err != nil {
+			return fmt.Errorf("--raft-tls: %w", err)
+		}
 	}
 	if o.tokensPath != "" || o.clientCA != "" {
-		var entries []service.TokenEntry
-		if o.tokensPath != "" {
-			if entries, err = service.LoadTokens(o.tokensPath); err != nil {
-				return fmt.Errorf("--tokens: %w", err)
-			}
-		}
-		// mTLS without a tokens file: the client CA is the authority, and every client it
-		// signed has full access.
-		anyCert := o.clientCA != "" && o.tokensPath == ""
-		if srvOpts.Auth, err = service.NewAuthenticator(entries, anyCert); err != nil {
+		if srvOpts.Auth, err = loadAuthenticator(o); err != nil {
 			return fmt.Errorf("--tokens: %w", err)
 		}
 	}
@@ -370,7 +455,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	}
 	var node *durable.Node
 	if o.dataDir != "" {
-		if node, err = openDurable(store, o, lis.Addr().String(), log, raftLog); err != nil {
+		if node, err = openDurable(store, o, raftTLS, lis.Addr().String(), log, raftLog); err != nil {
 			lis.Close()
 			adminLis.Close()
 			return err
@@ -384,6 +469,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	srvOpts.Store, srvOpts.Engine = store, eng
 	if node != nil {
 		srvOpts.Reads = node
+		if o.tlsCert == "" && o.clientCA == "" {
+			// Plaintext members forward default reads to the leader, bearer token and all;
+			// with TLS a follower answers NOT_LEADER and the client goes to the leader.
+			srvOpts.ForwardReads = func(addr string) (grpc.ClientConnInterface, error) {
+				return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			}
+		}
 	}
 	srv := service.New(srvOpts)
 	gs := service.NewGRPCServer(srv, grpcOpts...)
@@ -412,9 +504,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	}
 	reloadCtx, stopReload := context.WithCancel(ctx)
 	reloadDone := make(chan struct{})
+	files := reloadables(o, cfgText, srv, serverTLS, raftTLS, log)
 	go func() {
 		defer close(reloadDone)
-		watchConfig(reloadCtx, o.configPath, cfgInfo, cfgText, srv, log, hup, w.configPoll)
+		watchFiles(reloadCtx, files, cfgInfo, log, hup, w.configPoll)
 	}()
 	sumCtx, stopSummaries := context.WithCancel(context.Background())
 	sumDone := make(chan struct{})
@@ -427,7 +520,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		"config", configName(o.configPath), "plan_ttl", o.planTTL.String(), "schedule_period", o.schedulePeriod.String(),
 		"tls", o.tlsCert != "", "mtls", o.clientCA != "", "tokens", o.tokensPath != "",
 		"rate_limit", o.rateLimit, "rate_burst", o.rateBurst, "otlp", o.otlpEndpoint != "",
-		"data_dir", o.dataDir, "node_id", o.nodeID, "raft_listen", o.raftListen)
+		"data_dir", o.dataDir, "node_id", o.nodeID, "raft_listen", o.raftListen, "raft_tls", o.raftTLS)
+	if o.raftListen != "" && !o.raftTLS {
+		log.Warn("raft traffic between members is plaintext and unauthenticated: anyone who reaches --raft-listen can join the log; give --raft-tls (or --raft-tls-cert, --raft-tls-key and --raft-tls-ca)")
+	}
 	if o.tokensPath != "" && o.tlsCert == "" && !isLoopback(o.listen) {
 		log.Warn("bearer tokens travel in clear text on a non-loopback address: serve TLS with --tls-cert and --tls-key")
 	}
@@ -525,71 +621,162 @@ func shutdownWithin(d time.Duration, shutdown func(context.Context) error) {
 	_ = shutdown(ctx)
 }
 
-// watchConfig reloads the --config file on SIGHUP (hup) and when its modification time or
-// size changes (checked every poll), until ctx ends. A configuration that does not validate
-// is refused and logged; the previous one stays in force.
-func watchConfig(ctx context.Context, path string, last os.FileInfo, lastText []byte, srv *service.Server, log *slog.Logger,
-	hup <-chan os.Signal, poll time.Duration) {
-	if path == "" {
-		for {
-			select {
-			case <-ctx.Done():
+// reloadable is a group of files that reload together: the --config file, the tokens file,
+// the server's TLS files, raft's TLS files.
+type reloadable struct {
+	paths []string
+	// reload reads the files again and puts them in force; on error it logs why and keeps
+	// what was in force. trigger says why ("SIGHUP", "file changed").
+	reload func(trigger string)
+}
+
+// reloadables lists what sluiced reloads on SIGHUP and when a file changes.
+func reloadables(o options, cfgText []byte, srv *service.Server, serverTLS, raftTLS *certs.Reloader, log *slog.Logger) []reloadable {
+	var out []reloadable
+	if o.configPath != "" {
+		last := cfgText
+		out = append(out, reloadable{paths: []string{o.configPath}, reload: func(why string) {
+			text, err := readConfig(o.configPath, o.limits.MaxConfigBytes)
+			if err != nil {
+				log.Error("scheduler configuration not reloaded; keeping the previous one", "config", o.configPath, "trigger", why, "reason", err.Error())
 				return
-			case <-hup:
-				log.Warn("SIGHUP: no --config file to reload")
 			}
-		}
+			if why == triggerChanged && bytes.Equal(text, last) {
+				return
+			}
+			last = text
+			if err := srv.ReloadConfig(text); err != nil {
+				log.Error("scheduler configuration refused; keeping the previous one", "config", o.configPath, "trigger", why, "reason", err.Error())
+				return
+			}
+			log.Info("scheduler configuration reloaded", "config", o.configPath, "trigger", why)
+		}})
 	}
+	if o.tokensPath != "" {
+		out = append(out, reloadable{paths: []string{o.tokensPath}, reload: func(why string) {
+			a, err := loadAuthenticator(o)
+			if err == nil {
+				err = srv.SetAuthenticator(a)
+			}
+			if err != nil {
+				log.Error("tokens file refused; keeping the previous tokens", "tokens", o.tokensPath, "trigger", why, "reason", err.Error())
+				return
+			}
+			log.Info("tokens reloaded", "tokens", o.tokensPath, "trigger", why)
+		}})
+	}
+	for _, c := range []struct {
+		what string
+		r    *certs.Reloader
+	}{{"TLS", serverTLS}, {"raft TLS", raftTLS}} {
+		if c.r == nil {
+			continue
+		}
+		out = append(out, reloadable{paths: c.r.Files().Paths(), reload: func(why string) {
+			if err := c.r.Reload(); err != nil {
+				log.Error(c.what+" certificates refused; keeping the previous ones", "trigger", why, "reason", err.Error())
+				return
+			}
+			leaf := c.r.Leaf()
+			log.Info(c.what+" certificates reloaded", "trigger", why, "subject", leaf.Subject.String(),
+				"serial", leaf.SerialNumber.String(), "not_after", leaf.NotAfter.UTC().Format(time.RFC3339))
+		}})
+	}
+	return out
+}
+
+// Triggers of a reload.
+const (
+	triggerHUP     = "SIGHUP"
+	triggerChanged = "file changed"
+)
+
+// watchFiles reloads every group of files on SIGHUP (hup), and a group when the modification
+// time or size of one of its files changes (checked every poll), until ctx ends. The
+// --config file's state at start is cfgInfo (taken before it was read, so that a change made
+// meanwhile is seen).
+func watchFiles(ctx context.Context, groups []reloadable, cfgInfo os.FileInfo, log *slog.Logger, hup <-chan os.Signal, poll time.Duration) {
 	if poll <= 0 {
 		poll = configPollInterval
 	}
+	type seen struct {
+		mod  time.Time
+		size int64
+		ok   bool
+	}
+	stat := func(path string) seen {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return seen{}
+		}
+		return seen{mod: fi.ModTime(), size: fi.Size(), ok: true}
+	}
+	last := make([][]seen, len(groups))
+	for i, g := range groups {
+		for j, p := range g.paths {
+			last[i] = append(last[i], stat(p))
+			if i == 0 && j == 0 && cfgInfo != nil && p != "" {
+				last[i][0] = seen{mod: cfgInfo.ModTime(), size: cfgInfo.Size(), ok: true}
+			}
+		}
+	}
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	reload := func(why string) {
-		text, err := os.ReadFile(path)
-		if err != nil {
-			log.Error("scheduler configuration not reloaded; keeping the previous one", "config", path, "trigger", why, "reason", err.Error())
-			return
-		}
-		if why == "file changed" && bytes.Equal(text, lastText) {
-			return
-		}
-		lastText = text
-		if err := srv.ReloadConfig(text); err != nil {
-			log.Error("scheduler configuration refused; keeping the previous one", "config", path, "trigger", why, "reason", err.Error())
-			return
-		}
-		log.Info("scheduler configuration reloaded", "config", path, "trigger", why)
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			last, _ = os.Stat(path)
-			reload("SIGHUP")
+			if len(groups) == 0 {
+				log.Warn("SIGHUP: nothing to reload (no --config, --tokens or TLS files)")
+			}
+			for i, g := range groups {
+				for j, p := range g.paths {
+					last[i][j] = stat(p)
+				}
+				g.reload(triggerHUP)
+			}
 		case <-tick.C:
-			fi, err := os.Stat(path)
-			if err != nil {
-				continue
+			for i, g := range groups {
+				changed := false
+				for j, p := range g.paths {
+					now := stat(p)
+					if !now.ok {
+						continue // gone for a moment (being replaced): wait for it
+					}
+					if now != last[i][j] {
+						last[i][j], changed = now, true
+					}
+				}
+				if changed {
+					g.reload(triggerChanged)
+				}
 			}
-			if last != nil && fi.ModTime().Equal(last.ModTime()) && fi.Size() == last.Size() {
-				continue
-			}
-			last = fi
-			reload("file changed")
 		}
 	}
+}
+
+// loadAuthenticator reads the tokens file (if any) into an authenticator. With --client-ca
+// and no tokens file, the client CA is the authority: every client it signed has full access.
+func loadAuthenticator(o options) (*service.Authenticator, error) {
+	var entries []service.TokenEntry
+	if o.tokensPath != "" {
+		var err error
+		if entries, err = service.LoadTokens(o.tokensPath); err != nil {
+			return nil, err
+		}
+	}
+	return service.NewAuthenticator(entries, o.clientCA != "" && o.tokensPath == "")
 }
 
 // loadConfig reads and parses the scheduler configuration file, and returns it with its
 // text; nil (the embedded default) when path is empty. The engine validates it against the
 // registry.
-func loadConfig(path string) (*conf.Config, []byte, error) {
+func loadConfig(path string, maxBytes int) (*conf.Config, []byte, error) {
 	if path == "" {
 		return nil, nil, nil
 	}
-	text, err := os.ReadFile(path)
+	text, err := readConfig(path, maxBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--config: %w", err)
 	}
@@ -600,6 +787,24 @@ func loadConfig(path string) (*conf.Config, []byte, error) {
 	return cfg, text, nil
 }
 
+// readConfig reads a configuration file of at most maxBytes (--max-config-bytes); a larger
+// one is refused without being read whole.
+func readConfig(path string, maxBytes int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(text) > maxBytes {
+		return nil, fmt.Errorf("%s is larger than --max-config-bytes (%d bytes)", path, maxBytes)
+	}
+	return text, nil
+}
+
 func configName(path string) string {
 	if path == "" {
 		return "(embedded default)"
@@ -607,16 +812,17 @@ func configName(path string) string {
 	return path
 }
 
-// openDurable opens the data directory and starts raft. This member's gRPC address, which
-// followers hand to writers, is its peer entry's or else the address it listens on.
-func openDurable(store *state.Store, o options, listenAddr string, log *slog.Logger, raftLog io.Writer) (*durable.Node, error) {
+// openDurable opens the data directory and starts raft (over mutual TLS with raftTLS). This
+// member's gRPC address, which followers hand to writers, is its peer entry's or else the
+// address it listens on.
+func openDurable(store *state.Store, o options, raftTLS *certs.Reloader, listenAddr string, log *slog.Logger, raftLog io.Writer) (*durable.Node, error) {
 	peers := append([]durable.Peer(nil), o.raftPeers...)
 	for i := range peers {
 		if peers[i].ID == o.nodeID && peers[i].ClientAddr == "" {
 			peers[i].ClientAddr = listenAddr
 		}
 	}
-	node, err := durable.Open(store, durable.Options{
+	opts := durable.Options{
 		DataDir:           o.dataDir,
 		NodeID:            o.nodeID,
 		RaftAddr:          o.raftListen,
@@ -630,7 +836,11 @@ func openDurable(store *state.Store, o options, listenAddr string, log *slog.Log
 		Logger:            log,
 		RaftLogOutput:     raftLog,
 		RaftLogLevel:      max(o.logLevel, slog.LevelInfo),
-	})
+	}
+	if raftTLS != nil {
+		opts.TLS = raftTLS
+	}
+	node, err := durable.Open(store, opts)
 	if err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}

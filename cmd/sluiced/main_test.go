@@ -115,6 +115,7 @@ func TestServeAndDrainOnCancel(t *testing.T) {
 	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health: %v, %v", hr, err)
 	}
+	create(t, conn, "c1")
 	cfg, err := sluicev1.NewSchedulerServiceClient(conn).GetSchedulerConfig(cctx, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})
 	if err != nil || cfg.GetConfig() != testConfig {
 		t.Fatalf("config: %v, %v", cfg, err)

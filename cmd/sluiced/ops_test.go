@@ -29,8 +29,19 @@ import (
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
-	"github.com/sluice-sched/sluice/service/testpki"
+	"github.com/sluice-sched/sluice/internal/testpki"
 )
+
+// create makes clusters exist: an empty batch each.
+func create(t *testing.T, conn grpc.ClientConnInterface, clusters ...string) {
+	t.Helper()
+	for _, c := range clusters {
+		if _, err := sluicev1.NewClusterStateServiceClient(conn).ApplyDeltas(tctx(t),
+			&sluicev1.ApplyDeltasRequest{Cluster: c, Batch: &sluicev1.DeltaBatch{}}); err != nil {
+			t.Fatalf("creating cluster %s: %v", c, err)
+		}
+	}
+}
 
 // startedWith runs sluiced with args (plus loopback listen addresses) in the background.
 func startedWith(t *testing.T, ctx context.Context, stderr *lockedBuffer, args []string, w wiring) (grpcAddr, adminAddr string, exit chan int) {
@@ -271,6 +282,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--cycle-share", "1.5"}, "--cycle-share"},
 		{[]string{"--slow-call", "-1s"}, "--slow-call"},
 		{[]string{"--log-summary-period", "-1s"}, "--log-summary-period"},
+		{[]string{"--max-labels", "0"}, "--max-labels"},
+		{[]string{"--max-objects-per-cluster", "-1"}, "--max-objects-per-cluster"},
+		{[]string{"--max-dry-run-watches", "0"}, "--max-dry-run-watches"},
 	}
 	for _, tc := range tests {
 		var stderr lockedBuffer
@@ -300,6 +314,7 @@ func TestConfigReloadOnChangeAndSIGHUP(t *testing.T) {
 	defer conn.Close()
 	sc := sluicev1.NewSchedulerServiceClient(conn)
 	rc := tctx(t)
+	create(t, conn, "c1")
 	current := func() string {
 		r, err := sc.GetSchedulerConfig(rc, &sluicev1.GetSchedulerConfigRequest{Cluster: "c1"})
 		if err != nil {
@@ -383,6 +398,7 @@ func TestSIGTERMFinishesTheCycleInProgress(t *testing.T) {
 	sc := sluicev1.NewSchedulerServiceClient(conn)
 	rc := tctx(t)
 	// A watch on one cluster, a unary cycle on another.
+	create(t, conn, "w1", "c1")
 	watch, err := sc.WatchPlans(rc, &sluicev1.WatchPlansRequest{Cluster: "w1", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
 	if err != nil {
 		t.Fatal(err)
@@ -455,6 +471,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	create(t, conn, "c1")
 	if _, err := sluicev1.NewSchedulerServiceClient(conn).Schedule(tctx(t), &sluicev1.ScheduleRequest{Cluster: "c1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +531,8 @@ func TestRateAndSizeLimitFlags(t *testing.T) {
 		t.Fatalf("a message over --max-recv-bytes: %v", err)
 	}
 	for range 2 {
-		if _, err := cs.ListNodes(rc, &sluicev1.ListNodesRequest{Cluster: "c1"}); err != nil {
+		// c1 does not exist (NOT_FOUND): a call all the same.
+		if _, err := cs.ListNodes(rc, &sluicev1.ListNodesRequest{Cluster: "c1"}); status.Code(err) != codes.NotFound {
 			t.Fatal(err)
 		}
 	}

@@ -60,6 +60,24 @@ func (r *Resource) ExceededIn(rr, req *Resource) []string {
 	return out
 }
 
+// SumWithin reports whether r + add stays within limit, to MinResource, in every dimension add
+// asks for (see RequestedNames): len(r.Clone().Add(add).ExceededIn(limit, add)) == 0, with the
+// same arithmetic, without building either.
+func (r *Resource) SumWithin(add, limit *Resource) bool {
+	if add.MilliCPU > 0 && !lessEqualTol(r.MilliCPU+add.MilliCPU, limit.MilliCPU) {
+		return false
+	}
+	if add.Memory > 0 && !lessEqualTol(r.Memory+add.Memory, limit.Memory) {
+		return false
+	}
+	for k, v := range add.Scalars {
+		if v > 0 && !lessEqualTol(r.Scalars[k]+v, limit.Scalars[k]) {
+			return false
+		}
+	}
+	return true
+}
+
 // StrictlyAboveIn returns the dimensions req asks for (see RequestedNames) in which r is
 // strictly above rr, with no tolerance; a scalar rr lacks counts as 0. It is empty exactly when
 // Volcano's LessEqualWithDimensionAndResourcesName(r, rr, req) holds.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"testing"
 )
@@ -92,6 +93,28 @@ func TestExceededInAndStrictlyAboveIn(t *testing.T) {
 		}
 		if got := tc.l.StrictlyAboveIn(tc.r, tc.req); !reflect.DeepEqual(got, tc.strict) {
 			t.Errorf("%s: StrictlyAboveIn = %v, want %v", tc.name, got, tc.strict)
+		}
+	}
+}
+
+// TestSumWithinMatchesExceededIn compares SumWithin with the sum built and checked by
+// ExceededIn on random resources with cpu, memory and scalars, some missing on either side.
+func TestSumWithinMatchesExceededIn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	random := func() *Resource {
+		m := map[string]float64{}
+		for _, n := range []string{"cpu", "memory", "nvidia.com/gpu", "example.com/fpga"} {
+			if rng.IntN(3) > 0 {
+				m[n] = float64(rng.IntN(5)) + []float64{0, 0.1, 0.0001, 1e-9}[rng.IntN(4)]
+			}
+		}
+		return NewResource(m)
+	}
+	for i := 0; i < 20000; i++ {
+		r, add, limit := random(), random(), random()
+		want := len(r.Clone().Add(add).ExceededIn(limit, add)) == 0
+		if got := r.SumWithin(add, limit); got != want {
+			t.Fatalf("%v + %v within %v: SumWithin %v, ExceededIn says %v", r, add, limit, got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -42,6 +43,50 @@ type JobInfo struct {
 
 	// Spec is the immutable job as streamed in.
 	Spec *Job
+
+	// pendingBestEffort counts pending tasks that request nothing; roles counts each role's
+	// tasks by status. AddTaskInfo and DeleteTaskInfo keep both, so that readiness and role
+	// checks cost the number of roles, not of tasks.
+	pendingBestEffort int32
+	roles             map[string]*roleTally
+	// order lists the tasks by UID while they were added in that order and none left (the
+	// session adds them so), so that SortedTasks need not sort; nil otherwise.
+	order    []*TaskInfo
+	disorder bool
+}
+
+// roleTally counts one role's tasks by status, and its pending best-effort tasks.
+type roleTally struct {
+	byStatus          [statusSlots]int32
+	pendingBestEffort int32
+}
+
+// statusSlots bounds the TaskStatus values a roleTally counts by; others count in slot 0.
+const statusSlots = int(Unknown) + 1
+
+func statusSlot(s TaskStatus) int {
+	if s < 0 || int(s) >= statusSlots {
+		return 0
+	}
+	return int(s)
+}
+
+// tally adjusts the incremental counts for a task joining (d = 1) or leaving (d = -1) the
+// job in its current status.
+func (ji *JobInfo) tally(t *TaskInfo, d int32) {
+	if ji.roles == nil {
+		ji.roles = map[string]*roleTally{}
+	}
+	rt := ji.roles[t.Role]
+	if rt == nil {
+		rt = &roleTally{}
+		ji.roles[t.Role] = rt
+	}
+	rt.byStatus[statusSlot(t.Status)] += d
+	if t.Status == Pending && t.BestEffort {
+		rt.pendingBestEffort += d
+		ji.pendingBestEffort += d
+	}
 }
 
 // NewJobInfo builds an empty session view of a job; add tasks with AddTaskInfo.
@@ -74,16 +119,38 @@ func NewJobInfo(j *Job, priority int32) *JobInfo {
 
 // AddTaskInfo adds a task to the job and its indexes.
 func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
+	if _, dup := ji.Tasks[t.UID]; dup || ji.disorder || (len(ji.order) > 0 && ji.order[len(ji.order)-1].UID >= t.UID) {
+		ji.order, ji.disorder = nil, true
+	} else {
+		ji.order = append(ji.order, t)
+	}
 	ji.Tasks[t.UID] = t
+	ji.index(t)
+	ji.TotalRequest.Add(t.Resreq)
+	if AllocatedStatus(t.Status) {
+		ji.Allocated.Add(t.Resreq)
+	}
+}
+
+// index files the task under its status and counts it.
+func (ji *JobInfo) index(t *TaskInfo) {
 	idx := ji.TaskStatusIndex[t.Status]
 	if idx == nil {
 		idx = map[string]*TaskInfo{}
 		ji.TaskStatusIndex[t.Status] = idx
 	}
 	idx[t.UID] = t
-	ji.TotalRequest.Add(t.Resreq)
-	if AllocatedStatus(t.Status) {
-		ji.Allocated.Add(t.Resreq)
+	ji.tally(t, 1)
+}
+
+// unindex undoes index.
+func (ji *JobInfo) unindex(t *TaskInfo) {
+	ji.tally(t, -1)
+	if idx := ji.TaskStatusIndex[t.Status]; idx != nil {
+		delete(idx, t.UID)
+		if len(idx) == 0 {
+			delete(ji.TaskStatusIndex, t.Status)
+		}
 	}
 }
 
@@ -98,19 +165,31 @@ func (ji *JobInfo) DeleteTaskInfo(t *TaskInfo) {
 		ji.Allocated.Sub(cur.Resreq)
 	}
 	delete(ji.Tasks, cur.UID)
-	if idx := ji.TaskStatusIndex[cur.Status]; idx != nil {
-		delete(idx, cur.UID)
-		if len(idx) == 0 {
-			delete(ji.TaskStatusIndex, cur.Status)
-		}
-	}
+	ji.order, ji.disorder = nil, true
+	ji.unindex(cur)
 }
 
-// UpdateTaskStatus moves a task to a new status, keeping indexes and sums right.
+// UpdateTaskStatus moves a task to a new status, keeping indexes and sums right: the sums
+// change exactly as DeleteTaskInfo and AddTaskInfo would change them, but the task stays in
+// the job's order.
 func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
-	ji.DeleteTaskInfo(t)
+	if cur, ok := ji.Tasks[t.UID]; !ok || cur != t {
+		ji.DeleteTaskInfo(t)
+		t.Status = status
+		ji.AddTaskInfo(t)
+		return
+	}
+	ji.TotalRequest.Sub(t.Resreq)
+	if AllocatedStatus(t.Status) {
+		ji.Allocated.Sub(t.Resreq)
+	}
+	ji.unindex(t)
 	t.Status = status
-	ji.AddTaskInfo(t)
+	ji.index(t)
+	ji.TotalRequest.Add(t.Resreq)
+	if AllocatedStatus(status) {
+		ji.Allocated.Add(t.Resreq)
+	}
 }
 
 // TasksIn returns the job's tasks in the given status, sorted by UID.
@@ -126,6 +205,9 @@ func (ji *JobInfo) TasksIn(status TaskStatus) []*TaskInfo {
 
 // SortedTasks returns every task of the job sorted by UID.
 func (ji *JobInfo) SortedTasks() []*TaskInfo {
+	if !ji.disorder && len(ji.order) > 0 && len(ji.order) == len(ji.Tasks) {
+		return slices.Clone(ji.order)
+	}
 	out := make([]*TaskInfo, 0, len(ji.Tasks))
 	for _, t := range ji.Tasks {
 		out = append(out, t)
@@ -146,15 +228,7 @@ func (ji *JobInfo) ReadyTaskNum() int32 {
 func (ji *JobInfo) WaitingTaskNum() int32 { return ji.count(Pipelined) }
 
 // PendingBestEffortTaskNum counts pending tasks that request nothing.
-func (ji *JobInfo) PendingBestEffortTaskNum() int32 {
-	n := int32(0)
-	for _, t := range ji.TaskStatusIndex[Pending] {
-		if t.BestEffort {
-			n++
-		}
-	}
-	return n
-}
+func (ji *JobInfo) PendingBestEffortTaskNum() int32 { return ji.pendingBestEffort }
 
 // ValidTaskNum counts tasks that are pending, pipelined, allocated or succeeded.
 func (ji *JobInfo) ValidTaskNum() int32 {
@@ -188,23 +262,30 @@ func (ji *JobInfo) IsPending() bool { return ji.Phase == JobPending || ji.Phase 
 // HasPendingTasks reports whether any task is pending.
 func (ji *JobInfo) HasPendingTasks() bool { return len(ji.TaskStatusIndex[Pending]) > 0 }
 
-// roleCounts counts tasks per role over the statuses accepted by keep; best-effort pending
+// roleCount counts the role's tasks in the statuses accepted by keep; best-effort pending
 // tasks count when countBestEffort.
-func (ji *JobInfo) roleCounts(keep func(TaskStatus) bool, countBestEffort bool) map[string]int32 {
-	out := map[string]int32{}
-	for s, idx := range ji.TaskStatusIndex {
-		for _, t := range idx {
-			if keep(s) || (countBestEffort && s == Pending && t.BestEffort) {
-				out[t.Role]++
-			}
+func (ji *JobInfo) roleCount(role string, keep func(TaskStatus) bool, countBestEffort bool) int32 {
+	rt := ji.roles[role]
+	if rt == nil {
+		return 0
+	}
+	n := int32(0)
+	for s := 1; s < statusSlots; s++ {
+		if keep(TaskStatus(s)) {
+			n += rt.byStatus[s]
 		}
 	}
-	return out
+	if countBestEffort && !keep(Pending) {
+		n += rt.pendingBestEffort
+	}
+	return n
 }
 
-func (ji *JobInfo) rolesMeetMin(counts map[string]int32) bool {
+// rolesMeetMin reports whether every role's minimum is met by its tasks in the statuses keep
+// accepts (and its pending best-effort tasks when countBestEffort).
+func (ji *JobInfo) rolesMeetMin(keep func(TaskStatus) bool, countBestEffort bool) bool {
 	for role, min := range ji.TaskMinAvailable {
-		if counts[role] < min {
+		if ji.roleCount(role, keep, countBestEffort) < min {
 			return false
 		}
 	}
@@ -220,7 +301,7 @@ func (ji *JobInfo) CheckTaskValid() bool {
 	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
-	return ji.rolesMeetMin(ji.roleCounts(func(s TaskStatus) bool { return pipelinedStatus(s) || s == Pending }, false))
+	return ji.rolesMeetMin(func(s TaskStatus) bool { return pipelinedStatus(s) || s == Pending }, false)
 }
 
 // CheckTaskReady reports whether every role's minimum is met by placed tasks.
@@ -228,7 +309,7 @@ func (ji *JobInfo) CheckTaskReady() bool {
 	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
-	return ji.rolesMeetMin(ji.roleCounts(readyStatus, true))
+	return ji.rolesMeetMin(readyStatus, true)
 }
 
 // CheckTaskPipelined reports whether every role's minimum is met counting pipelined tasks.
@@ -236,7 +317,7 @@ func (ji *JobInfo) CheckTaskPipelined() bool {
 	if len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal {
 		return true
 	}
-	return ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, true))
+	return ji.rolesMeetMin(pipelinedStatus, true)
 }
 
 // CheckTaskStarving reports whether some role is below its minimum.
@@ -247,7 +328,7 @@ func (ji *JobInfo) CheckTaskStarving() bool {
 	if len(ji.TaskMinAvailable) == 0 {
 		return false
 	}
-	return !ji.rolesMeetMin(ji.roleCounts(pipelinedStatus, false))
+	return !ji.rolesMeetMin(pipelinedStatus, false)
 }
 
 // FitFailedRoles returns the roles with a recorded fit error this cycle.
@@ -268,22 +349,17 @@ func (ji *JobInfo) NeedContinueAllocating() bool {
 		return false
 	}
 	failed := ji.FitFailedRoles()
-	pending := map[string]int32{}
-	for _, t := range ji.TaskStatusIndex[Pending] {
-		pending[t.Role]++
-	}
 	if ji.MinAvailable < ji.TaskMinAvailableTotal {
 		left := int32(0)
-		for role, n := range pending {
+		for role, rt := range ji.roles {
 			if _, ok := failed[role]; !ok {
-				left += n
+				left += rt.byStatus[Pending]
 			}
 		}
 		return ji.ReadyTaskNum()+left >= ji.MinAvailable
 	}
-	allocated := ji.roleCounts(readyStatus, true)
 	for role := range failed {
-		if min := ji.TaskMinAvailable[role]; min > 0 && allocated[role] < min {
+		if min := ji.TaskMinAvailable[role]; min > 0 && ji.roleCount(role, readyStatus, true) < min {
 			return false
 		}
 	}
@@ -319,7 +395,8 @@ func (ji *JobInfo) Clone() *JobInfo {
 	c.TotalRequest = EmptyResource()
 	c.MinResources = ji.MinResources.Clone()
 	c.NodesFitErrors = map[string]*FitErrors{}
-	for _, t := range ji.Tasks {
+	c.pendingBestEffort, c.roles, c.order, c.disorder = 0, nil, nil, false
+	for _, t := range ji.SortedTasks() {
 		c.AddTaskInfo(t.Clone())
 	}
 	return &c

@@ -34,6 +34,38 @@ type NodeInfo struct {
 	// releasing tasks, and promised to pipelined tasks. A node without a pods figure has
 	// unlimited slots.
 	podsUsed, podsReleasing, podsPipelined int
+	// evictable counts the node's preemptable tasks by status (Bound and Running only), so that
+	// eviction can pass over a node without victims at no cost.
+	evictable [2]int
+	// position is the node's place in its session's node list (SetPosition).
+	position int32
+}
+
+// SetPosition records the node's place in its session's node list, so that the session finds
+// it without a lookup by name.
+func (ni *NodeInfo) SetPosition(i int32) { ni.position = i }
+
+// Position returns what SetPosition recorded (0 before).
+func (ni *NodeInfo) Position() int32 { return ni.position }
+
+// evictableSlot is a status's slot in NodeInfo.evictable, -1 for the other statuses.
+func evictableSlot(s TaskStatus) int {
+	switch s {
+	case Bound:
+		return 0
+	case Running:
+		return 1
+	}
+	return -1
+}
+
+// Evictable returns how many preemptable tasks (Task.Preemptable) on the node are in the
+// status, which must be Bound or Running (0 for any other).
+func (ni *NodeInfo) Evictable(s TaskStatus) int {
+	if i := evictableSlot(s); i >= 0 {
+		return ni.evictable[i]
+	}
+	return 0
 }
 
 // MaxPods is the node's pod capacity (0: unlimited).
@@ -161,6 +193,9 @@ func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
 			ni.podsReleasing++
 		}
 	}
+	if i := evictableSlot(c.Status); i >= 0 && c.Preemptable {
+		ni.evictable[i]++
+	}
 	c.NodeName = ni.Name
 	ni.Tasks[c.UID] = c
 	ni.Version++
@@ -188,6 +223,9 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 			ni.Releasing.Sub(cur.Resreq)
 			ni.podsReleasing--
 		}
+	}
+	if i := evictableSlot(cur.Status); i >= 0 && cur.Preemptable {
+		ni.evictable[i]--
 	}
 	delete(ni.Tasks, cur.UID)
 	ni.Version++

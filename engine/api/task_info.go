@@ -12,6 +12,7 @@ type TaskInfo struct {
 	Job  string
 	Role string
 	// Resreq is what the task requests; InitResreq is what it needs to start (the same here).
+	// Neither is ever changed in place (replace the pointer instead): clones share them.
 	Resreq     *Resource
 	InitResreq *Resource
 	Status     TaskStatus
@@ -28,7 +29,10 @@ type TaskInfo struct {
 }
 
 // NewTaskInfo builds the session view of a task. priority is the resolved priority.
-func NewTaskInfo(t *Task, priority int32) *TaskInfo {
+func NewTaskInfo(t *Task, priority int32) *TaskInfo { return NewTaskInfoOf(t, priority, t.JobKey()) }
+
+// NewTaskInfoOf is NewTaskInfo for a task whose job's UID (t.JobKey()) the caller has.
+func NewTaskInfoOf(t *Task, priority int32, job string) *TaskInfo {
 	req := t.Resources.Clone()
 	req.MaxTaskNum = 0
 	var devices []string
@@ -40,10 +44,10 @@ func NewTaskInfo(t *Task, priority int32) *TaskInfo {
 		UID:         t.Key(),
 		Name:        t.Name,
 		Namespace:   t.Namespace,
-		Job:         t.JobKey(),
+		Job:         job,
 		Role:        t.Role,
 		Resreq:      req,
-		InitResreq:  req.Clone(),
+		InitResreq:  req, // never changed in place, so it may be the same
 		Status:      t.Status,
 		NodeName:    t.Node,
 		Priority:    priority,
@@ -55,11 +59,9 @@ func NewTaskInfo(t *Task, priority int32) *TaskInfo {
 	}
 }
 
-// Clone returns a copy that shares the immutable spec.
+// Clone returns a copy that shares the immutable spec and requests.
 func (t *TaskInfo) Clone() *TaskInfo {
 	c := *t
-	c.Resreq = t.Resreq.Clone()
-	c.InitResreq = t.InitResreq.Clone()
 	c.DeviceIDs = append([]string(nil), t.DeviceIDs...)
 	return &c
 }

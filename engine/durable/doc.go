@@ -11,7 +11,14 @@
 // too; its conflict checks run when it applies, alike on every replica (they compare each
 // object's modify revision with the plan's base revision). Revisions are part of the
 // replicated state, so a client that resumes from its last acknowledged revision finds it
-// after a restart or a failover.
+// after a restart or a failover; so is the store's id (state.Store.ID), which the first
+// leader writes into the log, so that it is the same on every member and across restarts.
+//
+// A resync (state.Resync) is one entry per part, each bounded by the client's chunk, and a
+// commit entry that swaps the cluster on every member (with the leader's time, for the
+// server-owned fields it fills in); a member staged the parts alike, and snapshots carry
+// them. A cluster delete drops its stages too. A new leader, once caught up, drops the stages that no writer of its
+// own holds (a previous leader's, cut off mid-resync) before it takes writes.
 //
 // # Recovery
 //

@@ -29,7 +29,8 @@ type Options struct {
 	// NodeID identifies this node in its cluster; default "sluiced" when alone. Required with
 	// RaftAddr.
 	NodeID string
-	// RaftAddr is the host:port the raft transport (hashicorp's TCP transport) listens on.
+	// RaftAddr is the host:port the raft transport (hashicorp's TCP transport, or with TLS
+	// its network transport over a TLS stream layer) listens on.
 	// Empty: the node is alone, with no network transport.
 	RaftAddr string
 	// RaftAdvertise is the raft address the other members reach this one at; default
@@ -40,6 +41,9 @@ type Options struct {
 	// Bootstrap creates the cluster from Peers when the data directory holds no state yet.
 	// A node alone always bootstraps itself.
 	Bootstrap bool
+	// TLS, when set, makes the raft transport mutual TLS (see RaftTLS); without it raft's
+	// traffic is plaintext and unauthenticated.
+	TLS RaftTLS
 
 	// SnapshotThreshold is how many log entries since the last snapshot trigger the next
 	// one (default 8192); SnapshotInterval how often that is checked (default 5s; raft waits one to two intervals).
@@ -170,7 +174,12 @@ func Open(store *state.Store, opts Options) (*Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("durable: raft advertise address: %w", err)
 		}
-		tcp, err := raft.NewTCPTransportWithLogger(opts.RaftAddr, adv, 3, 10*time.Second, hlog)
+		var tcp *raft.NetworkTransport
+		if opts.TLS != nil {
+			tcp, err = newTLSTransport(opts.RaftAddr, adv, opts.TLS, hlog)
+		} else {
+			tcp, err = raft.NewTCPTransportWithLogger(opts.RaftAddr, adv, 3, 10*time.Second, hlog)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("durable: raft transport on %s: %w", opts.RaftAddr, err)
 		}
@@ -321,7 +330,8 @@ func hclogLevel(l slog.Level) hclog.Level {
 
 // watchLeadership follows this node's leadership: a new leader first applies every entry of
 // earlier terms (raft.Barrier), so that what it checks writes against, and the revisions it
-// tells clients, include everything committed; until then it refuses writes.
+// tells clients, include everything committed, then lets the store take the lead
+// (state.Store.TakeLead); until then it refuses writes.
 func (n *Node) watchLeadership() {
 	defer close(n.watchDone)
 	ch := n.raft.LeaderCh()
@@ -338,6 +348,12 @@ func (n *Node) watchLeadership() {
 			start := time.Now()
 			if err := n.raft.Barrier(0).Error(); err != nil {
 				n.log.Warn("raft: elected, but could not catch up on the log", "error", err.Error())
+				continue
+			}
+			// The store gets its id from the first leader, and drops the resyncs of the
+			// previous leader's writers, before this node takes writes.
+			if err := n.store.TakeLead(); err != nil {
+				n.log.Warn("raft: elected, but could not prepare the store", "error", err.Error())
 				continue
 			}
 			if n.raft.State() == raft.Leader {

@@ -132,6 +132,10 @@ func TestRestartKeepsStateAndRevisions(t *testing.T) {
 	}
 	want := image(t, s)
 	wantRev := s.Revision("c")
+	id := s.ID()
+	if id == "" {
+		t.Fatal("a durable store has no id")
+	}
 	if err := n.Close(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +143,12 @@ func TestRestartKeepsStateAndRevisions(t *testing.T) {
 	s2, _ := open(t, dir, nil)
 	if got := image(t, s2); got != want {
 		t.Fatalf("after a restart:\n%s\nwant:\n%s", got, want)
+	}
+	if s2.ID() != id {
+		t.Fatalf("store id %q after a restart, want %q", s2.ID(), id)
+	}
+	if other, _ := open(t, t.TempDir(), nil); other.ID() == id || other.ID() == "" {
+		t.Fatalf("a new data directory has store id %q (the first one's is %q)", other.ID(), id)
 	}
 	if got := s2.Revision("c"); got != wantRev {
 		t.Fatalf("revision %d after a restart, want %d", got, wantRev)
@@ -359,6 +369,21 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatalf("write on a follower = %v, want a NotLeaderError naming %s at %s", err, peers[l].ID, peers[l].ClientAddr)
 	}
 	waitFor(t, 5*time.Second, "replication", func() bool { return stores[f].Revision("c") == stores[l].Revision("c") })
+	for i, st := range stores {
+		if st.ID() == "" || st.ID() != stores[l].ID() {
+			t.Fatalf("member %d has store id %q, the leader %q", i, st.ID(), stores[l].ID())
+		}
+	}
+	// A resync in progress when the leader crashes: its parts are on every member, and the
+	// new leader drops them.
+	r, err := stores[l].BeginResync("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(nodesBatch(100, 110).Changes); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the staged part on a follower", func() bool { return len(stores[f].StagedResyncs()) == 1 })
 
 	// Crash the leader (no leadership transfer) and time the election.
 	start := time.Now()
@@ -373,6 +398,12 @@ func TestClusterFailover(t *testing.T) {
 	}
 	if _, err := stores[nl].Apply("c", nodesBatch(10, 11)); err != nil {
 		t.Fatalf("write on the new leader: %v", err)
+	}
+	if got := stores[nl].StagedResyncs(); len(got) != 0 {
+		t.Fatalf("the new leader kept the crashed leader's resync: %+v", got)
+	}
+	if _, ok := stores[nl].Snapshot("c").Node("n100"); ok {
+		t.Fatal("a staged part of an unfinished resync shows in the cluster")
 	}
 }
 
@@ -392,3 +423,25 @@ func TestParsePeers(t *testing.T) {
 }
 
 func writeFile(path string) error { return os.WriteFile(path, []byte("x"), 0o600) }
+
+// TestStoreIDSurvivesARestartFromASnapshot: the store id restored from a snapshot (before the
+// node becomes the store's replicator) is kept, not drawn anew.
+func TestStoreIDSurvivesARestartFromASnapshot(t *testing.T) {
+	dir := t.TempDir()
+	s, n := open(t, dir, nil)
+	if _, err := s.Apply("c", nodesBatch(0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID()
+	if err := n.Close(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s2, n2 := open(t, dir, nil)
+	waitFor(t, 5*time.Second, "the restarted node to lead", n2.IsLeader)
+	if s2.ID() != id || id == "" {
+		t.Fatalf("store id %q after a restart from a snapshot, want %q", s2.ID(), id)
+	}
+}

@@ -1,8 +1,10 @@
 package framework
 
 import (
+	"encoding/binary"
+	"math"
 	"sort"
-	"strings"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
@@ -66,6 +68,12 @@ type (
 	ClassKeyFn func(task *api.TaskInfo) (key string, ok bool)
 	// HyperNodeOrderFn scores hypernodes (by name) for a job; higher is better.
 	HyperNodeOrderFn func(job *api.JobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error)
+	// WakeUpFn is asked when the cycle ends: the earliest time after the session's clock at
+	// which the plugin may decide differently although the cluster and the configuration stay
+	// as they are (a waiting time runs out, a window opens or closes, a cooldown ends, a
+	// periodic strategy is due again). ok is false when there is no such time. A time too
+	// early only costs a cycle that changes nothing; a time too late delays a decision.
+	WakeUpFn func() (at time.Time, ok bool)
 )
 
 // EvictionKind says what kind of eviction asks the UnifiedEvictableFn callbacks, so that a
@@ -149,8 +157,11 @@ type callbacks struct {
 	simulatePredicate *hook[PredicateFn]
 	simulateAlloc     *hook[QueueTaskFn]
 	hyperNodeOrder    *hook[HyperNodeOrderFn]
+	wakeUp            *hook[WakeUpFn]
 	classKey          map[string]ClassKeyFn
 	events            []*EventHandler
+	// built is set once build grouped the callbacks by tier.
+	built bool
 }
 
 func newCallbacks() callbacks {
@@ -184,6 +195,7 @@ func newCallbacks() callbacks {
 		simulatePredicate: newHook[PredicateFn](conf.FlagPredicate),
 		simulateAlloc:     newHook[QueueTaskFn](conf.FlagAllocatable),
 		hyperNodeOrder:    newHook[HyperNodeOrderFn](conf.FlagHyperNodeOrder),
+		wakeUp:            newUngatedHook[WakeUpFn](),
 		classKey:          map[string]ClassKeyFn{},
 	}
 }
@@ -218,6 +230,8 @@ func (c *callbacks) build(tiers []conf.Tier) {
 	c.simulatePredicate.build(tiers)
 	c.simulateAlloc.build(tiers)
 	c.hyperNodeOrder.build(tiers)
+	c.wakeUp.build(tiers)
+	c.built = true
 }
 
 // Registration, called by plugins in OnSessionOpen. name is the plugin's name; a callback is
@@ -335,6 +349,10 @@ func (s *Session) AddHyperNodeOrderFn(name string, fn HyperNodeOrderFn) {
 	s.cb.hyperNodeOrder.add(name, fn)
 }
 
+// AddWakeUpFn registers a time-based plugin's wake-up time (see WakeUpFn). It has no enable
+// flag: it is asked whenever its plugin is in the configuration.
+func (s *Session) AddWakeUpFn(name string, fn WakeUpFn) { s.cb.wakeUp.add(name, fn) }
+
 // AddClassKeyFn declares what the plugin's predicates and node scores depend on, so that
 // actions may reuse them across equivalent tasks (see ClassKeyFn). A plugin with predicates
 // or node scores that declares nothing turns that reuse off.
@@ -343,13 +361,59 @@ func (s *Session) AddClassKeyFn(name string, fn ClassKeyFn) { s.cb.classKey[name
 // TaskClass returns the task's equivalence class for placement: tasks of one class get the
 // same predicate and node-score answers on a node in the same state. ok is false when some
 // enabled predicate, pre-predicate or node-order plugin has not declared a class for the task,
-// or a best-node chooser is enabled.
+// or a best-node chooser is enabled. The key is the task's requests (exact, in binary) and each
+// such plugin's class key, length-prefixed; keys are interned, so that a task of a class seen
+// before costs no allocation. TaskClass is not safe for concurrent use.
 func (s *Session) TaskClass(t *api.TaskInfo) (string, bool) {
-	if !s.cb.bestNode.empty() {
+	cp := &s.class
+	if !cp.ready {
+		s.prepareClasses()
+	}
+	if !cp.ok {
 		return "", false
 	}
-	var b strings.Builder
-	b.WriteString(s.requestKey(t))
+	b := appendResourceKey(cp.buf[:0], t.Resreq)
+	b = appendResourceKey(b, t.InitResreq)
+	for _, fn := range cp.fns {
+		k, ok := fn(t)
+		if !ok {
+			cp.buf = b
+			return "", false
+		}
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+	}
+	cp.buf = b
+	if k, ok := cp.interned[string(b)]; ok {
+		return k, true
+	}
+	k := string(b)
+	cp.interned[k] = k
+	return k, true
+}
+
+// classPlan is what TaskClass needs of the session's callbacks, worked out once they are
+// built: whether classes are possible at all, and the class key functions of the distinct
+// enabled predicate, pre-predicate and node-order plugins, in order.
+type classPlan struct {
+	ready, ok bool
+	fns       []ClassKeyFn
+	buf       []byte
+	interned  map[string]string
+}
+
+// prepareClasses fills the session's class plan. Before the callbacks are built (while plugins
+// open) no task has a class.
+func (s *Session) prepareClasses() {
+	if !s.cb.built {
+		s.class = classPlan{}
+		return
+	}
+	cp := classPlan{ready: true, interned: map[string]string{}}
+	defer func() { s.class = cp }()
+	if !s.cb.bestNode.empty() {
+		return
+	}
 	seen := map[string]bool{}
 	for _, names := range [][]string{s.cb.predicate.enabled, s.cb.prePredicate.enabled, s.cb.nodeOrder.enabled, s.cb.batchNodeOrder.enabled} {
 		for _, n := range names {
@@ -359,32 +423,43 @@ func (s *Session) TaskClass(t *api.TaskInfo) (string, bool) {
 			seen[n] = true
 			fn, ok := s.cb.classKey[n]
 			if !ok {
-				return "", false
+				return
 			}
-			k, ok := fn(t)
-			if !ok {
-				return "", false
-			}
-			b.WriteString("|" + n + ":" + k)
+			cp.fns = append(cp.fns, fn)
 		}
 	}
-	return b.String(), true
+	cp.ok = true
 }
 
-// requestKey describes the task's requests; it is remembered per task spec (requests do not
-// change within a session). TaskClass is not safe for concurrent use.
-func (s *Session) requestKey(t *api.TaskInfo) string {
-	if k, ok := s.requestKeys[t.Spec]; ok && t.Spec != nil {
-		return k
+// appendResourceKey appends an exact binary description of r: cpu, memory and pod count, then
+// its scalars by name (each name length-prefixed), then a terminator.
+func appendResourceKey(b []byte, r *api.Resource) []byte {
+	if r == nil {
+		return append(b, 0)
 	}
-	k := t.Resreq.String() + "|" + t.InitResreq.String()
-	if t.Spec != nil {
-		if s.requestKeys == nil {
-			s.requestKeys = map[*api.Task]string{}
+	b = append(b, 1)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.MilliCPU))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Memory))
+	b = binary.AppendVarint(b, int64(r.MaxTaskNum))
+	b = binary.AppendUvarint(b, uint64(len(r.Scalars)))
+	switch len(r.Scalars) {
+	case 0:
+	case 1:
+		for name, v := range r.Scalars {
+			b = appendScalarKey(b, name, v)
 		}
-		s.requestKeys[t.Spec] = k
+	default:
+		for _, name := range r.ScalarNames() {
+			b = appendScalarKey(b, name, r.Scalars[name])
+		}
 	}
-	return k
+	return b
+}
+
+func appendScalarKey(b []byte, name string, v float64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 }
 
 // AddEventHandler registers allocate/deallocate event handlers.
@@ -599,6 +674,23 @@ func (s *Session) SimulatePredicate(t *api.TaskInfo, n *api.NodeInfo) error {
 // SimulateAllocatable runs the simulated allocatable checks.
 func (s *Session) SimulateAllocatable(q *api.QueueInfo, t *api.TaskInfo) bool {
 	return allTrue(s.cb.simulateAlloc, func(f QueueTaskFn) bool { return f(q, t) })
+}
+
+// WakeUp returns the earliest wake-up time the plugins name (see WakeUpFn) that is after the
+// session's clock; ok is false when none names one.
+func (s *Session) WakeUp() (time.Time, bool) {
+	var at time.Time
+	found := false
+	each(s.cb.wakeUp, func(f WakeUpFn) {
+		t, ok := f()
+		if !ok || !t.After(s.Now) {
+			return
+		}
+		if !found || t.Before(at) {
+			at, found = t, true
+		}
+	})
+	return at, found
 }
 
 // HyperNodeOrderFn sums hypernode scores.

@@ -2,7 +2,9 @@ package framework
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/conf"
@@ -192,6 +194,8 @@ type pickerPlugin struct {
 	key    string
 	keyOK  bool
 	scores bool
+	// wake, if set, is the plugin's wake-up time.
+	wake time.Time
 }
 
 func (p *pickerPlugin) Name() string { return p.name }
@@ -207,6 +211,9 @@ func (p *pickerPlugin) OnSessionOpen(s *Session) {
 		}
 		return out
 	})
+	if !p.wake.IsZero() {
+		s.AddWakeUpFn(p.name, func() (time.Time, bool) { return p.wake, true })
+	}
 	if p.scores {
 		s.AddNodeOrderFn(p.name, func(*api.TaskInfo, *api.NodeInfo) (float64, error) { return 0, nil })
 		if p.key != "" || p.keyOK {
@@ -270,5 +277,91 @@ func TestTaskClassNeedsEveryScorerToDeclare(t *testing.T) {
 	k2, _ := other.TaskClass(task)
 	if k1 == k2 {
 		t.Fatal("different plugin keys must give different classes")
+	}
+}
+
+// TestTaskClassKeys: the class is exact in the requests (any difference splits it; separate
+// but equal requests share it) and keeps the plugins' keys apart however they split.
+func TestTaskClassKeys(t *testing.T) {
+	res := func(cpu float64, gpu float64) *api.Resource {
+		return api.NewResource(map[string]float64{"cpu": cpu, "memory": 1 << 30, api.ResourceGPU: gpu, "example.com/fpga": 1})
+	}
+	task := func(r *api.Resource) *api.TaskInfo {
+		return &api.TaskInfo{UID: "ns/t", Resreq: r, InitResreq: r.Clone(), Spec: &api.Task{}}
+	}
+	s := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: "k", keyOK: true}}})
+	class := func(ti *api.TaskInfo) string {
+		k, ok := s.TaskClass(ti)
+		if !ok {
+			t.Fatal("no class")
+		}
+		return k
+	}
+	if class(task(res(2, 1))) != class(task(res(2, 1))) {
+		t.Error("equal requests of separate tasks got different classes")
+	}
+	for _, other := range []*api.Resource{res(2.001, 1), res(2, 2), api.NewResource(map[string]float64{"cpu": 2, "memory": 1 << 30, api.ResourceGPU: 1})} {
+		if class(task(res(2, 1))) == class(task(other)) {
+			t.Errorf("requests %v and %v share a class", res(2, 1), other)
+		}
+	}
+	odd := task(res(2, 1))
+	odd.InitResreq = res(3, 1)
+	if class(odd) == class(task(res(2, 1))) {
+		t.Error("a different InitResreq kept the class")
+	}
+	split := func(ka, kb string) string {
+		s := openWith(t, [][]*pickerPlugin{{{name: "a", scores: true, key: ka, keyOK: true}, {name: "b", scores: true, key: kb, keyOK: true}}})
+		k, _ := s.TaskClass(task(res(1, 0)))
+		return k
+	}
+	if split("ab", "c") == split("a", "bc") {
+		t.Error("plugin keys ab|c and a|bc gave the same class")
+	}
+}
+
+// TestWakeUp: the session wakes at the earliest time a plugin of any tier names after its
+// clock; times not after the clock are ignored; without any there is no wake-up.
+func TestWakeUp(t *testing.T) {
+	at := func(m int) time.Time { return time.Time{}.Add(time.Duration(m) * time.Minute) }
+	for _, tc := range []struct {
+		name  string
+		wakes [][]int // per tier, per plugin, minutes (0: the plugin names none)
+		want  int     // 0: none
+	}{
+		{"none", [][]int{{0}, {0}}, 0},
+		{"earliest across tiers", [][]int{{30, 0}, {20, 40}}, 20},
+		{"the clock itself is not after it", [][]int{{10, 25}}, 25},
+		{"only past times", [][]int{{5, 10}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tiers [][]*pickerPlugin
+			for i, tier := range tc.wakes {
+				var ps []*pickerPlugin
+				for j, m := range tier {
+					p := &pickerPlugin{name: fmt.Sprintf("p%d%d", i, j)}
+					if m != 0 {
+						p.wake = at(m)
+					}
+					ps = append(ps, p)
+				}
+				tiers = append(tiers, ps)
+			}
+			s := openWith(t, tiers)
+			s.Now = at(10)
+			got, ok := s.WakeUp()
+			if tc.want == 0 {
+				if ok {
+					t.Errorf("wake-up %v, want none", got)
+				}
+				return
+			}
+			if !ok || !got.Equal(at(tc.want)) {
+				t.Errorf("wake-up %v %v, want %v", got, ok, at(tc.want))
+			}
+			if r := s.Close(); !r.WakeAt.Equal(at(tc.want)) {
+				t.Errorf("Result.WakeAt %v, want %v", r.WakeAt, at(tc.want))
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
 )
@@ -41,6 +42,10 @@ type Result struct {
 	Jobs      []JobOutcome
 	Queues    []QueueOutcome
 	Timings   []ActionTiming
+	// WakeAt is the earliest time after the cycle's clock at which a time-based plugin may
+	// decide differently on the same cluster and configuration (Session.WakeUp); zero when no
+	// plugin names one. Continuous mode runs its next cycle then, unless a change comes first.
+	WakeAt time.Time
 }
 
 // Close ends the session: plugins close, and the decisions, job outcomes and queue figures
@@ -51,9 +56,15 @@ func (s *Session) Close() *Result {
 		p.OnSessionClose(s)
 	}
 	r := &Result{Timings: s.timings}
+	if at, ok := s.WakeUp(); ok {
+		r.WakeAt = at
+	}
 	r.Decisions = append(r.Decisions, s.committed...)
 	jobs := s.SortedJobs()
 	for _, j := range jobs {
+		if len(j.TaskStatusIndex[api.Pipelined]) == 0 && len(j.TaskStatusIndex[api.Allocated]) == 0 {
+			continue // no pipelined or allocated task: no decision to find
+		}
 		for _, t := range j.SortedTasks() {
 			if t.Status == api.Pipelined || (t.Status == api.Allocated && !s.undispatched[t.UID]) {
 				r.Decisions = append(r.Decisions, Decision{Kind: DecisionPipeline, Task: t.UID, Job: j.UID, Node: t.NodeName})
@@ -71,6 +82,15 @@ func (s *Session) Close() *Result {
 		r.Queues = append(r.Queues, QueueOutcome{Queue: q.Name, QueueFigures: f})
 	}
 	return r
+}
+
+// Abandon ends a session whose result is not wanted (its cycle failed or was interrupted):
+// plugins close, and nothing is gathered.
+func (s *Session) Abandon() {
+	s.release()
+	for _, p := range s.plugins {
+		p.OnSessionClose(s)
+	}
 }
 
 func (s *Session) queueAllocated(queue string) *api.Resource {
@@ -116,6 +136,9 @@ func (s *Session) outcome(j *api.JobInfo) JobOutcome {
 // hasUndispatched reports whether a statement left some of the job's tasks allocated without
 // a decision.
 func (s *Session) hasUndispatched(j *api.JobInfo) bool {
+	if len(s.undispatched) == 0 {
+		return false
+	}
 	for _, t := range j.TasksIn(api.Allocated) {
 		if s.undispatched[t.UID] {
 			return true

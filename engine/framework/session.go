@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -128,8 +129,13 @@ type Session struct {
 	queueFigures map[string]QueueFigures
 	timings      []ActionTiming
 	observer     Observer
-	requestKeys  map[*api.Task]string
-	memory       *Memory
+	// class is TaskClass's plan, worked out at its first call.
+	class classPlan
+	// sortedJobs is SortedJobs's order, worked out at its first call.
+	sortedJobs []*api.JobInfo
+	// shared holds Shared's values by key.
+	shared map[string]any
+	memory *Memory
 	// nodeIndex maps a node name to its position in NodeList; nodeChanges logs, in order, the
 	// position of every node a statement changed.
 	nodeIndex   map[string]int32
@@ -211,6 +217,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 	s.nodeIndex = make(map[string]int32, len(s.NodeList))
 	for i, n := range s.NodeList {
 		s.nodeIndex[n.Name] = int32(i)
+		n.SetPosition(int32(i))
 	}
 	for _, q := range snap.Queues {
 		s.Queues[q.Name] = api.NewQueueInfo(q)
@@ -224,15 +231,22 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		s.Jobs[ji.UID] = ji
 		s.initialPhase[ji.UID] = ji.Phase
 	}
+	var key []byte
 	for i, t := range snap.Tasks {
 		if i%openCheckpointEvery == 0 {
 			s.pacer.checkpoint()
 		}
-		ji, ok := s.Jobs[t.JobKey()]
+		if i&4095 == 4095 {
+			if err := s.Err(); err != nil {
+				return nil, err // a large cluster's open stops soon after an interruption too
+			}
+		}
+		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
+		ji, ok := s.Jobs[string(key)]
 		if !ok {
 			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
 		}
-		ti := api.NewTaskInfo(t, s.resolvePriority(t.PriorityClass, t.Priority, t.HasPriority, ji.Priority))
+		ti := api.NewTaskInfoOf(t, s.resolvePriority(t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
 		ji.AddTaskInfo(ti)
 		if ti.NodeName == "" || !api.OccupiesNode(ti.Status) {
 			ti.NodeName = ""
@@ -350,14 +364,17 @@ func (s *Session) Err() error {
 	return s.ctx.Err()
 }
 
-// SortedJobs returns the session's jobs sorted by UID.
+// SortedJobs returns the session's jobs sorted by UID, in a slice of the caller's. (The jobs of
+// a session never change, so the order is worked out once.)
 func (s *Session) SortedJobs() []*api.JobInfo {
-	out := make([]*api.JobInfo, 0, len(s.Jobs))
-	for _, j := range s.Jobs {
-		out = append(out, j)
+	if s.sortedJobs == nil || len(s.sortedJobs) != len(s.Jobs) {
+		s.sortedJobs = make([]*api.JobInfo, 0, len(s.Jobs))
+		for _, j := range s.Jobs {
+			s.sortedJobs = append(s.sortedJobs, j)
+		}
+		sort.Slice(s.sortedJobs, func(i, j int) bool { return s.sortedJobs[i].UID < s.sortedJobs[j].UID })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
-	return out
+	return slices.Clone(s.sortedJobs)
 }
 
 // SortedQueues returns the session's queues sorted by name.
@@ -383,9 +400,32 @@ func (s *Session) HierarchyEnabled(plugin string) bool {
 	return false
 }
 
+// Shared returns the session's value for key, built by build at the first call: what several
+// plugins derive alike from the session (a view of task placement, say) is built once per
+// cycle. Keys are the building package's path and a name. Not safe for concurrent use.
+func (s *Session) Shared(key string, build func() any) any {
+	if v, ok := s.shared[key]; ok {
+		return v
+	}
+	v := build()
+	if s.shared == nil {
+		s.shared = map[string]any{}
+	}
+	s.shared[key] = v
+	return v
+}
+
+// owns reports whether n is the session's own view of its node (not a copy).
+func (s *Session) owns(n *api.NodeInfo) bool {
+	i := n.Position()
+	return i >= 0 && int(i) < len(s.NodeList) && s.NodeList[i] == n
+}
+
 // noteNodeChange logs that a statement changed the node.
 func (s *Session) noteNodeChange(n *api.NodeInfo) {
-	if i, ok := s.nodeIndex[n.Name]; ok {
+	if s.owns(n) {
+		s.nodeChanges = append(s.nodeChanges, n.Position())
+	} else if i, ok := s.nodeIndex[n.Name]; ok {
 		s.nodeChanges = append(s.nodeChanges, i)
 	}
 }

@@ -31,6 +31,10 @@ type operation struct {
 	node       string
 	prevStatus api.TaskStatus
 	reason     EvictReason
+	// job and nodeInfo are the session's views of the task's job and of node, found when the
+	// operation was made.
+	job      *api.JobInfo
+	nodeInfo *api.NodeInfo
 }
 
 // Statement records tentative evictions, pipelines and allocations. Each operation changes
@@ -55,6 +59,19 @@ func (st *Statement) job(t *api.TaskInfo) (*api.JobInfo, error) {
 	return j, nil
 }
 
+// views returns the operation's job and node as the session has them: those found when it was
+// made, which are the session's (its maps never change), else looked up.
+func (op *operation) views(ssn *Session) (*api.JobInfo, *api.NodeInfo) {
+	j, n := op.job, op.nodeInfo
+	if j == nil {
+		j = ssn.Jobs[op.task.Job]
+	}
+	if n == nil {
+		n = ssn.Nodes[op.node]
+	}
+	return j, n
+}
+
 // Evict marks a running task as releasing on its node, for the given reason.
 func (st *Statement) Evict(victim *api.TaskInfo, reason EvictReason) error {
 	j, err := st.job(victim)
@@ -70,7 +87,7 @@ func (st *Statement) Evict(victim *api.TaskInfo, reason EvictReason) error {
 	node.UpdateTask(victim)
 	st.ssn.noteNodeChange(node)
 	st.ssn.fireDeallocate(victim)
-	st.ops = append(st.ops, operation{kind: opEvict, task: victim, node: node.Name, prevStatus: prev, reason: reason})
+	st.ops = append(st.ops, operation{kind: opEvict, task: victim, node: node.Name, prevStatus: prev, reason: reason, job: j, nodeInfo: node})
 	return nil
 }
 
@@ -94,7 +111,7 @@ func (st *Statement) Pipeline(task *api.TaskInfo, nodeName string) error {
 	}
 	st.ssn.noteNodeChange(node)
 	st.ssn.fireAllocate(task)
-	st.ops = append(st.ops, operation{kind: opPipeline, task: task, node: nodeName, prevStatus: prev})
+	st.ops = append(st.ops, operation{kind: opPipeline, task: task, node: nodeName, prevStatus: prev, job: j, nodeInfo: node})
 	return nil
 }
 
@@ -114,7 +131,11 @@ func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
 	}
 	st.ssn.noteNodeChange(node)
 	st.ssn.fireAllocate(task)
-	st.ops = append(st.ops, operation{kind: opAllocate, task: task, node: node.Name, prevStatus: prev})
+	op := operation{kind: opAllocate, task: task, node: node.Name, prevStatus: prev, job: j}
+	if st.ssn.owns(node) {
+		op.nodeInfo = node
+	}
+	st.ops = append(st.ops, op)
 	return nil
 }
 
@@ -185,8 +206,7 @@ func (st *Statement) LeaveUndispatched() {
 func (st *Statement) Discard() {
 	for i := len(st.ops) - 1; i >= 0; i-- {
 		op := st.ops[i]
-		j := st.ssn.Jobs[op.task.Job]
-		node := st.ssn.Nodes[op.node]
+		j, node := op.views(st.ssn)
 		switch op.kind {
 		case opEvict:
 			j.UpdateTaskStatus(op.task, op.prevStatus)
@@ -219,10 +239,10 @@ func (st *Statement) Commit() {
 				Action: op.reason.Action, ForTask: op.reason.ForTask, Reason: op.reason.Rule,
 			})
 		case opAllocate:
-			j := st.ssn.Jobs[op.task.Job]
+			j, node := op.views(st.ssn)
 			j.UpdateTaskStatus(op.task, api.Binding)
-			st.ssn.Nodes[op.node].UpdateTask(op.task)
-			st.ssn.noteNodeChange(st.ssn.Nodes[op.node])
+			node.UpdateTask(op.task)
+			st.ssn.noteNodeChange(node)
 			st.ssn.committed = append(st.ssn.committed, Decision{
 				Kind: DecisionBind, Task: op.task.UID, Job: op.task.Job, Node: op.node,
 				DeviceIDs: append([]string(nil), op.task.DeviceIDs...),

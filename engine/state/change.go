@@ -122,6 +122,10 @@ type Batch struct {
 	// time of a task first seen Running (see merge.go). The writer sets it (the leader's
 	// clock, in a replicated store), so that every replica fills in the same time.
 	Now time.Time
+	// Limits bound what the batch may make of the cluster; zero fields bound nothing. They
+	// travel with the batch (in a replicated log too), so that every replica applies the
+	// limits the leader had when it took the batch.
+	Limits Limits
 	// whole is set on batches of a replicated log written before upserts kept server-owned
 	// fields: their upserts replace objects whole (see opHeader.Merges).
 	whole bool

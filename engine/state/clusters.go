@@ -11,7 +11,8 @@ import (
 // A cluster exists from the first row stored for it until DeleteCluster: its revision row
 // (written by the first accepted batch), its scheduler configuration, or its plan counter
 // (written with its first plan). DeleteCluster removes every row of the cluster, in every
-// table, in one transaction; the cluster then reads as one never written (revision 0).
+// table (the stages of its resyncs in progress too), in one transaction; the cluster then
+// reads as one never written (revision 0).
 
 // ClusterInfo sums up what the store holds for one cluster.
 type ClusterInfo struct {
@@ -43,6 +44,37 @@ func (e *ClusterNotFoundError) Is(target error) bool { return target == ErrClust
 
 // Info sums up the view's cluster; false when the cluster does not exist.
 func (v *View) Info() (*ClusterInfo, bool) { return clusterInfo(v.txn, v.cluster) }
+
+// Exists reports whether the view's cluster exists: whether anything is stored for it. It
+// costs a few lookups, unlike Info, which counts every row.
+func (v *View) Exists() bool { return clusterExists(v.txn, v.cluster) }
+
+// clusterExists reports whether txn holds any row of a cluster: its revision row, or (for a
+// state written before a cluster needed a batch to exist) its configuration, plan counter or
+// a plan.
+func clusterExists(txn *memdb.Txn, cluster string) bool {
+	for _, q := range [...]struct {
+		table string
+		args  []any
+	}{
+		{tableClusters, []any{cluster}},
+		{tableConfigs, []any{cluster, configKey}},
+		{tablePlanCounters, []any{cluster, counterKey}},
+	} {
+		o, err := txn.First(q.table, indexID, q.args...)
+		if err != nil {
+			panic(fmt.Sprintf("state: reading %s of cluster %q: %v", q.table, cluster, err))
+		}
+		if o != nil {
+			return true
+		}
+	}
+	o, err := txn.First(tablePlans, indexID+"_prefix", cluster)
+	if err != nil {
+		panic(fmt.Sprintf("state: reading the plans of cluster %q: %v", cluster, err))
+	}
+	return o != nil
+}
 
 // clusterInfo reads what txn holds for a cluster; false when it holds nothing.
 func clusterInfo(txn *memdb.Txn, cluster string) (*ClusterInfo, bool) {
@@ -116,7 +148,8 @@ func (s *Store) ClusterNames() []string {
 }
 
 // DeleteCluster deletes every row of a cluster in one transaction: its objects, plans,
-// plan counter, configuration and revision row. It returns the cluster as it was, or a
+// plan counter, configuration, revision row and the stages of its resyncs in progress (whose
+// next step then fails with ErrResyncLost). It returns the cluster as it was, or a
 // *ClusterNotFoundError when the store holds nothing for it. With a Replicator the delete goes
 // through the log (a cluster that does not exist never reaches it).
 func (s *Store) DeleteCluster(cluster string) (*ClusterInfo, error) {
@@ -144,6 +177,7 @@ func (s *Store) DeleteCluster(cluster string) (*ClusterInfo, error) {
 var deletedTables = [...]string{
 	tableNodes, tableQueues, tableJobs, tableTasks, tablePriorityClasses, tableQuotas,
 	tableDisruptionBudget, tableHyperNodes, tablePlans, tableConfigs, tablePlanCounters,
+	tableResyncs,
 }
 
 func (s *Store) deleteCluster(cluster string) (*ClusterInfo, error) {

@@ -41,21 +41,38 @@
 //
 // A cluster exists from the first row stored for it (a batch's revision row, a scheduler
 // configuration, a plan) until Store.DeleteCluster removes every row of it in one transaction,
-// revision row included: it then reads as a cluster never written. View.Info sums a cluster
-// up; Store.ClusterNames lists those that exist.
+// revision row and any staged resync included: it then reads as a cluster never written.
+// View.Info sums a cluster up; Store.ClusterNames lists those that exist.
 //
 // # Plan commits
 //
 // Store.CommitPlan writes a plan's binds, evictions and job phases in one transaction,
 // refusing by name the decisions that conflict with changes since the plan's revision.
 //
+// # Resyncs
+//
+// A resync replaces a whole cluster, like a ReplaceAll batch, but in parts, for a cluster too
+// large for one message or one log entry. Store.BeginResync opens one; Resync.Add stages a
+// part (checking what each change alone can be checked for), Resync.Commit swaps the cluster
+// in one write transaction with the referential checks across all the parts, Resync.Abort
+// drops the stage. Staged parts live in the resyncs table, which is not cluster state: the
+// cluster's objects and revision stay as they were until the commit. See resync.go for why
+// the stage is in the store.
+//
+// # Store id
+//
+// Store.ID identifies the store, so that a client holding a revision can tell whether it is
+// this store's: a random id drawn when a store starts from nothing; with a Replicator it is
+// part of the replicated state, written once by the first leader (Store.TakeLead).
+//
 // # Replication
 //
 // With a Replicator (engine/durable: a raft log), the store is the log's state machine:
 // Apply checks a batch in a transaction it throws away and hands it to the Replicator as an
 // Op; CommitPlan hands over its PlanCommit, SetConfig its ConfigOp (whose etag check runs
-// when it applies) and DeleteCluster the delete; every replica applies the ops in log order with
-// ApplyOp, deterministically. MarshalOp encodes ops for the log; Dump and Restore write and
+// when it applies) and DeleteCluster the delete; each step of a resync is an op of its own (a
+// part, the commit, an abort); every replica applies the ops in log order with ApplyOp,
+// deterministically. MarshalOp encodes ops for the log; Dump and Restore write and
 // read snapshots of the whole store, revisions included.
 //
 // # Reads

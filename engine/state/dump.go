@@ -17,10 +17,11 @@ import (
 // free (a memdb read transaction); WriteTo encodes it, and Store.Restore reads it back.
 type Dump struct {
 	txn *memdb.Txn
+	id  string
 }
 
 // Dump returns an image of the store as it is now; later writes do not show in it.
-func (s *Store) Dump() *Dump { return &Dump{txn: s.load().Txn(false)} }
+func (s *Store) Dump() *Dump { return &Dump{txn: s.load().Txn(false), id: s.ID()} }
 
 // dumpFormat is the version of the dump encoding.
 const dumpFormat = 1
@@ -29,6 +30,8 @@ const dumpFormat = 1
 type dumpHeader struct {
 	Format   int
 	Clusters []dumpCluster
+	// StoreID is the store's id (Store.ID); dumps written before stores had one have "".
+	StoreID string
 }
 
 type dumpCluster struct {
@@ -37,8 +40,9 @@ type dumpCluster struct {
 }
 
 // dumpRecord is one row of a dump: an object (Change has exactly one upsert field set), a
-// plan, a scheduler configuration or a plan counter. The last record has End set. Dumps
-// written before plans and configurations were stored decode alike (gob skips absent fields).
+// plan, a scheduler configuration, a plan counter or a resync's stage. The last record has
+// End set. Dumps written before plans and configurations were stored decode alike (gob skips
+// absent fields).
 type dumpRecord struct {
 	Cluster  string
 	Revision uint64
@@ -46,17 +50,18 @@ type dumpRecord struct {
 	Plan     *Plan
 	Config   *SchedulerConfig
 	Counter  *planCounter
+	Resync   *resyncStage
 	End      bool
 }
 
 // metaTables are the tables of rows that are not cluster objects, dumped after the objects.
-var metaTables = [...]string{tablePlans, tableConfigs, tablePlanCounters}
+var metaTables = [...]string{tablePlans, tableConfigs, tablePlanCounters, tableResyncs}
 
 // WriteTo encodes the image (encoding/gob, one stream) to w.
 func (d *Dump) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: bufio.NewWriterSize(w, 1<<16)}
 	enc := gob.NewEncoder(cw)
-	h := dumpHeader{Format: dumpFormat}
+	h := dumpHeader{Format: dumpFormat, StoreID: d.id}
 	it, err := d.txn.Get(tableClusters, indexID)
 	if err != nil {
 		return cw.n, fmt.Errorf("state: dumping clusters: %w", err)
@@ -126,6 +131,8 @@ func recordOf(o any) dumpRecord {
 		return dumpRecord{Cluster: r.cluster, Revision: r.rev, Config: r.obj}
 	case *row[planCounter]:
 		return dumpRecord{Cluster: r.cluster, Revision: r.rev, Counter: r.obj}
+	case *row[resyncStage]:
+		return dumpRecord{Cluster: r.cluster, Revision: r.rev, Resync: r.obj}
 	default:
 		panic(fmt.Sprintf("state: dumping an unexpected row %T", o))
 	}
@@ -168,11 +175,13 @@ func recordRow(rec *dumpRecord) (string, keyed, error) {
 		return tableConfigs, newRow(rec.Cluster, configKey, rec.Config, "", ""), nil
 	case rec.Counter != nil:
 		return tablePlanCounters, newRow(rec.Cluster, counterKey, rec.Counter, "", ""), nil
+	case rec.Resync != nil:
+		return tableResyncs, stageRow(rec.Cluster, rec.Resync), nil
 	}
 	return rowOf(rec.Cluster, &rec.Change)
 }
 
-// Restore replaces the whole store with a dump that WriteTo wrote. On error the store is
+// Restore replaces the whole store, its id included, with a dump that WriteTo wrote. On error the store is
 // unchanged. Snapshots taken before keep reading the old state. It must not run
 // concurrently with writes (a replicated log restores on its state machine's goroutine,
 // which is the only writer).
@@ -188,11 +197,8 @@ func (s *Store) Restore(r io.Reader) error {
 	if h.Format != dumpFormat {
 		return fmt.Errorf("state: restoring: unknown dump format %d", h.Format)
 	}
-	for _, c := range h.Clusters {
-		if err := txn.Insert(tableClusters, newClusterRow(c.Name, c.Revision)); err != nil {
-			return fmt.Errorf("state: restoring cluster %q: %w", c.Name, err)
-		}
-	}
+	// Object counts are not in the dump: they are counted as the objects come back.
+	objects := map[string]int{}
 	for n := 0; ; n++ {
 		var rec dumpRecord
 		if err := dec.Decode(&rec); err != nil {
@@ -209,9 +215,18 @@ func (s *Store) Restore(r io.Reader) error {
 		if err := txn.Insert(table, row); err != nil {
 			return fmt.Errorf("state: restoring: record %d: %w", n, err)
 		}
+		if rec.Plan == nil && rec.Config == nil && rec.Counter == nil && rec.Resync == nil {
+			objects[rec.Cluster]++
+		}
+	}
+	for _, c := range h.Clusters {
+		if err := txn.Insert(tableClusters, newClusterRow(c.Name, c.Revision, objects[c.Name])); err != nil {
+			return fmt.Errorf("state: restoring cluster %q: %w", c.Name, err)
+		}
 	}
 	txn.Commit()
 	s.db.Store(db)
+	s.setID(h.StoreID)
 	return nil
 }
 

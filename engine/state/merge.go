@@ -31,20 +31,25 @@ import (
 // budgets and hypernodes have no server-owned fields (only their modify revision, which the
 // row records).
 
-// stored returns the object of table with key before the current change (see above), or nil.
-func stored[T any](w *writer, table, key string) (*T, error) {
+// stored returns the object of table with key before the current change (see above), or nil,
+// and the row the transaction holds under key when that is known: the same row, unless a
+// ReplaceAll batch reads the state from before it (then current is false and the caller
+// looks the transaction up itself).
+func stored[T any](w *writer, table, key string) (obj *T, before keyed, current bool, err error) {
 	txn := w.txn
 	if w.prior != nil {
 		txn = w.prior
 	}
 	o, err := txn.First(table, indexID, w.cluster, key)
 	if err != nil {
-		return nil, fmt.Errorf("state: reading %s %q: %w", table, key, err)
+		return nil, nil, false, fmt.Errorf("state: reading %s %q: %w", table, key, err)
 	}
+	current = w.prior == nil
 	if o == nil {
-		return nil, nil
+		return nil, nil, current, nil
 	}
-	return o.(*row[T]).obj, nil
+	r := o.(*row[T])
+	return r.obj, r, current, nil
 }
 
 // mergeJob returns j with its unset server-owned fields taken from old (nil for a new job),

@@ -198,6 +198,10 @@ type PlanOp struct {
 	ID        string
 	Now       time.Time
 	Retention PlanRetention
+	// RequireCluster makes the op fail with a *ClusterNotFoundError, and store nothing, when
+	// the cluster does not exist (no batch created it, or it was deleted) when it applies.
+	// Ops logged before it existed decode without it and apply as they did.
+	RequireCluster bool
 }
 
 // PlanResult is what a PlanOp did.
@@ -283,6 +287,9 @@ type ConfigOp struct {
 	IfEtag string
 	// DefaultEtag is the etag of the leader's default configuration when the op was made.
 	DefaultEtag string
+	// RequireCluster makes the op fail with a *ClusterNotFoundError, and store nothing, when
+	// the cluster does not exist when it applies (see PlanOp.RequireCluster).
+	RequireCluster bool
 }
 
 // ErrConfigEtagMismatch is matched (errors.Is) by every *ConfigEtagError.
@@ -417,6 +424,9 @@ func (s *Store) precheckPlan(cluster string, op *PlanOp) (*PlanResult, error) {
 		return nil, err
 	}
 	v := s.Snapshot(cluster)
+	if op.RequireCluster && !v.Exists() {
+		return nil, &ClusterNotFoundError{Cluster: cluster}
+	}
 	switch op.Action {
 	case PlanPropose, PlanAutoCommit:
 		if _, ok := v.Plan(op.Plan.ID); ok {
@@ -472,7 +482,11 @@ func (s *Store) SetConfig(cluster string, op *ConfigOp) (*SchedulerConfig, error
 	if err := checkCluster(cluster); err != nil {
 		return nil, err
 	}
-	cur, _ := s.Snapshot(cluster).Config()
+	snap := s.Snapshot(cluster)
+	if op.RequireCluster && !snap.Exists() {
+		return nil, &ClusterNotFoundError{Cluster: cluster}
+	}
+	cur, _ := snap.Config()
 	if err := op.checkEtag(cluster, cur); err != nil {
 		return nil, err
 	}
@@ -489,6 +503,9 @@ func (s *Store) SetConfig(cluster string, op *ConfigOp) (*SchedulerConfig, error
 func (s *Store) setConfig(cluster string, op *ConfigOp) (*SchedulerConfig, error) {
 	var out *SchedulerConfig
 	_, err := s.metaWrite(cluster, func(tx *Txn) error {
+		if op.RequireCluster && !tx.Exists() {
+			return &ClusterNotFoundError{Cluster: cluster}
+		}
 		cur, _ := tx.Config()
 		if err := op.checkEtag(cluster, cur); err != nil {
 			return err
@@ -511,8 +528,8 @@ func (s *Store) metaWrite(cluster string, fn func(tx *Txn) error) (uint64, error
 	}
 	txn := s.load().Txn(true)
 	defer txn.Abort()
-	rev := revision(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, tracking: true}
+	rev, objects := clusterCounts(txn, cluster)
+	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: true}
 	tx := &Txn{View: View{txn: txn, cluster: cluster, rev: rev}, w: w}
 	err := fn(tx)
 	tx.w = nil
@@ -524,7 +541,7 @@ func (s *Store) metaWrite(cluster string, fn func(tx *Txn) error) (uint64, error
 	}
 	if tx.changed {
 		rev++
-		if err := txn.Insert(tableClusters, newClusterRow(cluster, rev)); err != nil {
+		if err := txn.Insert(tableClusters, newClusterRow(cluster, rev, objects+w.objects)); err != nil {
 			return rev - 1, fmt.Errorf("state: advancing the revision of cluster %q: %w", cluster, err)
 		}
 	}
@@ -566,6 +583,9 @@ func (tx *Txn) dropPlan(p *Plan) error {
 func (s *Store) applyPlan(cluster string, op *PlanOp) (*PlanResult, error) {
 	res := &PlanResult{}
 	_, err := s.metaWrite(cluster, func(tx *Txn) error {
+		if op.RequireCluster && !tx.Exists() {
+			return &ClusterNotFoundError{Cluster: cluster}
+		}
 		var err error
 		switch op.Action {
 		case PlanPropose:

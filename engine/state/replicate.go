@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -62,22 +61,28 @@ func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
 // Op is one entry of the replicated log, for one cluster: a delta batch, a plan commit (the
 // decisions themselves, as the first version wrote them), a step of a stored plan's life, a
-// scheduler configuration, or the deletion of the cluster. Exactly one of Batch, Commit,
-// Plan, Config and DeleteCluster is set.
+// scheduler configuration, the deletion of the cluster, or a step of a resync; or, for the
+// store as a whole (Cluster empty), its id. Exactly one of Batch, Commit, Plan, Config,
+// DeleteCluster, Resync and StoreID is set.
 type Op struct {
 	Cluster string
 	Batch   *Batch
 	Commit  *PlanCommit
 	Plan    *PlanOp
 	Config  *ConfigOp
-	// DeleteCluster deletes everything of the cluster (Store.DeleteCluster).
+	// DeleteCluster deletes everything of the cluster (Store.DeleteCluster), staged resyncs
+	// included.
 	DeleteCluster bool
+	Resync        *ResyncOp
+	// StoreID gives the store its id, if it has none yet (the first leader writes it).
+	StoreID string
 }
 
 // parts counts the op's set fields.
 func (op *Op) parts() int {
 	n := 0
-	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil, op.DeleteCluster} {
+	for _, set := range [...]bool{op.Batch != nil, op.Commit != nil, op.Plan != nil, op.Config != nil,
+		op.DeleteCluster, op.Resync != nil, op.StoreID != ""} {
 		if set {
 			n++
 		}
@@ -103,8 +108,40 @@ type OpResult struct {
 }
 
 // SetReplicator makes the store the state machine of r's log: from then on Apply and
-// CommitPlan go through r, and Update fails. Call it once, before the store is written.
-func (s *Store) SetReplicator(r Replicator) { s.repl = r }
+// CommitPlan go through r, and Update fails. Call it once, before the store is written. The
+// store's id is then the log's: the one a snapshot restored before the call gave, or "" until
+// the log gives it one (the id New drew is dropped).
+func (s *Store) SetReplicator(r Replicator) {
+	s.repl = r
+	if s.id.Load().local {
+		s.setID("")
+	}
+}
+
+// TakeLead prepares a new leader's store for writes, once the leader applied every entry of
+// earlier terms: it gives the store an id if the log has none yet (a new data directory), and
+// aborts the resyncs in progress that no writer of this node holds (a previous leader's). It
+// goes through the Replicator without asking CheckLeader, which a leader refuses until this
+// is done.
+func (s *Store) TakeLead() error {
+	if s.repl == nil {
+		return nil
+	}
+	if s.ID() == "" {
+		if _, err := s.repl.Replicate(&Op{StoreID: newStoreID()}); err != nil {
+			return err
+		}
+	}
+	for _, st := range s.StagedResyncs() {
+		if s.live.has(st.Cluster, st.ID) {
+			continue
+		}
+		if _, err := s.repl.Replicate(&Op{Cluster: st.Cluster, Resync: &ResyncOp{ID: st.ID, Part: -1, Abort: true}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Replicated reports whether the store has a Replicator.
 func (s *Store) Replicated() bool { return s.repl != nil }
@@ -123,9 +160,19 @@ func (s *Store) CheckWritable() error {
 // every node. It bypasses the Replicator.
 func (s *Store) ApplyOp(op *Op) *OpResult {
 	if op.parts() != 1 {
-		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op, a config op or a cluster delete")}
+		return &OpResult{Revision: s.Revision(op.Cluster), Err: errors.New("state: an op must hold exactly one of a batch, a commit, a plan op, a config op, a cluster delete, a resync op or a store id")}
 	}
 	switch {
+	case op.StoreID != "":
+		if s.ID() == "" {
+			s.setID(op.StoreID)
+		}
+		return &OpResult{}
+	case op.Resync != nil:
+		if err := checkCluster(op.Cluster); err != nil {
+			return &OpResult{Err: err}
+		}
+		return s.applyResync(op.Cluster, op.Resync)
 	case op.Batch != nil:
 		rev, err := s.apply(op.Cluster, *op.Batch, true)
 		return &OpResult{Revision: rev, Err: err}
@@ -186,8 +233,7 @@ func (s *Store) replicateCommit(cluster string, pc *PlanCommit) (*CommitOutcome,
 }
 
 // replicate hands an op whose checks run when it applies (a commit, a plan op, a config, a
-// cluster delete) to
-// the Replicator, under the cluster's lock.
+// cluster delete, a resync step) to the Replicator, under the cluster's lock.
 func (s *Store) replicate(cluster string, op *Op) (*OpResult, error) {
 	if err := checkCluster(cluster); err != nil {
 		return nil, err
@@ -201,26 +247,17 @@ func (s *Store) replicate(cluster string, op *Op) (*OpResult, error) {
 }
 
 // lockCluster locks a cluster's replicated writes and returns the unlock function.
-func (s *Store) lockCluster(cluster string) func() {
-	s.mu.Lock()
-	l, ok := s.locks[cluster]
-	if !ok {
-		l = &sync.Mutex{}
-		s.locks[cluster] = l
-	}
-	s.mu.Unlock()
-	l.Lock()
-	return l.Unlock
-}
+func (s *Store) lockCluster(cluster string) func() { return s.locks.Lock(cluster) }
 
 // opFormat is the first byte of an encoded op: the version of its encoding.
 const opFormat byte = 1
 
 // opHeader opens an encoded op. A batch's changes follow it, one gob value each (the object,
 // or the Ref of a delete), in order; Kinds says what each is. A commit's PlanCommit follows
-// it instead; a plan op or a config op likewise, and a cluster delete nothing. Encoding the objects one by one, rather than the Op whole, sends gob type
-// descriptions only for the kinds of objects the op holds (they cost more than small
-// objects).
+// it instead; a plan op or a config op likewise, and a cluster delete or a store id nothing;
+// a resync op's changes follow as a batch's do. Encoding the objects one by one, rather than
+// the Op whole, sends gob type descriptions only for the kinds of objects the op holds (they
+// cost more than small objects).
 type opHeader struct {
 	Cluster    string
 	Commit     bool
@@ -229,12 +266,23 @@ type opHeader struct {
 	Delete     bool
 	ReplaceAll bool
 	Kinds      []Kind
-	// Now is the batch's Now. Merges is true in every batch encoded since upserts keep
-	// server-owned fields (merge.go); a batch logged before decodes with false and replaces
-	// objects whole, as it did when first applied, so that a log replays to the state it
-	// gave then on every replica, whatever snapshot a replica starts from.
+	// A resync op: its fields but Changes, which follow as a batch's do (its Now is Now).
+	Resync       bool
+	ResyncID     uint64
+	ResyncPart   int
+	ResyncCommit bool
+	ResyncAbort  bool
+	StoreID      string
+	// Now is the batch's (or the resync op's) Now. Merges is true in every batch encoded
+	// since upserts keep server-owned fields (merge.go); a batch logged before decodes with
+	// false and replaces objects whole, as it did when first applied, so that a log replays
+	// to the state it gave then on every replica, whatever snapshot a replica starts from.
+	// Resync ops were never logged without merges: they always merge.
 	Now    time.Time
 	Merges bool
+	// Limits are the batch's (Batch.Limits) or the resync commit's (ResyncOp.Limits); ops
+	// logged before limits existed decode with none.
+	Limits Limits
 }
 
 // MarshalOp encodes an op for the log: a format byte, then encoding/gob. Objects travel
@@ -244,12 +292,23 @@ func MarshalOp(op *Op) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(opFormat)
 	enc := gob.NewEncoder(&buf)
-	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil, Delete: op.DeleteCluster}
-	if op.Batch != nil {
-		h.ReplaceAll, h.Now, h.Merges = op.Batch.ReplaceAll, op.Batch.Now, !op.Batch.whole
-		h.Kinds = make([]Kind, len(op.Batch.Changes))
-		for i := range op.Batch.Changes {
-			h.Kinds[i] = op.Batch.Changes[i].kind()
+	h := opHeader{Cluster: op.Cluster, Commit: op.Commit != nil, Plan: op.Plan != nil, Config: op.Config != nil,
+		Delete: op.DeleteCluster, StoreID: op.StoreID}
+	var changes []Change
+	switch {
+	case op.Batch != nil:
+		h.ReplaceAll, h.Now, h.Merges, h.Limits = op.Batch.ReplaceAll, op.Batch.Now, !op.Batch.whole, op.Batch.Limits
+		changes = op.Batch.Changes
+	case op.Resync != nil:
+		r := op.Resync
+		h.Resync, h.ResyncID, h.ResyncPart, h.ResyncCommit, h.ResyncAbort = true, r.ID, r.Part, r.Commit, r.Abort
+		h.Now, h.Merges, h.Limits = r.Now, true, r.Limits
+		changes = r.Changes
+	}
+	if changes != nil {
+		h.Kinds = make([]Kind, len(changes))
+		for i := range changes {
+			h.Kinds[i] = changes[i].kind()
 		}
 	}
 	if err := enc.Encode(&h); err != nil {
@@ -263,9 +322,9 @@ func MarshalOp(op *Op) ([]byte, error) {
 		err = enc.Encode(op.Plan)
 	case op.Config != nil:
 		err = enc.Encode(op.Config)
-	case op.Batch != nil:
-		for i := range op.Batch.Changes {
-			if err = enc.Encode(op.Batch.Changes[i].value()); err != nil {
+	default:
+		for i := range changes {
+			if err = enc.Encode(changes[i].value()); err != nil {
 				break
 			}
 		}
@@ -311,13 +370,28 @@ func UnmarshalOp(data []byte) (*Op, error) {
 		}
 		return op, nil
 	}
-	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Now: h.Now, whole: !h.Merges, Changes: make([]Change, len(h.Kinds))}
+	if h.StoreID != "" {
+		op.StoreID = h.StoreID
+		return op, nil
+	}
+	var changes []Change
+	if len(h.Kinds) > 0 {
+		changes = make([]Change, len(h.Kinds))
+	}
 	for i, k := range h.Kinds {
-		c := &op.Batch.Changes[i]
-		if err := c.decode(k, dec); err != nil {
+		if err := changes[i].decode(k, dec); err != nil {
 			return nil, fmt.Errorf("state: decoding an op: change %d: %w", i, err)
 		}
 	}
+	if h.Resync {
+		op.Resync = &ResyncOp{ID: h.ResyncID, Part: h.ResyncPart, Commit: h.ResyncCommit, Abort: h.ResyncAbort,
+			Now: h.Now, Limits: h.Limits, Changes: changes}
+		return op, nil
+	}
+	if changes == nil {
+		changes = []Change{}
+	}
+	op.Batch = &Batch{ReplaceAll: h.ReplaceAll, Now: h.Now, whole: !h.Merges, Limits: h.Limits, Changes: changes}
 	return op, nil
 }
 

@@ -22,6 +22,7 @@ const (
 	tablePlans            = "plans"
 	tableConfigs          = "scheduler_configs"
 	tablePlanCounters     = "plan_counters"
+	// tableResyncs is declared in resync.go.
 )
 
 // Index names. Every table has indexID; the others are secondary indexes whose keys end with
@@ -64,6 +65,7 @@ func schema() *memdb.DBSchema {
 		table(tablePlans),
 		table(tableConfigs),
 		table(tablePlanCounters),
+		table(tableResyncs),
 	}
 	s := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {
@@ -208,16 +210,19 @@ func newRow[T any](cluster, key string, obj *T, a, b string) *row[T] {
 	return r
 }
 
-// clusterRow records a cluster's revision.
+// clusterRow records a cluster's revision and how many objects it holds (every kind
+// together), which every write keeps up to date so that a limit on a cluster's size costs
+// nothing to check.
 type clusterRow struct {
 	name     string
 	id       []byte
 	revision uint64
+	objects  int
 }
 
-func newClusterRow(name string, revision uint64) *clusterRow {
+func newClusterRow(name string, revision uint64, objects int) *clusterRow {
 	id := appendKey(nil, name)
-	return &clusterRow{name: name, id: id[:len(id):len(id)], revision: revision}
+	return &clusterRow{name: name, id: id[:len(id):len(id)], revision: revision, objects: objects}
 }
 
 // A cluster row's modify revision is the cluster's revision.

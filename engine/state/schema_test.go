@@ -19,7 +19,7 @@ func TestSchemaIsValid(t *testing.T) {
 	}
 	want := []string{tableClusters, tableNodes, tableQueues, tableJobs, tableTasks,
 		tablePriorityClasses, tableQuotas, tableDisruptionBudget, tableHyperNodes,
-		tablePlans, tableConfigs, tablePlanCounters}
+		tablePlans, tableConfigs, tablePlanCounters, tableResyncs}
 	for _, name := range want {
 		if _, ok := s.Tables[name]; !ok {
 			t.Errorf("table %q missing", name)
@@ -44,7 +44,7 @@ func TestSchemaIndexes(t *testing.T) {
 	}
 	txn := db.Txn(true)
 	for _, c := range []string{"c1", "c1x"} { // "c1" is a prefix of "c1x": clusters must not mix
-		insert(txn, tableClusters, newClusterRow(c, 7))
+		insert(txn, tableClusters, newClusterRow(c, 7, 0))
 		for _, n := range []string{"n2", "n1"} {
 			insert(txn, tableNodes, newRow(c, n, &api.Node{Name: n}, "", ""))
 		}

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/sluice-sched/sluice/internal/keylock"
 )
 
 // Store is the revisioned state of every cluster: a go-memdb database. Writes are serialized
@@ -23,17 +24,45 @@ type Store struct {
 
 	repl Replicator
 	// locks serialize the replicated writes of each cluster, from their checks to their
-	// application, so that a batch checked against the state is applied to that state.
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	// application, so that a batch checked against the state is applied to that state. A
+	// cluster's lock exists only while a write holds or waits for it.
+	locks keylock.Map
+
+	// live holds the resyncs this node's writers have open (see TakeLead).
+	live liveResyncs
+	// id identifies the store (ID); with a Replicator it comes from the log.
+	id atomic.Pointer[storeID]
+}
+
+// storeID is a store's id and where it came from: drawn by New (local), or read from a
+// replicated log or a snapshot.
+type storeID struct {
+	id    string
+	local bool
 }
 
 // New returns an empty store. It panics only if the static schema is invalid, which the
 // package's tests rule out.
 func New() *Store {
-	s := &Store{locks: map[string]*sync.Mutex{}}
+	s := &Store{}
 	s.db.Store(newDB())
+	s.id.Store(&storeID{id: newStoreID(), local: true})
 	return s
+}
+
+// ID identifies the store: a random id drawn when the store starts from nothing, so that a
+// client can tell whether revisions it kept are this store's. A store without a Replicator
+// draws one in New, so every process has its own; with one, the id is part of the replicated
+// state (an op of the log, and snapshots), the same on every replica and across restarts
+// with the same data directory, and "" until the first leader wrote it (see TakeLead).
+func (s *Store) ID() string { return s.id.Load().id }
+
+// setID sets the id the log or a snapshot gives.
+func (s *Store) setID(id string) { s.id.Store(&storeID{id: id}) }
+
+// newStoreID draws a store id: 128 random bits in hex.
+func newStoreID() string {
+	return fmt.Sprintf("%016x%016x", randomID(), randomID())
 }
 
 // newDB returns an empty database with the store's schema.
@@ -84,7 +113,7 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 // away otherwise (a dry run: the checks alone).
 func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
 	return s.write(cluster, false, commit, func(w *writer) (bool, error) {
-		w.now, w.whole = b.Now, b.whole
+		w.now, w.whole, w.limits = b.Now, b.whole, b.Limits
 		if b.ReplaceAll {
 			w.prior = s.load().Txn(false)
 			if err := w.deleteAll(); err != nil {
@@ -98,7 +127,10 @@ func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
 				return false, err
 			}
 		}
-		return true, w.check()
+		if err := w.check(); err != nil {
+			return false, err
+		}
+		return true, w.checkLimits(b.Limits)
 	})
 }
 
@@ -143,8 +175,8 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	}
 	txn := s.load().Txn(true)
 	defer txn.Abort() // a no-op after Commit
-	rev := revision(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, tracking: tracking}
+	rev, objects := clusterCounts(txn, cluster)
+	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: tracking}
 	changed, err := fn(w)
 	if err != nil || !changed {
 		return rev, err
@@ -152,7 +184,7 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	if !commit {
 		return rev + 1, nil
 	}
-	if err := txn.Insert(tableClusters, newClusterRow(cluster, rev+1)); err != nil {
+	if err := txn.Insert(tableClusters, newClusterRow(cluster, rev+1, objects+w.objects)); err != nil {
 		return rev, fmt.Errorf("state: advancing the revision of cluster %q: %w", cluster, err)
 	}
 	txn.Commit()
@@ -186,14 +218,28 @@ func (s *Store) Snapshot(cluster string) *Snapshot {
 }
 
 func revision(txn *memdb.Txn, cluster string) uint64 {
+	rev, _ := clusterCounts(txn, cluster)
+	return rev
+}
+
+// clusterCounts returns a cluster's revision and how many objects it holds (0, 0 for a
+// cluster never written).
+func clusterCounts(txn *memdb.Txn, cluster string) (revision uint64, objects int) {
 	o, err := txn.First(tableClusters, indexID, cluster)
 	if err != nil {
 		panic(fmt.Sprintf("state: reading the revision of cluster %q: %v", cluster, err))
 	}
 	if o == nil {
-		return 0
+		return 0, 0
 	}
-	return o.(*clusterRow).revision
+	r := o.(*clusterRow)
+	return r.revision, r.objects
+}
+
+// Objects returns how many objects (of every kind) a cluster holds.
+func (s *Store) Objects(cluster string) int {
+	_, n := clusterCounts(s.load().Txn(false), cluster)
+	return n
 }
 
 // checkCluster rejects an empty cluster name or one with a NUL.

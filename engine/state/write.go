@@ -29,6 +29,18 @@ type writer struct {
 	// call can be taken back without aborting the transaction.
 	tracking bool
 	undo     []undoEntry
+	// base is how many objects the cluster held when the transaction started; objects how
+	// many the transaction added, net of those it removed (clusterRow.objects).
+	base, objects int
+	// limits are the batch's; grown holds the jobs that gained a task (a new task, or one
+	// moved from another job), with the first change that did plus one, for
+	// Limits.MaxTasksPerJob.
+	limits Limits
+	grown  map[string]int
+	// checkOnly runs the checks that need nothing but the change, and writes nothing (txn
+	// may be nil, and then prior must be set, or whole: merges read the stored object);
+	// only upserts may be checked so.
+	checkOnly bool
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -99,15 +111,18 @@ func (w *writer) upsertJob(i int, j *api.Job) error {
 		return err
 	}
 	key := j.Key()
+	var before keyed
+	known := false
 	if !w.whole {
-		old, err := stored[api.Job](w, tableJobs, key)
+		old, b, current, err := stored[api.Job](w, tableJobs, key)
 		if err != nil {
 			return err
 		}
 		j = mergeJob(j, old, w.now)
+		before, known = b, current
 	}
 	r := newRow(w.cluster, key, j, j.Queue, "")
-	if err := w.insert(tableJobs, key, r); err != nil {
+	if err := w.upsert(tableJobs, key, r, before, known); err != nil {
 		return err
 	}
 	w.pend.add(i, checkJob, key, r)
@@ -125,18 +140,24 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 		return err
 	}
 	key := t.Key()
+	var before keyed
+	known := false
 	if !w.whole {
-		old, err := stored[api.Task](w, tableTasks, key)
+		old, b, current, err := stored[api.Task](w, tableTasks, key)
 		if err != nil {
 			return err
 		}
 		t = mergeTask(t, old, w.now)
+		if old == nil || old.Namespace != t.Namespace || old.Job != t.Job {
+			w.grew(i, t)
+		}
+		before, known = b, current
 	}
 	if t.Node == "" && placed(t.Status) {
 		return invalid(i, "task.node", "a %s task must name its node (only a task already placed keeps its stored one)", t.Status)
 	}
 	r := newRow(w.cluster, key, t, t.JobKey(), t.Node)
-	if err := w.insert(tableTasks, key, r); err != nil {
+	if err := w.upsert(tableTasks, key, r, before, known); err != nil {
 		return err
 	}
 	w.pend.add(i, checkTask, key, r)
@@ -296,23 +317,48 @@ func (w *writer) get(table, key string) (keyed, error) {
 	return o.(keyed), nil
 }
 
-// insert inserts or replaces the row of table with key. r is a new row, which records the
-// transaction's revision.
+// grew records that change i gave task t's job a task. Only a batch with limits needs to
+// know (Limits.MaxTasksPerJob), so that batches without cost nothing.
+func (w *writer) grew(i int, t *api.Task) {
+	if w.limits.MaxTasksPerJob <= 0 {
+		return
+	}
+	if w.grown == nil {
+		w.grown = map[string]int{}
+	}
+	if k := t.JobKey(); w.grown[k] == 0 {
+		w.grown[k] = i + 1
+	}
+}
+
+// insert inserts or replaces the row of table (an object table) with key. r is a new row,
+// which records the transaction's revision.
 func (w *writer) insert(table, key string, r keyed) error {
+	return w.upsert(table, key, r, nil, false)
+}
+
+// upsert is insert, given the row the transaction holds under key (nil: none) when known is
+// set, so that a caller who read it already spares the lookup.
+func (w *writer) upsert(table, key string, r keyed, before keyed, known bool) error {
+	if w.checkOnly {
+		return nil
+	}
 	r.setModRevision(w.rev)
-	var e undoEntry
-	if w.tracking {
-		before, err := w.txn.First(table, indexID, w.cluster, key)
+	if !known {
+		o, err := w.txn.First(table, indexID, w.cluster, key)
 		if err != nil {
 			return fmt.Errorf("state: reading %s: %w", table, err)
 		}
-		e = undoEntry{table: table, after: r}
-		if before != nil {
-			e.before = before.(keyed)
+		if o != nil {
+			before = o.(keyed)
 		}
 	}
+	e := undoEntry{table: table, after: r, before: before}
 	if err := w.txn.Insert(table, r); err != nil {
 		return fmt.Errorf("state: writing %s: %w", table, err)
+	}
+	if before == nil {
+		w.objects++
 	}
 	if w.tracking {
 		w.undo = append(w.undo, e)
@@ -320,11 +366,12 @@ func (w *writer) insert(table, key string, r keyed) error {
 	return nil
 }
 
-// remove deletes an existing row.
+// remove deletes an existing row of an object table.
 func (w *writer) remove(table string, r keyed) error {
 	if err := w.txn.Delete(table, r); err != nil {
 		return fmt.Errorf("state: deleting from %s: %w", table, err)
 	}
+	w.objects--
 	if w.tracking {
 		w.undo = append(w.undo, undoEntry{table: table, before: r})
 	}
@@ -343,6 +390,12 @@ func (w *writer) rollback(mark int) error {
 		}
 		if err != nil {
 			return fmt.Errorf("state: rolling back a change to %s: %w", e.table, err)
+		}
+		switch {
+		case e.before == nil:
+			w.objects--
+		case e.after == nil:
+			w.objects++
 		}
 	}
 	w.undo = w.undo[:mark]

@@ -4,6 +4,7 @@ package synth
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -188,4 +189,111 @@ func (c *Cluster) Load(st *state.Store, cluster string) error {
 		}
 	}
 	return nil
+}
+
+// Gangs describes a batch of gang jobs of pending tasks to add to a cluster: the jobs of the
+// benchmark workloads that arrive later, or that fill the nodes before the measured cycles.
+type Gangs struct {
+	// Prefix names the jobs Prefix-00000, Prefix-00001, ... and their tasks job-0, job-1, ...
+	Prefix string
+	// Count gangs of Size tasks each.
+	Count, Size int
+	// MinAvailable is each gang's size (0: Size, the whole job).
+	MinAvailable int
+	// Queues are given to the gangs round-robin.
+	Queues []string
+	// Priority is the jobs' explicit priority when HasPriority.
+	Priority    int32
+	HasPriority bool
+	// Request is each task's request (zero: 2 cpu / 4Gi, the uniform shape).
+	Request api.Resource
+	// CreatedAt is the first job's creation time; each next one is a second later.
+	CreatedAt time.Time
+}
+
+// Generate returns the gangs' jobs and tasks, each job before its tasks; the same Gangs give
+// the same objects.
+func (g Gangs) Generate() ([]*api.Job, []*api.Task) {
+	req := g.Request
+	if req.IsEmpty() {
+		req = res(2, 4, 0, 0)
+	}
+	minAvail := g.MinAvailable
+	if minAvail <= 0 {
+		minAvail = g.Size
+	}
+	jobs := make([]*api.Job, 0, g.Count)
+	tasks := make([]*api.Task, 0, g.Count*g.Size)
+	for j := 0; j < g.Count; j++ {
+		job := &api.Job{
+			Name:         fmt.Sprintf("%s-%05d", g.Prefix, j),
+			Namespace:    "default",
+			Queue:        g.Queues[j%len(g.Queues)],
+			MinAvailable: int32(minAvail),
+			Priority:     g.Priority,
+			HasPriority:  g.HasPriority,
+			Phase:        api.JobInqueue,
+			CreatedAt:    g.CreatedAt.Add(time.Duration(j) * time.Second),
+		}
+		jobs = append(jobs, job)
+		for t := 0; t < g.Size; t++ {
+			tasks = append(tasks, &api.Task{
+				Name:        fmt.Sprintf("%s-%d", job.Name, t),
+				Namespace:   "default",
+				Job:         job.Name,
+				Role:        "worker",
+				Resources:   req,
+				Status:      api.Pending,
+				Preemptable: true,
+			})
+		}
+	}
+	return jobs, tasks
+}
+
+// Add appends the gangs to the cluster and returns the store batch (at most one) that adds
+// them to a store holding the cluster.
+func (c *Cluster) Add(g Gangs) state.Batch {
+	jobs, tasks := g.Generate()
+	c.Jobs = append(c.Jobs, jobs...)
+	c.Tasks = append(c.Tasks, tasks...)
+	b := state.Batch{Changes: make([]state.Change, 0, len(jobs)+len(tasks))}
+	ti := 0
+	for _, j := range jobs {
+		b.Changes = append(b.Changes, state.Change{Job: j})
+		for ti < len(tasks) && tasks[ti].Job == j.Name {
+			b.Changes = append(b.Changes, state.Change{Task: tasks[ti]})
+			ti++
+		}
+	}
+	return b
+}
+
+// Slots returns how many tasks of the given request the cluster's nodes hold when empty, pod
+// slots included.
+func (c *Cluster) Slots(req api.Resource) int {
+	if req.IsEmpty() {
+		req = res(2, 4, 0, 0)
+	}
+	total := 0
+	for _, n := range c.Nodes {
+		fit := math.MaxInt
+		if p := n.Allocatable.MaxTaskNum; p > 0 {
+			fit = p
+		}
+		for _, d := range []struct{ have, want float64 }{
+			{n.Allocatable.MilliCPU, req.MilliCPU}, {n.Allocatable.Memory, req.Memory},
+		} {
+			if d.want > 0 {
+				fit = min(fit, int(d.have/d.want))
+			}
+		}
+		for name, want := range req.Scalars {
+			if want > 0 {
+				fit = min(fit, int(n.Allocatable.Scalars[name]/want))
+			}
+		}
+		total += fit
+	}
+	return total
 }

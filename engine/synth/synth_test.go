@@ -92,3 +92,37 @@ func TestBatchesAndLoad(t *testing.T) {
 		t.Errorf("loaded %d nodes, %d queues, %d jobs, %d tasks", len(snap.Nodes()), len(snap.Queues()), len(snap.Jobs()), len(snap.Tasks()))
 	}
 }
+
+func TestGangs(t *testing.T) {
+	c, err := synth.Generate(synth.Spec{Seed: 1, Nodes: 3, Jobs: 1, TasksPerJob: 2, Queues: 2, Shapes: synth.Uniform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 nodes of 32 cpu, 128Gi and 110 pods hold 16 tasks of 2 cpu / 4Gi each.
+	if got := c.Slots(api.Resource{}); got != 48 {
+		t.Errorf("Slots = %d, want 48", got)
+	}
+	at := api.Epoch.Add(time.Hour)
+	b := c.Add(synth.Gangs{Prefix: "hi", Count: 3, Size: 2, MinAvailable: 1, Queues: []string{"q000", "q001"},
+		Priority: 7, HasPriority: true, CreatedAt: at})
+	if len(c.Jobs) != 4 || len(c.Tasks) != 8 || len(b.Changes) != 9 {
+		t.Fatalf("%d jobs, %d tasks, %d changes; want 4, 8, 9", len(c.Jobs), len(c.Tasks), len(b.Changes))
+	}
+	if b.Changes[0].Job == nil || b.Changes[1].Task == nil || b.Changes[3].Job == nil {
+		t.Error("a job's change does not come right before its tasks'")
+	}
+	j := c.Jobs[3]
+	if j.Name != "hi-00002" || j.Queue != "q000" || j.MinAvailable != 1 || j.Priority != 7 || !j.CreatedAt.Equal(at.Add(2*time.Second)) {
+		t.Errorf("third gang: %+v", j)
+	}
+	if tk := c.Tasks[7]; tk.Name != "hi-00002-1" || tk.Job != "hi-00002" || tk.Resources.MilliCPU != 2000 {
+		t.Errorf("last task: %+v", tk)
+	}
+	st := state.New()
+	if err := c.Load(st, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply("c", c.Add(synth.Gangs{Prefix: "more", Count: 1, Size: 1, Queues: []string{"q001"}, CreatedAt: at})); err != nil {
+		t.Fatalf("the batch of new gangs does not apply: %v", err)
+	}
+}

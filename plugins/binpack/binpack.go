@@ -80,9 +80,8 @@ type term struct {
 	weight  int
 }
 
-// taskTerms are a task's weighed requests, cpu and memory first, then scalars by name.
+// taskTerms are a request's weighed terms, cpu and memory first, then scalars by name.
 type taskTerms struct {
-	task      *api.TaskInfo
 	resreq    *api.Resource
 	terms     []term
 	weightSum int
@@ -103,11 +102,13 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 // OnSessionClose does nothing.
 func (p *plugin) OnSessionClose(*framework.Session) {}
 
+// terms returns the task's weighed requests. They depend only on the request, so the last
+// ones computed serve every task with an equal request (the tasks of a job, usually).
 func (p *plugin) terms(task *api.TaskInfo) *taskTerms {
-	if tt := p.cur.Load(); tt != nil && tt.task == task && tt.resreq == task.Resreq {
+	if tt := p.cur.Load(); tt != nil && (tt.resreq == task.Resreq || sameRequest(tt.resreq, task.Resreq)) {
 		return tt
 	}
-	tt := &taskTerms{task: task, resreq: task.Resreq}
+	tt := &taskTerms{resreq: task.Resreq}
 	for _, name := range task.Resreq.Names() {
 		w, ok := p.weights[name]
 		if !ok {
@@ -143,4 +144,17 @@ func resourceScore(request, capacity, used float64, weight int) float64 {
 		return 0
 	}
 	return final * float64(weight) / capacity
+}
+
+// sameRequest reports whether two requests are equal in every dimension binpack reads.
+func sameRequest(a, b *api.Resource) bool {
+	if a.MilliCPU != b.MilliCPU || a.Memory != b.Memory || len(a.Scalars) != len(b.Scalars) {
+		return false
+	}
+	for name, v := range a.Scalars {
+		if w, ok := b.Scalars[name]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }

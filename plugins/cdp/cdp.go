@@ -36,6 +36,26 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	}
 	ssn.AddPreemptableFn(Name, filter)
 	ssn.AddReclaimableFn(Name, filter)
+	ssn.AddWakeUpFn(Name, func() (time.Time, bool) { return wakeUp(ssn) })
+}
+
+// wakeUp is the earliest end of a cooldown still ahead of the session's clock among running
+// tasks: from then on the task may be a victim.
+func wakeUp(ssn *framework.Session) (time.Time, bool) {
+	var at time.Time
+	found := false
+	for _, j := range ssn.Jobs {
+		for _, t := range j.TaskStatusIndex[api.Running] {
+			if !cooling(t, ssn.Now) {
+				continue
+			}
+			d, _ := cooldown(t)
+			if end := t.StartedAt.Add(d); !found || end.Before(at) {
+				at, found = end, true
+			}
+		}
+	}
+	return at, found
 }
 
 func (*plugin) OnSessionClose(*framework.Session) {}

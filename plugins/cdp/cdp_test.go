@@ -90,3 +90,29 @@ func TestOnlyRunningTasksAreProtected(t *testing.T) {
 		t.Error("a running task within its cooldown is protected")
 	}
 }
+
+// TestWakeUp: the session wakes at each cooldown's end still ahead (the label's 60s, then the
+// 600s ones), and then no more; the victims change exactly there.
+func TestWakeUp(t *testing.T) {
+	victims := func(now time.Time) []string {
+		ssn := open(t, cluster(), now)
+		cands := tu.JobOf(t, ssn, "j").SortedTasks()
+		return tu.Names(ssn.Preemptable(cands[5], cands))
+	}
+	var got []time.Duration
+	now := api.Epoch
+	for {
+		at, ok := open(t, cluster(), now).WakeUp()
+		if !ok {
+			break
+		}
+		got = append(got, at.Sub(api.Epoch))
+		if slices.Equal(victims(at.Add(-time.Nanosecond)), victims(at)) {
+			t.Errorf("the victims did not change at the wake-up %v", at.Sub(api.Epoch))
+		}
+		now = at
+	}
+	if want := []time.Duration{60 * time.Second, 600 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("wake-ups %v, want %v", got, want)
+	}
+}

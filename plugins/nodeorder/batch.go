@@ -227,7 +227,7 @@ func appendKey(keys []string, k string) []string {
 
 // staticOf returns the compiled inputs of a task spec (read-only, safe for concurrent calls).
 func (p *plugin) staticOf(spec *api.Task) *taskStatic {
-	if s, ok := p.statics[spec]; ok {
+	if s := p.sessionStatic(spec, spec.JobKey(), spec.Key()); s != nil {
 		return s
 	}
 	return newTaskStatic(&api.TaskInfo{Spec: spec, Resreq: &api.Resource{}})

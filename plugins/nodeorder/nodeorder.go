@@ -1,6 +1,7 @@
 package nodeorder
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -66,9 +67,10 @@ type plugin struct {
 	w        weights
 	ssn      *framework.Session
 	view     *k8sutil.View
-	// statics holds each task's compiled scoring inputs, by spec; filled at session open and
-	// read-only afterwards. cur caches the last one used.
+	// statics holds the compiled scoring inputs of the session's tasks, by spec, each
+	// compiled at its first use (mu guards the map). cur caches the last one used.
 	statics map[*api.Task]*taskStatic
+	mu      sync.Mutex
 	cur     atomic.Pointer[taskStatic]
 	// preferNoSchedule is whether any node has a PreferNoSchedule taint.
 	preferNoSchedule bool
@@ -80,18 +82,11 @@ var _ framework.Plugin = (*plugin)(nil)
 // Name returns "nodeorder".
 func (p *plugin) Name() string { return Name }
 
-// OnSessionOpen compiles every task's scoring inputs and registers the scores.
+// OnSessionOpen registers the scores. Tasks' scoring inputs are compiled when first needed.
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
-	p.view = k8sutil.NewView(ssn)
+	p.view = k8sutil.SessionView(ssn)
 	p.statics = map[*api.Task]*taskStatic{}
-	for _, j := range ssn.Jobs {
-		for _, t := range j.Tasks {
-			if t.Spec != nil {
-				p.statics[t.Spec] = newTaskStatic(t)
-			}
-		}
-	}
 	for _, n := range ssn.NodeList {
 		for _, t := range n.Node.Taints {
 			if t.Effect == k8sutil.EffectPreferNoSchedule {
@@ -125,11 +120,36 @@ func (p *plugin) static(task *api.TaskInfo) *taskStatic {
 	if s := p.cur.Load(); s != nil && s.spec == task.Spec && s.spec != nil {
 		return s
 	}
-	s, ok := p.statics[task.Spec]
-	if !ok {
+	s := p.sessionStatic(task.Spec, task.Job, task.UID)
+	if s == nil {
 		s = newTaskStatic(task)
 	}
 	p.cur.Store(s)
+	return s
+}
+
+// sessionStatic returns the compiled inputs of the session's task with this spec (the task uid
+// of job), compiled from that task (not from a stand-in that shares its spec) at the first
+// call; nil when the session holds no task with the spec. Safe for concurrent calls.
+func (p *plugin) sessionStatic(spec *api.Task, job, uid string) *taskStatic {
+	if spec == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.statics[spec]; ok {
+		return s
+	}
+	j := p.ssn.Jobs[job]
+	if j == nil {
+		return nil
+	}
+	t := j.Tasks[uid]
+	if t == nil || t.Spec != spec {
+		return nil
+	}
+	s := newTaskStatic(t)
+	p.statics[spec] = s
 	return s
 }
 

@@ -124,8 +124,8 @@ type plugin struct {
 	opts     options
 	ssn      *framework.Session
 	view     *k8sutil.View
-	// statics holds each task's compiled constraints, by spec; filled at session open and
-	// read-only afterwards.
+	// statics holds task specs' compiled constraints, each compiled at its first use (under
+	// mu, like every use).
 	statics map[*api.Task]*taskStatic
 	// cur caches the state of the last task checked; mu serialises building a new one.
 	cur atomic.Pointer[taskState]
@@ -137,19 +137,12 @@ var _ framework.Plugin = (*plugin)(nil)
 // Name returns "predicates".
 func (p *plugin) Name() string { return Name }
 
-// OnSessionOpen compiles every task's constraints and registers the predicate and
-// pre-predicate.
+// OnSessionOpen registers the predicate and pre-predicate. Tasks' constraints are compiled
+// when first needed.
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
-	p.view = k8sutil.NewView(ssn)
+	p.view = k8sutil.SessionView(ssn)
 	p.statics = map[*api.Task]*taskStatic{}
-	for _, j := range ssn.Jobs {
-		for _, t := range j.Tasks {
-			if t.Spec != nil {
-				p.statics[t.Spec] = newTaskStatic(t.Spec)
-			}
-		}
-	}
 	ssn.AddPrePredicateFn(Name, p.prePredicate)
 	ssn.AddPredicateFn(Name, p.predicate)
 	ssn.AddClassKeyFn(Name, p.classKey)

@@ -31,8 +31,12 @@ type spreadConstraint struct {
 
 var emptyStatic = &taskStatic{}
 
+// bareState is the state of a task without constraints while no placed task has task
+// affinity: no counts, nothing compiled.
+var bareState = &taskState{st: emptyStatic}
+
 func newTaskStatic(t *api.Task) *taskStatic {
-	if t == nil {
+	if bare(t) {
 		return emptyStatic
 	}
 	st := &taskStatic{
@@ -98,6 +102,12 @@ func (p *plugin) state(task *api.TaskInfo) *taskState {
 	if s := p.cur.Load(); s != nil && s.spec == task.Spec && s.gen == gen {
 		return s
 	}
+	if bare(task.Spec) && len(p.view.WithAffinity()) == 0 {
+		// A spec without constraints, and no placed task's anti-affinity to match: every
+		// such task has the same, empty, state at any generation (what buildState would
+		// build, spec aside).
+		return bareState
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s := p.cur.Load(); s != nil && s.spec == task.Spec && s.gen == gen {
@@ -108,11 +118,24 @@ func (p *plugin) state(task *api.TaskInfo) *taskState {
 	return s
 }
 
+// bare reports whether a spec has none of the parts a taskStatic compiles: node selector,
+// affinity, tolerations, host ports, topology spread. newTaskStatic gives it emptyStatic.
+func bare(t *api.Task) bool {
+	return t == nil || (len(t.NodeSelector) == 0 && t.Affinity == nil && len(t.Tolerations) == 0 &&
+		len(t.Ports) == 0 && len(t.TopologySpread) == 0)
+}
+
+// static returns the spec's compiled constraints, compiling them at the first call. The caller
+// holds p.mu.
 func (p *plugin) static(spec *api.Task) *taskStatic {
 	if st, ok := p.statics[spec]; ok {
 		return st
 	}
-	return newTaskStatic(spec)
+	st := newTaskStatic(spec)
+	if st != emptyStatic {
+		p.statics[spec] = st
+	}
+	return st
 }
 
 func (p *plugin) buildState(spec *api.Task, gen uint64) *taskState {

@@ -293,8 +293,7 @@ func (p *plugin) allocatable(q *api.QueueInfo, t *api.TaskInfo) bool {
 	if attr == nil {
 		return true
 	}
-	future := attr.allocated.Clone().Add(t.Resreq)
-	return len(future.ExceededIn(attr.deserved, t.Resreq)) == 0
+	return attr.allocated.SumWithin(t.Resreq, attr.deserved)
 }
 
 func (p *plugin) reclaimable(ssn *framework.Session, reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {

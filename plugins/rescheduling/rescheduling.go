@@ -122,6 +122,20 @@ func (p *plugin) due(ssn *framework.Session) bool {
 	return dueAt(log, p.interval, ssn.Now)
 }
 
+// wakeUp is when the strategies are due again: just after the interval since the last run
+// (dueAt wants more than the interval to have passed).
+func (p *plugin) wakeUp(ssn *framework.Session) (time.Time, bool) {
+	log, ok := any(ssn).(runLog)
+	if !ok {
+		return time.Time{}, false
+	}
+	last, ok := log.LastRun(Name)
+	if !ok {
+		return time.Time{}, false
+	}
+	return last.Add(p.interval).Add(time.Nanosecond), true
+}
+
 func dueAt(log runLog, interval time.Duration, now time.Time) bool {
 	if last, ok := log.LastRun(Name); ok && !last.Add(interval).Before(now) {
 		return false
@@ -131,7 +145,9 @@ func dueAt(log runLog, interval time.Duration, now time.Time) bool {
 }
 
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
-	if !p.due(ssn) {
+	due := p.due(ssn)
+	ssn.AddWakeUpFn(Name, func() (time.Time, bool) { return p.wakeUp(ssn) })
+	if !due {
 		return
 	}
 	ssn.AddVictimTasksFn(Name, func(tasks []*api.TaskInfo) []*api.TaskInfo { return p.victims(ssn, tasks) })

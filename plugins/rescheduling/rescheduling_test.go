@@ -259,3 +259,37 @@ func TestDefaultStrategyFindsNothing(t *testing.T) {
 		t.Errorf("the 100%% defaults never find an over-used node, got %v", tu.Names(got))
 	}
 }
+
+// TestWakeUp: a cycle that ran the strategies names the moment they are due again, and
+// cycles sharing its memory run them again from exactly then.
+func TestWakeUp(t *testing.T) {
+	cfg, err := conf.Parse([]byte(lnuConf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := framework.NewRegistry()
+	reg.RegisterPlugin(Name, New)
+	actions.Register(reg)
+	mem := framework.NewMemory()
+	evicts := func(now time.Time) (int, time.Time, bool) {
+		ssn, err := framework.OpenSession(&lnuCluster().Snap, cfg, reg, framework.Options{Now: now, Memory: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ssn.RunActions(reg); err != nil {
+			t.Fatal(err)
+		}
+		r := ssn.Close()
+		return len(r.Decisions), r.WakeAt, !r.WakeAt.IsZero()
+	}
+	n, at, ok := evicts(api.Epoch)
+	if n == 0 || !ok || !at.Equal(api.Epoch.Add(time.Minute+time.Nanosecond)) {
+		t.Fatalf("first cycle: %d evictions, wake-up %v (%v), want some and epoch+1m+1ns", n, at, ok)
+	}
+	if n, again, _ := evicts(at.Add(-time.Nanosecond)); n != 0 || !again.Equal(at) {
+		t.Errorf("just before the wake-up: %d evictions, wake-up %v; want none and %v", n, again, at)
+	}
+	if n, _, _ := evicts(at); n == 0 {
+		t.Error("at the wake-up the strategies did not run")
+	}
+}

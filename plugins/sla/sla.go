@@ -47,6 +47,24 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	// reserves room for it.
 	ssn.AddJobEnqueueableFn(Name, vote)
 	ssn.AddJobPipelinedFn(Name, vote)
+	ssn.AddWakeUpFn(Name, func() (time.Time, bool) { return p.wakeUp(ssn) })
+}
+
+// wakeUp is the earliest deadline (creation time + waiting time) still ahead of the session's
+// clock: from then on the plugin permits that job.
+func (p *plugin) wakeUp(ssn *framework.Session) (time.Time, bool) {
+	var at time.Time
+	found := false
+	for _, j := range ssn.Jobs {
+		w := p.waitingTime(j)
+		if w == nil {
+			continue
+		}
+		if d := j.CreationTimestamp.Add(*w); d.After(ssn.Now) && (!found || d.Before(at)) {
+			at, found = d, true
+		}
+	}
+	return at, found
 }
 
 func (*plugin) OnSessionClose(*framework.Session) {}

@@ -1,6 +1,7 @@
 package sla
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -179,6 +180,58 @@ func TestEnqueueAction(t *testing.T) {
 	for j, p := range want {
 		if phases[j] != p {
 			t.Errorf("job %s phase %s, want %s", j, phases[j], p)
+		}
+	}
+}
+
+// TestWakeUp: the wake-up time is the next deadline ahead of the clock, and no vote changes
+// before it: walking from one wake-up to the next visits every change of every job's vote.
+func TestWakeUp(t *testing.T) {
+	for _, arg := range []string{"", "30m"} {
+		votes := func(now time.Time) string {
+			ssn, _ := open(t, cluster(), config(arg), now)
+			p := ssn.Plugins()[0].(*plugin)
+			out := ""
+			for _, j := range ssn.SortedJobs() {
+				out += fmt.Sprintf("%s=%d ", j.Name, p.permit(ssn, j))
+			}
+			return out
+		}
+		wake := func(now time.Time) (time.Time, bool) {
+			ssn, _ := open(t, cluster(), config(arg), now)
+			return ssn.WakeUp()
+		}
+		now, wakes := api.Epoch, 0
+		for {
+			at, ok := wake(now)
+			if !ok {
+				break
+			}
+			wakes++
+			if !at.After(now) {
+				t.Fatalf("arg %q: wake-up %v is not after the clock %v", arg, at, now)
+			}
+			before := votes(now)
+			for _, probe := range []time.Time{now.Add(time.Nanosecond), at.Add(-time.Nanosecond)} {
+				if probe.Before(at) && votes(probe) != before {
+					t.Errorf("arg %q: a vote changed at %v, before the wake-up at %v", arg, probe, at)
+				}
+			}
+			if votes(at) == before {
+				t.Errorf("arg %q: nothing changed at the wake-up %v", arg, at)
+			}
+			now = at
+		}
+		// Deadlines: b +1s+5m, a +10m, c +2s+20m; with a global 30m also d +3s+30m and e +4s+30m.
+		want := 3
+		if arg != "" {
+			want = 5
+		}
+		if wakes != want {
+			t.Errorf("arg %q: %d wake-ups, want %d", arg, wakes, want)
+		}
+		if votes(now.Add(24*time.Hour)) != votes(now) {
+			t.Errorf("arg %q: a vote changed after the last wake-up", arg)
 		}
 	}
 }

@@ -213,6 +213,7 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 		}
 		return framework.Reject
 	})
+	ssn.AddWakeUpFn(Name, func() (time.Time, bool) { return p.wakeUp(ssn) })
 	ssn.AddJobStarvingFn(Name, func(j *api.JobInfo) bool {
 		// A job that is not preemptable (e.g. an elastic deployment) may preempt.
 		if jobPreemptable(j) {
@@ -272,6 +273,48 @@ func (p *plugin) victims(ssn *framework.Session) []*api.TaskInfo {
 	}
 	ssn.SetLastRun(memoryKey, ssn.Now)
 	return victims
+}
+
+// wakeUp is the next moment after the session's clock when a zone may turn active or inactive
+// (nextChange) and, while some zone is outside its window, the end of the eviction period
+// since the last victims were chosen.
+func (p *plugin) wakeUp(ssn *framework.Session) (time.Time, bool) {
+	at, found := p.nextChange(ssn.Now)
+	inactive := false
+	for _, zone := range p.zoneNames {
+		inactive = inactive || !p.zones[zone].active(ssn.Now)
+	}
+	if last, ok := ssn.LastRun(memoryKey); ok && inactive {
+		if t := last.Add(p.evictPeriod); t.After(ssn.Now) && (!found || t.Before(at)) {
+			at, found = t, true
+		}
+	}
+	return at, found
+}
+
+// nextChange is the first candidate after now for a change of some zone's activity: a
+// window's start, the second after its end, and midnight, when the window checked moves to the
+// next day; today's and tomorrow's candidates include the next change.
+func (p *plugin) nextChange(now time.Time) (time.Time, bool) {
+	var at time.Time
+	found := false
+	consider := func(t time.Time) {
+		if t.After(now) && (!found || t.Before(at)) {
+			at, found = t, true
+		}
+	}
+	y, m, d := now.Date()
+	loc := now.Location()
+	for _, zone := range p.zoneNames {
+		w := p.zones[zone]
+		for day := 0; day <= 1; day++ {
+			start, end := w.bounds(time.Date(y, m, d+day, 0, 0, 0, 0, loc))
+			consider(start)
+			consider(end.Add(time.Second))
+			consider(time.Date(y, m, d+day+1, 0, 0, 0, 0, loc))
+		}
+	}
+	return at, found
 }
 
 // groups gathers tasks by job, jobs in order of their first task.

@@ -585,3 +585,50 @@ func TestShuffleEvictsFromClosedZone(t *testing.T) {
 		t.Errorf("decisions = %v, want %v", got, want)
 	}
 }
+
+// TestNextChange walks two days second by second for several windows, in UTC and UTC+9: every
+// change of a zone's activity falls on a wake-up the walk from wake-up to wake-up visits.
+func TestNextChange(t *testing.T) {
+	for _, raw := range []string{"0:00-0:00", "0:00-0:01", "10:00-21:00", "22:00-6:00", "23:59-0:00"} {
+		for _, loc := range []*time.Location{time.UTC, time.FixedZone("UTC+9", 9*3600)} {
+			p, err := New(conf.Arguments{"tdm.revocable-zone.z": raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := p.(*plugin)
+			w := pl.zones["z"]
+			start := api.Epoch.In(loc).Add(90 * time.Minute)
+			end := start.Add(48 * time.Hour)
+			wakes := map[int64]bool{}
+			for now := start; now.Before(end); {
+				at, ok := pl.nextChange(now)
+				if !ok || !at.After(now) {
+					t.Fatalf("%s %s: no wake-up after %v", raw, loc, now)
+				}
+				wakes[at.Unix()] = true
+				now = at
+			}
+			for s := start.Add(time.Second); s.Before(end); s = s.Add(time.Second) {
+				if w.active(s) != w.active(s.Add(-time.Second)) && !wakes[s.Unix()] {
+					t.Errorf("%s %s: the zone changes at %v, which is no wake-up", raw, loc, s)
+				}
+			}
+		}
+	}
+}
+
+// TestWakeUpEvictPeriod: with a zone outside its window the session also wakes when the
+// eviction period since the last search ends; with every zone active it does not.
+func TestWakeUpEvictPeriod(t *testing.T) {
+	args := map[string]string{"tdm.revocable-zone.rz1": "0:00-0:01", ArgEvictPeriod: "1m"}
+	mem := framework.NewMemory()
+	ssn, _ := open(t, victimCluster(nil, map[string]string{}), "preempt", args, noon, mem)
+	ssn.VictimTasks(nil)
+	if at, ok := ssn.WakeUp(); !ok || !at.Equal(noon.Add(time.Minute)) {
+		t.Errorf("closed zone: wake-up %v %v, want noon+1m", at, ok)
+	}
+	ssn, _ = open(t, victimCluster(nil, map[string]string{}), "preempt", args, api.Epoch, mem)
+	if at, ok := ssn.WakeUp(); !ok || !at.Equal(api.Epoch.Add(time.Minute+time.Second)) {
+		t.Errorf("open zone: wake-up %v %v, want the second after the window's end", at, ok)
+	}
+}

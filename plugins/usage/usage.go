@@ -183,15 +183,24 @@ func (p *plugin) addShadow(n *api.NodeInfo, t *api.TaskInfo) {
 	p.shadow.add(n.Name, t.UID, cpu, mem)
 }
 
-// warmUp adds the tasks the reported load cannot see yet, nodes and tasks in name order.
+// warmUp adds the tasks the reported load cannot see yet, nodes and tasks in name order, and
+// registers the wake-up: the first moment one of the running ones among them becomes visible.
 func (p *plugin) warmUp(ssn *framework.Session) {
+	var wake time.Time
 	for _, n := range ssn.NodeList {
 		for _, t := range n.SortedTasks() {
-			if p.invisible(ssn, t) {
-				p.addShadow(n, t)
+			if !p.invisible(ssn, t) {
+				continue
+			}
+			p.addShadow(n, t)
+			if t.Status == api.Running && !t.StartedAt.IsZero() {
+				if at := t.StartedAt.Add(p.metricsInterval); wake.IsZero() || at.Before(wake) {
+					wake = at
+				}
 			}
 		}
 	}
+	ssn.AddWakeUpFn(Name, func() (time.Time, bool) { return wake, !wake.IsZero() })
 }
 
 // invisible reports whether a task on a node is not yet in the reported load: it was placed

@@ -272,3 +272,41 @@ func TestPerNodePathDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per predicate and score", a)
 	}
 }
+
+// TestWakeUp: the session wakes when the first running task still missing from the reported
+// load enters it (start + metrics interval); tasks already in it, or without a start, do not
+// count, and the score changes exactly then.
+func TestWakeUp(t *testing.T) {
+	c := tu.NewCluster()
+	c.Queue("q", 1)
+	node(c, "n", map[string]float64{"cpu": 40, "memory": 60})
+	rj := c.Job("run", "q", 1)
+	c.Task(rj, "old", api.Running, "n", tu.CPU(1, 1)).StartedAt = api.Epoch.Add(-time.Hour)
+	c.Task(rj, "new", api.Running, "n", tu.CPU(4, 1)).StartedAt = api.Epoch.Add(-10 * time.Second)
+	c.Task(rj, "newer", api.Running, "n", tu.CPU(2, 1)).StartedAt = api.Epoch.Add(-5 * time.Second)
+	c.Task(rj, "unstarted", api.Bound, "n", tu.CPU(1, 1))
+	j := c.Job("j", "q", 1)
+	c.Task(j, "t", api.Pending, "", tu.CPU(1, 1))
+	cfg := config("metrics:\n  interval: 30s\n")
+	at, ok := c.Open(t, cfg, builders).WakeUp()
+	if want := api.Epoch.Add(20 * time.Second); !ok || !at.Equal(want) {
+		t.Fatalf("wake-up %v %v, want %v", at, ok, want)
+	}
+	score := func(now time.Time) float64 {
+		reg := framework.NewRegistry()
+		reg.RegisterPlugin(Name, New)
+		parsed, err := conf.Parse([]byte(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ssn, err := framework.OpenSession(&c.Snap, parsed, reg, framework.Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := ssn.NodeOrderFn(tu.TaskOf(t, ssn, "j", "t"), ssn.Nodes["n"])
+		return s
+	}
+	if score(at.Add(-time.Nanosecond)) == score(at) {
+		t.Error("the score did not change at the wake-up")
+	}
+}

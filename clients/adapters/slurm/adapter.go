@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -288,12 +289,12 @@ func (a *Adapter) holdStuck(ctx context.Context, st *ClusterState, now time.Time
 func describe(d *sluicev1.Decision) string {
 	switch k := d.GetKind().(type) {
 	case *sluicev1.Decision_Bind:
-		return fmt.Sprintf("bind %s to %s", k.Bind.GetTask(), k.Bind.GetNode())
+		return fmt.Sprintf("bind %s to %s", sluice.FullName(k.Bind.GetTask()), k.Bind.GetNode())
 	case *sluicev1.Decision_Pipeline:
-		return fmt.Sprintf("pipeline %s on %s", k.Pipeline.GetTask(), k.Pipeline.GetNode())
+		return fmt.Sprintf("pipeline %s on %s", sluice.FullName(k.Pipeline.GetTask()), k.Pipeline.GetNode())
 	case *sluicev1.Decision_Evict:
-		s := fmt.Sprintf("evict %s from %s (%s)", k.Evict.GetTask(), k.Evict.GetNode(), k.Evict.GetAction())
-		if f := k.Evict.GetForTask(); f != "" {
+		s := fmt.Sprintf("evict %s from %s (%s)", sluice.FullName(k.Evict.GetTask()), k.Evict.GetNode(), k.Evict.GetAction())
+		if f := sluice.FullName(k.Evict.GetForTask()); f != "" {
 			s += " for " + f
 		}
 		return s

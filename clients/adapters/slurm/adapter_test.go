@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -110,7 +111,7 @@ func binds(p *sluicev1.Plan) map[string]string {
 	out := map[string]string{}
 	for _, d := range p.GetDecisions() {
 		if b := d.GetBind(); b != nil {
-			out[shortName(b.GetTask())] = b.GetNode()
+			out[b.GetTask().GetName()] = b.GetNode()
 		}
 	}
 	return out
@@ -519,5 +520,51 @@ func TestAdapterHoldsJobsSlurmDoesNotStart(t *testing.T) {
 		if rep := b.Cycle(ctx); rep.Err != nil || len(rep.Actions) != 0 {
 			t.Fatalf("cycle %d: %+v", i, rep)
 		}
+	}
+}
+
+// TestGRPCSluiceResyncsAStoreWithTheSameRevision: a server that restarted without its state
+// and reached the adapter's revision through another writer is still resynced (the store id
+// differs), and a large snapshot goes as a chunked resync.
+func TestGRPCSluiceResyncsAStoreWithTheSameRevision(t *testing.T) {
+	addr1, stop1 := startSluice(t)
+	d := &switchDialer{}
+	d.set(addr1)
+	conn := dialSluice(t, d)
+	sl := NewGRPCSluice(conn, "hpc")
+	ctx := context.Background()
+	var snapshot []*sluicev1.Delta
+	for i := range 30000 { // about 1.4 MiB: more than one chunk
+		snapshot = append(snapshot, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{
+			Name: fmt.Sprintf("node-%05d", i), Allocatable: map[string]string{"cpu": "4"}}}})
+	}
+	snap := func() []*sluicev1.Delta { return snapshot }
+	if resynced, err := sl.Sync(ctx, nil, snap); err != nil || !resynced {
+		t.Fatalf("first sync: %v %v", resynced, err)
+	}
+	rev := sl.Revision()
+	stop1()
+	addr2, _ := startSluice(t)
+	d2 := &switchDialer{}
+	d2.set(addr2)
+	other := sluicev1.NewClusterStateServiceClient(dialSluice(t, d2))
+	for got := uint64(0); got < rev; {
+		resp, err := other.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{Cluster: "hpc", Batch: &sluicev1.DeltaBatch{Deltas: snapshot[:1]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = resp.GetRevision()
+	}
+	d.set(addr2)
+	sl.Close()
+	extra := &sluicev1.Delta{Change: &sluicev1.Delta_UpsertNode{UpsertNode: &sluicev1.Node{Name: "extra", Allocatable: map[string]string{"cpu": "4"}}}}
+	snapshot = append(snapshot, extra)
+	resynced, err := sl.Sync(ctx, []*sluicev1.Delta{extra}, snap)
+	if err != nil || !resynced {
+		t.Fatalf("sync against the restarted server at revision %d: resynced %v, %v", rev, resynced, err)
+	}
+	got, err := other.GetNode(ctx, &sluicev1.GetNodeRequest{Cluster: "hpc", Name: "node-29999"})
+	if err != nil || got.GetRevision() != rev+1 {
+		t.Fatalf("after the resync: revision %d, %v; want the snapshot at %d", got.GetRevision(), err, rev+1)
 	}
 }

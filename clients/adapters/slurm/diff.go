@@ -94,28 +94,18 @@ func (st *ClusterState) applyDecisions(applied []*sluicev1.Decision) {
 	for _, d := range applied {
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Bind:
-			if t := st.Tasks[shortName(k.Bind.GetTask())]; t != nil {
+			if t := st.Tasks[k.Bind.GetTask().GetName()]; t != nil {
 				c := proto.CloneOf(t)
 				c.Status, c.Node = sluicev1.TaskStatus_TASK_STATUS_BOUND, k.Bind.GetNode()
 				c.DeviceIds = k.Bind.GetDeviceIds()
 				st.Tasks[c.Name] = c
 			}
 		case *sluicev1.Decision_Evict:
-			if t := st.Tasks[shortName(k.Evict.GetTask())]; t != nil {
+			if t := st.Tasks[k.Evict.GetTask().GetName()]; t != nil {
 				c := proto.CloneOf(t)
 				c.Status = sluicev1.TaskStatus_TASK_STATUS_RELEASING
 				st.Tasks[c.Name] = c
 			}
 		}
 	}
-}
-
-// shortName drops the namespace of a full name "namespace/name".
-func shortName(full string) string {
-	for i := len(full) - 1; i >= 0; i-- {
-		if full[i] == '/' {
-			return full[i+1:]
-		}
-	}
-	return full
 }

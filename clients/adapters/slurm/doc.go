@@ -32,9 +32,11 @@
 // [Adapter.Run] runs a cycle every period: read Slurm, send what changed since the last
 // acknowledged state over ClusterStateService.Sync, run one Schedule, commit the plan, carry
 // out what the commit applied. A failing cycle (Slurm or Sluice unreachable) changes nothing
-// and is retried with exponential backoff. When Sluice answers a Sync hello with
-// ResyncRequired (it restarted without state), the adapter sends its whole view as one
-// replace_all batch and re-applies its scheduler configuration.
+// and is retried with exponential backoff. [GRPCSluice] watches its Sync stream, so a stream
+// that breaks is noticed at once, however quiet Slurm is; the next cycle opens a new one.
+// When Sluice answers its hello with ResyncRequired (it restarted without state: another
+// store id), the adapter sends its whole view as a resync (one replace_all batch, or a
+// chunked resync when it is large) and re-applies its scheduler configuration.
 //
 // The Sluice calls sit behind the small [Sluice] interface; [GRPCSluice] implements it on
 // the generated gRPC stubs.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -63,7 +64,7 @@ func (e *Executor) Execute(ctx context.Context, st *ClusterState, applied []*slu
 	for _, d := range applied {
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Evict:
-			job := shortName(k.Evict.GetJob())
+			job := k.Evict.GetJob().GetName()
 			g := evicts[job]
 			if g == nil {
 				g = &evictGroup{}
@@ -71,16 +72,16 @@ func (e *Executor) Execute(ctx context.Context, st *ClusterState, applied []*slu
 				evictOrder = append(evictOrder, job)
 			}
 			g.nodes = appendUnique(g.nodes, k.Evict.GetNode())
-			if f := k.Evict.GetForTask(); f != "" {
+			if f := sluice.FullName(k.Evict.GetForTask()); f != "" {
 				g.forTasks = appendUnique(g.forTasks, f)
 			}
 		case *sluicev1.Decision_Bind:
-			job := shortName(k.Bind.GetJob())
+			job := k.Bind.GetJob().GetName()
 			if binds[job] == nil {
 				binds[job] = map[string]string{}
 				bindOrder = append(bindOrder, job)
 			}
-			binds[job][shortName(k.Bind.GetTask())] = k.Bind.GetNode()
+			binds[job][k.Bind.GetTask().GetName()] = k.Bind.GetNode()
 		}
 	}
 

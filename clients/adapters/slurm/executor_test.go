@@ -11,17 +11,27 @@ import (
 
 func bind(task, node string) *sluicev1.Decision {
 	job := task[:len(task)-2]
-	return &sluicev1.Decision{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: "slurm/" + task, Job: "slurm/" + job, Node: node}}}
+	return &sluicev1.Decision{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: slurmTask(task), Job: slurmJob(job), Node: node}}}
 }
+
+// slurmTask and slurmJob name a task and a job of the adapter's namespace, as the server does.
+func slurmTask(name string) *sluicev1.TaskRef {
+	if name == "" {
+		return nil
+	}
+	return &sluicev1.TaskRef{Namespace: "slurm", Name: name}
+}
+
+func slurmJob(name string) *sluicev1.JobRef { return &sluicev1.JobRef{Namespace: "slurm", Name: name} }
 
 func evict(task, node, forTask string) *sluicev1.Decision {
 	job := task[:len(task)-2]
 	return &sluicev1.Decision{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{
-		Task: "slurm/" + task, Job: "slurm/" + job, Node: node, ForTask: forTask, Action: "preempt"}}}
+		Task: slurmTask(task), Job: slurmJob(job), Node: node, ForTask: slurmTask(forTask), Action: "preempt"}}}
 }
 
 func pipeline(task, node string) *sluicev1.Decision {
-	return &sluicev1.Decision{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: "slurm/" + task, Node: node}}}
+	return &sluicev1.Decision{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: slurmTask(task), Node: node}}}
 }
 
 func TestExecuteBindsAndEvictions(t *testing.T) {
@@ -31,8 +41,8 @@ func TestExecuteBindsAndEvictions(t *testing.T) {
 	actions := e.Execute(context.Background(), st, []*sluicev1.Decision{
 		bind("job-6-1", "sn2"), // the gang job's tasks, out of order
 		pipeline("job-3-0", "sn1"),
-		evict("job-1-0", "sn1", "slurm/job-3-0"),
-		evict("job-1-1", "sn2", "slurm/job-3-0"),
+		evict("job-1-0", "sn1", "job-3-0"),
+		evict("job-1-1", "sn2", "job-3-0"),
 		bind("job-6-0", "sn1"),
 		bind("job-2-0", "sn3"),
 	})
@@ -76,7 +86,7 @@ func TestExecuteCancelMode(t *testing.T) {
 func TestExecuteEvictDispatchedJobHoldsIt(t *testing.T) {
 	st := mustMap(t, fixtureSnapshot(t, "squeue.json"), Options{})
 	f := newFakeSlurm(t, "squeue.json")
-	(&Executor{Runner: f}).Execute(context.Background(), st, []*sluicev1.Decision{evict("job-8-0", "sn1", "slurm/job-3-0")})
+	(&Executor{Runner: f}).Execute(context.Background(), st, []*sluicev1.Decision{evict("job-8-0", "sn1", "job-3-0")})
 	if got := f.actions(); !reflect.DeepEqual(got, []string{"scontrol hold 8"}) {
 		t.Errorf("commands %q", got)
 	}

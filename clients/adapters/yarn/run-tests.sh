@@ -2,7 +2,9 @@
 # Builds and tests the YARN-style adapter (clients/adapters/yarn) against a real sluiced:
 #
 #   1. installs the Java client (clients/java) into the local Maven repository
-#      (mvn -q -B install -DskipTests), which the adapter's pom depends on;
+#      (mvn -q -B install -DskipTests), which the adapter's pom depends on by its
+#      coordinates (skipped with SLUICE_JAVA_CLIENT_INSTALLED=1: scripts/clients.sh has
+#      just installed it);
 #   2. builds sluiced and starts it on free loopback ports (plaintext, no credentials),
 #      waiting for /healthz on its admin port;
 #   3. runs the adapter's JUnit 5 tests (mvn -q -B test) with SLUICE_SERVER set to the
@@ -10,7 +12,7 @@
 #   4. stops the server and prints "yarn-adapter: N passed, N failed" from Surefire's reports.
 #
 # With SLUICE_SERVER already set (HOST:PORT of a plaintext sluiced), uses it instead of
-# starting one. `make clients-test` runs this after scripts/clients.sh test.
+# starting one. `make clients-test` runs this from scripts/clients.sh test.
 #
 # Needs Go, Java 17+ with Maven 3.8+, python3 (free ports, health check) and Maven Central
 # (or a warm ~/.m2).
@@ -76,8 +78,12 @@ start_sluiced() {
 	die "could not start sluiced"
 }
 
-log "java client: mvn install (into the local Maven repository)"
-(cd "$JAVA" && set -o pipefail && mvn -q -B install -DskipTests 2>&1 | nocolor) || die "installing clients/java failed"
+if [ "${SLUICE_JAVA_CLIENT_INSTALLED:-}" = 1 ]; then
+	log "java client: already installed in the local Maven repository"
+else
+	log "java client: mvn install (into the local Maven repository)"
+	(cd "$JAVA" && set -o pipefail && mvn -q -B install -DskipTests 2>&1 | nocolor) || die "installing clients/java failed"
+fi
 
 if [ -z "${SLUICE_SERVER:-}" ]; then
 	start_sluiced

@@ -15,8 +15,10 @@
 // was expected. Parsing also expands node counts and task replicas and fills
 // in the documented defaults, so the resulting [Cluster] holds ready-to-send
 // API messages; [Cluster.Batch] wraps them in a replace-all DeltaBatch.
-// [ParseCluster] accepts a file that holds only the cluster section, for
-// clients such as "sluicectl apply".
+// [ParseClusterFile] reads the files a client such as "sluicectl apply" takes: a plain
+// cluster file (the cluster's keys at the top, or under cluster: alone) or a scenario,
+// whose config it returns; its cluster's problems are reported before anything a scenario
+// would miss. [ParseCluster] and [ParseClusterPartial] return just the cluster.
 //
 // [Run] plays one scenario against a server, acting as the resource manager
 // between cycles, and [Compare] checks what happened ([Outcome]) against the

@@ -72,39 +72,6 @@ func Parse(path string, data []byte) (sc *Scenario, err error) {
 	return d.scenario(root), nil
 }
 
-// ParseCluster decodes the cluster of a file that is either a whole scenario
-// (a mapping with a "cluster" key, parsed as strictly as by Parse) or just a
-// cluster section: a mapping whose keys are those of a scenario's cluster
-// (priorityClasses, queues, hypernodes, quotas, disruptionBudgets, nodes,
-// jobs). Every reference must name an object declared in the file.
-func ParseCluster(path string, data []byte) (*Cluster, error) {
-	return parseCluster(path, data, true)
-}
-
-// ParseClusterPartial is ParseCluster for a file that adds to a cluster
-// already on a server: references to nodes, queues, priority classes and
-// hypernodes that the file does not declare are left for the server to
-// check. Everything else is checked as strictly as by ParseCluster.
-func ParseClusterPartial(path string, data []byte) (*Cluster, error) {
-	return parseCluster(path, data, false)
-}
-
-func parseCluster(path string, data []byte, checkRefs bool) (c *Cluster, err error) {
-	d := &decoder{file: path}
-	defer catch(&err)
-	root := d.document(data)
-	if n := deref(root); n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if deref(n.Content[i]).Value == "cluster" {
-				sc := d.scenario(root)
-				return sc.Cluster, nil
-			}
-		}
-	}
-	c, _ = d.cluster(root, "", checkRefs)
-	return c, nil
-}
-
 // document decodes data as exactly one YAML document and returns its root.
 func (d *decoder) document(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -516,7 +483,7 @@ func (d *decoder) node(n *yaml.Node, path string) []*sluicev1.Node {
 			tmpl.Taints = append(tmpl.Taints, &sluicev1.Taint{
 				Key:    d.name(t.need("key"), t.at("key")),
 				Value:  t.optStr("value", ""),
-				Effect: d.enum(t.need("effect"), t.at("effect"), effects...),
+				Effect: taintEffect(d.enum(t.need("effect"), t.at("effect"), effects...)),
 			})
 		})
 	}
@@ -634,7 +601,7 @@ func (d *decoder) job(c *Cluster, idx *index, i int, n *yaml.Node, path string) 
 	if v := f.get("networkTopology"); v != nil {
 		nt := d.mapping(v, f.at("networkTopology"), topologyKeys...)
 		job.NetworkTopology = &sluicev1.NetworkTopology{
-			Mode:               d.enum(nt.need("mode"), nt.at("mode"), "hard", "soft"),
+			Mode:               networkTopologyMode(d.enum(nt.need("mode"), nt.at("mode"), "hard", "soft")),
 			HighestTierAllowed: int32(nt.optInt("highestTierAllowed", 1, 1, math.MaxInt32)),
 		}
 	}
@@ -732,7 +699,7 @@ func (d *decoder) tasks(c *Cluster, idx *index, job *sluicev1.Job, n *yaml.Node,
 			tsc := &sluicev1.TopologySpreadConstraint{
 				MaxSkew:           int32(s.optInt("maxSkew", 1, 1, math.MaxInt32)),
 				TopologyKey:       d.name(s.need("topologyKey"), s.at("topologyKey")),
-				WhenUnsatisfiable: s.optEnum("whenUnsatisfiable", "DoNotSchedule", "DoNotSchedule", "ScheduleAnyway"),
+				WhenUnsatisfiable: whenUnsatisfiable(s.optEnum("whenUnsatisfiable", "DoNotSchedule", "DoNotSchedule", "ScheduleAnyway")),
 			}
 			if sel := s.get("selector"); sel != nil {
 				tsc.Selector = d.strMap(sel, s.at("selector"))
@@ -786,14 +753,14 @@ func (d *decoder) toleration(n *yaml.Node, path string) *sluicev1.Toleration {
 	f := d.mapping(n, path, tolKeys...)
 	t := &sluicev1.Toleration{
 		Key:      f.optStr("key", ""),
-		Operator: f.optEnum("operator", "Equal", "Equal", "Exists"),
+		Operator: tolerationOperator(f.optEnum("operator", "Equal", "Equal", "Exists")),
 		Value:    f.optStr("value", ""),
-		Effect:   f.optEnum("effect", "", effects...),
+		Effect:   taintEffect(f.optEnum("effect", "", effects...)),
 	}
-	if t.Operator == "Exists" && t.Value != "" {
+	if t.Operator == sluicev1.TolerationOperator_TOLERATION_OPERATOR_EXISTS && t.Value != "" {
 		d.failf(f.get("value"), f.at("value"), "a toleration with operator Exists has no value")
 	}
-	if t.Operator == "Equal" && t.Key == "" {
+	if t.Operator == sluicev1.TolerationOperator_TOLERATION_OPERATOR_EQUAL && t.Key == "" {
 		d.failf(n, path, "missing required key \"key\" (an empty key needs operator Exists)")
 	}
 	return t

@@ -48,9 +48,9 @@ func (r Result) String() string {
 // compares the outcome with sc.Expect. The cluster is replaced entirely, so
 // each scenario should have a cluster of its own (its name, for example).
 //
-// The steps are those of FORMAT.md: set the scheduler configuration (a
-// rejected configuration fails the scenario), load the cluster with a
-// replace-all batch, then for each cycle i call Schedule in propose mode
+// The steps are those of FORMAT.md: load the cluster with a replace-all
+// batch (which creates it), set the scheduler configuration (a rejected
+// configuration fails the scenario), then for each cycle i call Schedule in propose mode
 // with the clock at sc.CycleTime(i), commit the plan, and act as the
 // resource manager: every bound task becomes Running on its node (started
 // at the cycle's clock), every evicted task becomes Pending without a node,
@@ -75,15 +75,16 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 	state := sluicev1.NewClusterStateServiceClient(conn)
 	sched := sluicev1.NewSchedulerServiceClient(conn)
 
-	if _, err := sched.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{
-		Cluster: cluster, Config: sc.Config,
-	}); err != nil {
-		return nil, fmt.Errorf("config rejected: %s", StatusText(err))
-	}
+	// The batch first: it creates the cluster, which a configuration alone does not.
 	if _, err := state.ApplyDeltas(ctx, &sluicev1.ApplyDeltasRequest{
 		Cluster: cluster, Batch: sc.Cluster.Batch(),
 	}); err != nil {
 		return nil, fmt.Errorf("cluster rejected: %s", StatusText(err))
+	}
+	if _, err := sched.UpdateSchedulerConfig(ctx, &sluicev1.UpdateSchedulerConfigRequest{
+		Cluster: cluster, Config: sc.Config,
+	}); err != nil {
+		return nil, fmt.Errorf("config rejected: %s", StatusText(err))
 	}
 
 	out := &Outcome{Binds: map[string]Bind{}, Pipelined: map[string]string{}}
@@ -129,7 +130,8 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 			switch k := d.GetKind().(type) {
 			case *sluicev1.Decision_Bind:
 				b := k.Bind
-				out.Binds[b.GetTask()] = Bind{Task: b.GetTask(), Job: b.GetJob(), Node: b.GetNode(), DeviceIDs: b.GetDeviceIds(), Cycle: i}
+				task := sluice.FullName(b.GetTask())
+				out.Binds[task] = Bind{Task: task, Job: sluice.FullName(b.GetJob()), Node: b.GetNode(), DeviceIDs: b.GetDeviceIds(), Cycle: i}
 				t, err := getTask(ctx, state, cluster, b.GetTask())
 				if err != nil {
 					return nil, fmt.Errorf("%s: after bind: %w", where, err)
@@ -141,7 +143,7 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 				batch.Deltas = append(batch.Deltas, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: t}})
 			case *sluicev1.Decision_Evict:
 				e := k.Evict
-				out.Evictions = append(out.Evictions, Eviction{Task: e.GetTask(), Job: e.GetJob(), Node: e.GetNode(), Cycle: i})
+				out.Evictions = append(out.Evictions, Eviction{Task: sluice.FullName(e.GetTask()), Job: sluice.FullName(e.GetJob()), Node: e.GetNode(), Cycle: i})
 				t, err := getTask(ctx, state, cluster, e.GetTask())
 				if err != nil {
 					return nil, fmt.Errorf("%s: after eviction: %w", where, err)
@@ -153,7 +155,7 @@ func play(ctx context.Context, conn grpc.ClientConnInterface, sc *Scenario, clus
 				batch.Deltas = append(batch.Deltas, &sluicev1.Delta{Change: &sluicev1.Delta_UpsertTask{UpsertTask: t}})
 			case *sluicev1.Decision_Pipeline:
 				if last {
-					out.Pipelined[k.Pipeline.GetTask()] = k.Pipeline.GetNode()
+					out.Pipelined[sluice.FullName(k.Pipeline.GetTask())] = k.Pipeline.GetNode()
 				}
 			default:
 				return nil, fmt.Errorf("%s: plan %s has a decision of unknown kind", where, plan.GetId())
@@ -212,10 +214,10 @@ func readBack(ctx context.Context, state sluicev1.ClusterStateServiceClient, sch
 	return nil
 }
 
-// getTask reads a task back by full name.
-func getTask(ctx context.Context, state sluicev1.ClusterStateServiceClient, cluster, full string) (*sluicev1.Task, error) {
-	ns, name := SplitName(full)
-	resp, err := state.GetTask(ctx, &sluicev1.GetTaskRequest{Cluster: cluster, Namespace: ns, Name: name})
+// getTask reads back the task a decision names.
+func getTask(ctx context.Context, state sluicev1.ClusterStateServiceClient, cluster string, ref *sluicev1.TaskRef) (*sluicev1.Task, error) {
+	full := sluice.FullName(ref)
+	resp, err := state.GetTask(ctx, &sluicev1.GetTaskRequest{Cluster: cluster, Namespace: ref.GetNamespace(), Name: ref.GetName()})
 	if err != nil {
 		return nil, fmt.Errorf("GetTask %s: %s", full, StatusText(err))
 	}
@@ -259,11 +261,11 @@ func PhaseName(p sluicev1.JobPhase) string {
 func DescribeDecision(d *sluicev1.Decision) string {
 	switch k := d.GetKind().(type) {
 	case *sluicev1.Decision_Bind:
-		return fmt.Sprintf("bind %s -> %s", k.Bind.GetTask(), k.Bind.GetNode())
+		return fmt.Sprintf("bind %s -> %s", sluice.FullName(k.Bind.GetTask()), k.Bind.GetNode())
 	case *sluicev1.Decision_Pipeline:
-		return fmt.Sprintf("pipeline %s -> %s", k.Pipeline.GetTask(), k.Pipeline.GetNode())
+		return fmt.Sprintf("pipeline %s -> %s", sluice.FullName(k.Pipeline.GetTask()), k.Pipeline.GetNode())
 	case *sluicev1.Decision_Evict:
-		return fmt.Sprintf("evict %s from %s", k.Evict.GetTask(), k.Evict.GetNode())
+		return fmt.Sprintf("evict %s from %s", sluice.FullName(k.Evict.GetTask()), k.Evict.GetNode())
 	}
 	return "empty decision"
 }

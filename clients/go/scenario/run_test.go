@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
 
@@ -96,7 +97,7 @@ func (f *fakeServer) GetQueue(_ context.Context, req *sluicev1.GetQueueRequest) 
 
 func (f *fakeServer) ExplainJob(_ context.Context, req *sluicev1.ExplainJobRequest) (*sluicev1.ExplainJobResponse, error) {
 	return &sluicev1.ExplainJobResponse{Outcome: &sluicev1.JobOutcome{
-		Job: req.Namespace + "/" + req.Name, Explanation: &sluicev1.Explanation{Summary: f.explain[req.Namespace+"/"+req.Name]},
+		Job: &sluicev1.JobRef{Namespace: req.Namespace, Name: req.Name}, Explanation: &sluicev1.Explanation{Summary: f.explain[req.Namespace+"/"+req.Name]},
 	}}, nil
 }
 
@@ -136,10 +137,10 @@ func (f *fakeServer) CommitPlan(_ context.Context, req *sluicev1.CommitPlanReque
 		}
 		switch k := d.Kind.(type) {
 		case *sluicev1.Decision_Bind:
-			t := f.tasks[k.Bind.Task]
+			t := f.tasks[sluice.FullName(k.Bind.Task)]
 			t.Status, t.Node, t.DeviceIds = sluicev1.TaskStatus_TASK_STATUS_BOUND, k.Bind.Node, k.Bind.DeviceIds
 		case *sluicev1.Decision_Evict:
-			f.tasks[k.Evict.Task].Status = sluicev1.TaskStatus_TASK_STATUS_RELEASING
+			f.tasks[sluice.FullName(k.Evict.Task)].Status = sluicev1.TaskStatus_TASK_STATUS_RELEASING
 		}
 	}
 	return resp, nil
@@ -164,15 +165,26 @@ func (f *fakeServer) start(t *testing.T) *grpc.ClientConn {
 }
 
 func bindD(task, job, node string, devs ...string) *sluicev1.Decision {
-	return &sluicev1.Decision{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: task, Job: job, Node: node, DeviceIds: devs}}}
+	return &sluicev1.Decision{Kind: &sluicev1.Decision_Bind{Bind: &sluicev1.BindDecision{Task: taskRef(task), Job: jobRef(job), Node: node, DeviceIds: devs}}}
 }
 
 func evictD(task, job, node string) *sluicev1.Decision {
-	return &sluicev1.Decision{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{Task: task, Job: job, Node: node, Action: "preempt"}}}
+	return &sluicev1.Decision{Kind: &sluicev1.Decision_Evict{Evict: &sluicev1.EvictDecision{Task: taskRef(task), Job: jobRef(job), Node: node, Action: "preempt"}}}
 }
 
 func pipeD(task, job, node string) *sluicev1.Decision {
-	return &sluicev1.Decision{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: task, Job: job, Node: node}}}
+	return &sluicev1.Decision{Kind: &sluicev1.Decision_Pipeline{Pipeline: &sluicev1.PipelineDecision{Task: taskRef(task), Job: jobRef(job), Node: node}}}
+}
+
+// taskRef and jobRef name a task and a job given as "namespace/name", as the server does.
+func taskRef(full string) *sluicev1.TaskRef {
+	ns, name := SplitName(full)
+	return &sluicev1.TaskRef{Namespace: ns, Name: name}
+}
+
+func jobRef(full string) *sluicev1.JobRef {
+	ns, name := SplitName(full)
+	return &sluicev1.JobRef{Namespace: ns, Name: name}
 }
 
 const preemptScenario = `name: preempt
@@ -283,8 +295,10 @@ func TestRunConfigRejected(t *testing.T) {
 	if res.String() != want {
 		t.Errorf("got  %s\nwant %s", res, want)
 	}
-	if len(f.batches) != 0 {
-		t.Error("cluster sent after the configuration was rejected")
+	// The cluster is loaded first (a configuration alone does not create a cluster), and
+	// nothing is scheduled once its configuration was refused.
+	if len(f.batches) != 1 || f.cycle != 0 {
+		t.Errorf("%d batches and %d cycles around a refused configuration, want 1 and 0", len(f.batches), f.cycle)
 	}
 }
 

@@ -51,8 +51,8 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.GetPlanId() != res.Plan.GetId() || ex.GetOutcome().GetReady() != 2 {
-		t.Fatalf("explain: plan %q (want %q), ready %d", ex.GetPlanId(), res.Plan.GetId(), ex.GetOutcome().GetReady())
+	if ex.GetPlanId() != res.Plan.GetId() || ex.GetOutcome().GetReady() != 2 || sluice.FullName(ex.GetOutcome().GetJob()) != "default/j" {
+		t.Fatalf("explain: plan %q (want %q), ready %d, job %v", ex.GetPlanId(), res.Plan.GetId(), ex.GetOutcome().GetReady(), ex.GetOutcome().GetJob())
 	}
 	// Nothing is left to do: the next plan is empty, discarded, and applies nothing.
 	res, err = c.ScheduleAndCommit(ctx, "rt")
@@ -68,7 +68,7 @@ type tokenServer struct {
 }
 
 func (tokenServer) ExplainJob(ctx context.Context, req *sluicev1.ExplainJobRequest) (*sluicev1.ExplainJobResponse, error) {
-	return &sluicev1.ExplainJobResponse{Outcome: &sluicev1.JobOutcome{Job: req.GetName()}}, nil
+	return &sluicev1.ExplainJobResponse{Outcome: &sluicev1.JobOutcome{Job: &sluicev1.JobRef{Namespace: req.GetNamespace(), Name: req.GetName()}}}, nil
 }
 
 func checkToken(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

@@ -7,9 +7,10 @@
 //     optionally a bearer token sent with every call ([WithBearerToken]).
 //   - A [Syncer] streams the RM's view of its cluster into Sluice over
 //     ClusterStateService.Sync: it batches the deltas given to [Syncer.Send],
-//     reconnects with backoff, resumes from the last acknowledged revision, and
-//     resends the whole state (a replace_all batch built by a snapshot callback)
-//     when the server asks for it, for example after it restarted without state.
+//     reconnects with backoff, resumes from the last acknowledged revision and
+//     the store id it belongs to, and resends the whole state (built by a snapshot
+//     callback; a replace_all batch, or a chunked resync when it is large) when the
+//     server asks for it, for example after it restarted without state.
 //   - [Client.RunSchedulingLoop] runs cycles (periodic Schedule calls, or
 //     WatchPlans), commits each plan and hands the decisions that took effect to a
 //     callback that carries them out.

@@ -180,7 +180,7 @@ func binds(ds []*sluicev1.Decision) []string {
 	var out []string
 	for _, d := range ds {
 		if b := d.GetBind(); b != nil {
-			out = append(out, b.GetTask()+"@"+b.GetNode())
+			out = append(out, sluice.FullName(b.GetTask())+"@"+b.GetNode())
 		}
 	}
 	sort.Strings(out)

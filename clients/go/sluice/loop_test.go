@@ -32,7 +32,7 @@ func runLoop(t *testing.T, opts sluice.LoopOptions) *sluice.PlanResult {
 		for _, d := range r.Applied {
 			if b := d.GetBind(); b != nil {
 				running = append(running, sluice.UpsertTask(&sluicev1.Task{
-					Name: b.GetTask()[len("default/"):], Job: "j", Node: b.GetNode(),
+					Name: b.GetTask().GetName(), Job: b.GetJob().GetName(), Node: b.GetNode(),
 					Status: sluicev1.TaskStatus_TASK_STATUS_RUNNING, Resources: map[string]string{"cpu": "2", "memory": "1Gi"},
 				}))
 			}

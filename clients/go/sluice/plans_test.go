@@ -38,7 +38,7 @@ func TestLargePlansArriveWhole(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, d := range dry.GetDecisions() {
-		seen[d.GetBind().GetTask()] = true
+		seen[sluice.FullName(d.GetBind().GetTask())] = true
 	}
 	if len(seen) != n {
 		t.Fatalf("%d distinct tasks in the paged decisions, want %d", len(seen), n)

@@ -21,20 +21,30 @@ type SyncOptions struct {
 	// Cluster the Syncer writes to. Required.
 	Cluster string
 	// Snapshot returns the RM's whole cluster state as upserts; the Syncer sends it
-	// as one replace_all batch when it starts without a resume revision and
-	// whenever the server asks for a resync. Required.
+	// as a resync when it starts without a resume revision and whenever the server
+	// asks for one. Required.
 	//
 	// The snapshot must include every change already given to Send: update your
 	// own state first, then call Send. (A change sent after the snapshot was taken
 	// is sent again after it, which is harmless: upserts replace and deletes of
 	// missing objects succeed.) It is called from the Syncer's goroutine, so it
-	// must not block on Flush. The snapshot travels as one message: keep it under the
-	// server's --max-recv-bytes (16 MiB by default).
+	// must not block on Flush. A snapshot larger than MaxChunkBytes travels as a
+	// chunked resync (several messages that the server applies at once, see
+	// ResyncChunks), so a cluster of any size fits gRPC's message limits; a smaller
+	// one as one replace_all batch.
 	Snapshot func() []*sluicev1.Delta
 	// ResumeRevision is the last revision acknowledged to a previous Syncer (see
 	// Revision), to resume from without a full resync if the server still has that
 	// state. 0 starts with a full resync.
 	ResumeRevision uint64
+	// ResumeStoreID is the store id that came with ResumeRevision (see StoreID): the
+	// server resumes only if its store is that one, so that a revision of a store that
+	// started anew (a server restarted without a data directory) is never mistaken for
+	// its own. Empty lets the server check the revision alone.
+	ResumeStoreID string
+	// MaxChunkBytes bounds the messages of a chunked resync. 0 means
+	// DefaultMaxChunkBytes (1 MiB).
+	MaxChunkBytes int
 	// MaxBatchDeltas caps the deltas of one batch (replace_all batches aside,
 	// which carry the whole snapshot). 0 means 500.
 	MaxBatchDeltas int
@@ -61,8 +71,9 @@ type SyncOptions struct {
 // queues deltas; Run sends them in batches, in order, reconnecting with backoff when
 // the stream fails and resuming from the last acknowledged revision; when the server
 // cannot continue from that revision (it restarted without state, say) the Syncer
-// sends the whole state from SyncOptions.Snapshot as a replace_all batch and goes on
-// from there. A batch whose acknowledgement was lost with its stream is sent again on
+// sends the whole state from SyncOptions.Snapshot (a replace_all batch, or a chunked
+// resync when it is larger than SyncOptions.MaxChunkBytes) and goes on from there. A
+// resume names the store its revision came from (StoreID), and the server checks it. A batch whose acknowledgement was lost with its stream is sent again on
 // the next stream.
 //
 // Send, Flush, Resync and Revision are safe for concurrent use; Run runs once.
@@ -84,6 +95,8 @@ type Syncer struct {
 	// by an acknowledged replace_all.
 	done     uint64
 	revision uint64
+	// storeID is the id of the store revision belongs to.
+	storeID string
 	// resync is set from when a resync is needed until a replace_all is acknowledged.
 	resync       bool
 	resyncReason string
@@ -93,9 +106,12 @@ type Syncer struct {
 	progress   chan struct{}
 }
 
-// RejectedError is a batch the server rejected; it had no effect.
+// RejectedError is a batch the server rejected; it had no effect. status.FromError
+// gives the rejection's status, with its details (google.rpc.ErrorInfo,
+// google.rpc.BadRequest).
 type RejectedError struct {
-	// Rejection is the server's answer (code, message, field violations).
+	// Rejection is the server's answer (its status; code, message and field
+	// violations).
 	Rejection *sluicev1.BatchRejected
 	// Deltas are the batch's deltas.
 	Deltas []*sluicev1.Delta
@@ -110,6 +126,14 @@ func (e *RejectedError) Error() string {
 		fmt.Fprintf(&b, "; %s: %s", v.GetField(), v.GetDescription())
 	}
 	return b.String()
+}
+
+// GRPCStatus returns the rejection's status, for status.FromError and status.Code.
+func (e *RejectedError) GRPCStatus() *status.Status {
+	if st := e.Rejection.GetStatus(); st != nil {
+		return status.FromProto(st)
+	}
+	return status.New(codes.Code(e.Rejection.GetCode()), e.Rejection.GetMessage())
 }
 
 // NewSyncer returns a Syncer for opts; call Run to start it.
@@ -134,6 +158,7 @@ func (c *Client) NewSyncer(opts SyncOptions) (*Syncer, error) {
 		opts:     opts,
 		wake:     make(chan struct{}, 1),
 		revision: opts.ResumeRevision,
+		storeID:  opts.ResumeStoreID,
 		progress: make(chan struct{}),
 	}
 	if opts.ResumeRevision == 0 {
@@ -165,11 +190,27 @@ func (s *Syncer) Resync() {
 }
 
 // Revision returns the cluster revision of the last acknowledged batch (or the
-// resume revision before any). Keep it to resume a later Syncer with.
+// resume revision before any). Keep it, with StoreID, to resume a later Syncer with.
 func (s *Syncer) Revision() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.revision
+}
+
+// StoreID returns the id of the server's store that Revision belongs to (the
+// SyncWelcome's), or the resume store id before any acknowledgement.
+func (s *Syncer) StoreID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storeID
+}
+
+// Resume returns the revision and store id to resume a later Syncer from, read
+// together.
+func (s *Syncer) Resume() (revision uint64, storeID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revision, s.storeID
 }
 
 // Flush waits until every delta given to Send before the call has been acknowledged
@@ -258,14 +299,14 @@ func (s *Syncer) session(ctx context.Context) (welcomed bool, err error) {
 		return false, err
 	}
 	s.mu.Lock()
-	resume := s.revision
+	resume, resumeID := s.revision, s.storeID
 	if s.resync {
-		// 0 tells the server a replace_all follows, so it does not ask for one.
-		resume = 0
+		// 0 tells the server a resync follows, so it does not ask for one.
+		resume, resumeID = 0, ""
 	}
 	s.mu.Unlock()
 	if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{
-		Hello: &sluicev1.SyncHello{Cluster: s.opts.Cluster, ResumeRevision: resume},
+		Hello: &sluicev1.SyncHello{Cluster: s.opts.Cluster, ResumeRevision: resume, ResumeStoreId: resumeID},
 	}}); err != nil {
 		return false, streamError(stream.RecvMsg, err)
 	}
@@ -287,11 +328,16 @@ func (s *Syncer) session(ctx context.Context) (welcomed bool, err error) {
 			}
 		}
 	}()
+	// storeID is the id of the server's store, from its welcome.
+	var storeID string
 	send := func(b *sent) error {
 		inflight = append(inflight, b)
-		err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Batch{
-			Batch: &sluicev1.DeltaBatch{Sequence: b.seq, Deltas: b.deltas, ReplaceAll: b.replaceAll},
-		}})
+		var err error
+		for _, m := range s.messages(b) {
+			if err = stream.Send(m); err != nil {
+				break
+			}
+		}
 		if !errors.Is(err, io.EOF) {
 			return err
 		}
@@ -384,6 +430,7 @@ func (s *Syncer) session(ctx context.Context) (welcomed bool, err error) {
 			switch m := r.m.GetMessage().(type) {
 			case *sluicev1.SyncResponse_Welcome:
 				welcomed = true
+				storeID = m.Welcome.GetStoreId()
 			case *sluicev1.SyncResponse_ResyncRequired:
 				s.mu.Lock()
 				s.requestResync(fmt.Sprintf("server: %s (revision %d)", m.ResyncRequired.GetReason(), m.ResyncRequired.GetRevision()))
@@ -394,7 +441,7 @@ func (s *Syncer) session(ctx context.Context) (welcomed bool, err error) {
 				}
 				b := inflight[0]
 				inflight = inflight[1:]
-				s.acked(b, m.Ack)
+				s.acked(b, m.Ack, storeID)
 			case *sluicev1.SyncResponse_Rejected:
 				if len(inflight) == 0 || inflight[0].seq != m.Rejected.GetSequence() {
 					return welcomed, fmt.Errorf("sluice: rejection of batch %d, expected %s", m.Rejected.GetSequence(), expected(inflight))
@@ -485,8 +532,28 @@ func (s *Syncer) takeBatch() *sent {
 	return b
 }
 
-func (s *Syncer) acked(b *sent, ack *sluicev1.BatchAck) {
+// messages returns what carries a batch: one message, or for a resync larger than
+// MaxChunkBytes the chunks of a chunked resync.
+func (s *Syncer) messages(b *sent) []*sluicev1.SyncRequest {
+	if b.replaceAll {
+		if chunks := ResyncChunks(b.seq, b.deltas, s.opts.MaxChunkBytes); len(chunks) > 1 {
+			out := make([]*sluicev1.SyncRequest, len(chunks))
+			for i, c := range chunks {
+				out[i] = &sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_ResyncChunk{ResyncChunk: c}}
+			}
+			return out
+		}
+	}
+	return []*sluicev1.SyncRequest{{Message: &sluicev1.SyncRequest_Batch{
+		Batch: &sluicev1.DeltaBatch{Sequence: b.seq, Deltas: b.deltas, ReplaceAll: b.replaceAll},
+	}}}
+}
+
+// acked records an acknowledged batch; storeID is the id of the store that applied
+// it, which the revision now belongs to.
+func (s *Syncer) acked(b *sent, ack *sluicev1.BatchAck, storeID string) {
 	s.mu.Lock()
+	s.storeID = storeID
 	if b.replaceAll && !b.superseded {
 		// After a restart the server's revisions may start lower: take its word.
 		s.revision = ack.GetRevision()
@@ -512,9 +579,10 @@ func (s *Syncer) rejected(b *sent, rej *sluicev1.BatchRejected) error {
 		return nil
 	}
 	if codes.Code(rej.GetCode()) == codes.FailedPrecondition {
-		// The server wants the whole state first; the resync covers this batch.
+		// The server wants the whole state first; the resync covers this batch. A resync
+		// refused so (its cluster was deleted before its last chunk) is sent again.
 		s.mu.Lock()
-		if !s.resync {
+		if !s.resync || b.replaceAll {
 			s.requestResync("server: " + rej.GetMessage())
 		}
 		s.mu.Unlock()

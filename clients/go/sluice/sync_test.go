@@ -127,8 +127,8 @@ func TestSyncRejectedBatch(t *testing.T) {
 
 // TestSyncResumeAndResyncAfterRestart resumes a second Syncer from the first one's
 // revision without a resync, then restarts the server (losing its state): the Syncer
-// reconnects, resumes with a revision ahead of the new server's, is told to resync,
-// and sends the whole state.
+// reconnects, resumes with the old store's id, is told to resync, and sends the whole
+// state.
 func TestSyncResumeAndResyncAfterRestart(t *testing.T) {
 	addr1, stop1 := startServer(t)
 	var d switchDialer
@@ -148,7 +148,8 @@ func TestSyncResumeAndResyncAfterRestart(t *testing.T) {
 	// A new Syncer (a restarted RM) resumes from rev1: the server still has that
 	// state, so there is no full sync.
 	var log2 syncLog
-	s2, _ := c.NewSyncer(log2.options(sluice.SyncOptions{Cluster: "restart", Snapshot: rm.snapshot, ResumeRevision: rev1}))
+	s2, _ := c.NewSyncer(log2.options(sluice.SyncOptions{Cluster: "restart", Snapshot: rm.snapshot,
+		ResumeRevision: rev1, ResumeStoreID: s1.StoreID()}))
 	runSyncer(t, s2)
 	s2.Send(rm.upsert(node("n5", "8")))
 	rev2 := flush(t, s2)
@@ -163,8 +164,8 @@ func TestSyncResumeAndResyncAfterRestart(t *testing.T) {
 	s2.Send(rm.upsert(node("n6", "8")))
 	flush(t, s2)
 	_, full, resyncs := log2.counts()
-	if full != 1 || len(resyncs) != 1 || !strings.Contains(resyncs[0], "ahead") {
-		t.Fatalf("after the restart: %d full syncs, resyncs %q; want one, for a resume revision ahead", full, resyncs)
+	if full != 1 || len(resyncs) != 1 || !strings.Contains(resyncs[0], "store id") {
+		t.Fatalf("after the restart: %d full syncs, resyncs %q; want one, for another store's id", full, resyncs)
 	}
 	if got := countNodes(t, c, "restart"); got != 7 {
 		t.Fatalf("restarted server has %d nodes, want 7", got)

@@ -10,7 +10,7 @@ Exits 0 when the plan is as expected, 1 otherwise.
 import argparse
 import sys
 
-from sluice import SluiceClient, binds, job, node, task
+from sluice import SluiceClient, binds, full_name, job, node, task
 
 
 def main() -> int:
@@ -49,7 +49,7 @@ def main() -> int:
             return 1
 
         outcome = c.explain("rt").outcome
-        print(f"job {outcome.job}: {outcome.ready} ready of {outcome.min_available}")
+        print(f"job {full_name(outcome.job)}: {outcome.ready} ready of {outcome.min_available}")
         if outcome.ready != 2:
             print(f"FAIL: job ready {outcome.ready}, want 2", file=sys.stderr)
             return 1

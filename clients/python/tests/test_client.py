@@ -7,7 +7,7 @@ import unittest
 
 import grpc
 
-from sluice import SluiceClient, binds, delete, error_info, error_reason, job, node, outcomes, task
+from sluice import SluiceClient, binds, delete, error_info, error_reason, full_name, job, node, outcomes, task
 from sluice.v1 import scheduler_pb2, types_pb2
 
 SERVER = os.environ.get("SLUICE_SERVER")
@@ -36,6 +36,12 @@ class BuilderTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             delete("pod", "p")
 
+    def test_full_name(self):
+        self.assertEqual(full_name(types_pb2.TaskRef(namespace="team", name="etl/a")), "team/etl/a")
+        self.assertEqual(full_name(types_pb2.JobRef(name="j")), "default/j")
+        self.assertEqual(full_name(types_pb2.TaskRef()), "")
+        self.assertEqual(full_name(None), "")
+
 
 @unittest.skipUnless(SERVER, "SLUICE_SERVER is not set")
 class ServerTest(unittest.TestCase):
@@ -57,6 +63,39 @@ class ServerTest(unittest.TestCase):
         bound = {t.name: t.node for t in self.c.tasks(job="j")}
         self.assertEqual(bound, {"j-0": "n1", "j-1": "n1"})
         self.assertEqual([n.name for n in self.c.nodes()], ["n1"])
+
+    def test_references_and_closed_sets(self):
+        # n1 is tainted; only the task that tolerates the taint may go there.
+        self.c.apply(
+            [
+                node("n1", {"cpu": "4"}, taints=[types_pb2.Taint(key="dedicated", value="gpu",
+                                                                 effect=types_pb2.TAINT_EFFECT_NO_SCHEDULE)]),
+                job("gpu", namespace="team"),
+                task("gpu-0", "gpu", {"cpu": "1"}, namespace="team",
+                     tolerations=[types_pb2.Toleration(key="dedicated", value="gpu")]),  # operator: EQUAL
+                job("plain"),
+                task("plain-0", "plain", {"cpu": "1"}),
+            ],
+            replace_all=True,
+        )
+        dry = self.c.schedule("dry_run")
+        self.assertEqual(len(dry.decisions), 1)
+        bind = dry.decisions[0].bind
+        self.assertEqual(bind.task, types_pb2.TaskRef(namespace="team", name="gpu-0"))
+        self.assertEqual(bind.job, types_pb2.JobRef(namespace="team", name="gpu"))
+        self.assertEqual({full_name(o.job) for o in dry.jobs}, {"team/gpu", "default/plain"})
+        self.assertEqual(self.c.explain("plain").outcome.job, types_pb2.JobRef(namespace="default", name="plain"))
+
+        self.assertEqual(next(self.c.nodes()).taints[0].effect, types_pb2.TAINT_EFFECT_NO_SCHEDULE)
+        tol = next(self.c.tasks(job="gpu", namespace="team")).tolerations[0]
+        self.assertEqual((tol.operator, tol.effect),
+                         (types_pb2.TOLERATION_OPERATOR_EQUAL, types_pb2.TAINT_EFFECT_UNSPECIFIED))
+
+        # A taint must say its effect.
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.c.apply([node("n2", {"cpu": "1"}, taints=[types_pb2.Taint(key="k")])])
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("taints[0].effect", cm.exception.details())
 
     def test_gang_that_does_not_fit(self):
         self.c.apply(
@@ -102,6 +141,12 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(self.c.get_plan(plan.id).state, scheduler_pb2.PLAN_STATE_DISCARDED)
 
     def test_error_reasons(self):
+        # A cluster nothing created is not found; once a batch created it, its plans are.
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.c.get_plan("no-such-plan")
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
+        self.assertEqual(error_reason(cm.exception), "CLUSTER_NOT_FOUND")
+        self.c.apply([node("n1", {"cpu": "1"})], replace_all=True)
         with self.assertRaises(grpc.RpcError) as cm:
             self.c.get_plan("no-such-plan")
         self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
@@ -133,8 +178,8 @@ class LargePlanTest(unittest.TestCase):
         self.assertEqual(len(plan.decisions), self.N)
         self.assertEqual(len(plan.jobs), self.N)
         self.assertEqual(plan.counts.binds, self.N)
-        self.assertEqual(len({d.bind.task for d in plan.decisions}), self.N)
-        self.assertEqual([o.job for o in plan.jobs], sorted(f"default/j{i:04d}" for i in range(self.N)))
+        self.assertEqual(len({full_name(d.bind.task) for d in plan.decisions}), self.N)
+        self.assertEqual([full_name(o.job) for o in plan.jobs], sorted(f"default/j{i:04d}" for i in range(self.N)))
 
     def test_schedule_and_get_plan_read_every_page(self):
         dry = self.c.schedule("dry_run")
@@ -149,11 +194,12 @@ class LargePlanTest(unittest.TestCase):
         self.assert_whole(plan)
         # A change to a task whose bind is on the last page: the commit rejects that decision,
         # and only the committed record (not the first page's lists) can say so.
-        victim = plan.decisions[-1].bind.task
-        self.c.apply([delete("task", victim.split("/", 1)[1])])
+        victim = full_name(plan.decisions[-1].bind.task)
+        ref = plan.decisions[-1].bind.task
+        self.c.apply([delete("task", ref.name, namespace=ref.namespace)])
         resp = self.c.commit(plan)
         self.assertEqual(len(resp.applied), self.N - 1)
-        self.assertEqual([r.decision.bind.task for r in resp.rejected], [victim])
+        self.assertEqual([full_name(r.decision.bind.task) for r in resp.rejected], [victim])
         self.assertTrue(resp.rejected[0].reason)
         self.assertFalse(resp.next_page_token)
         self.assertEqual(len(resp.plan.decisions), self.N)
@@ -164,7 +210,7 @@ class LargePlanTest(unittest.TestCase):
         record = self.c.get_plan(plan.id)
         self.assertEqual(len(record.decisions), self.N)
         applied, rejected = outcomes(record)
-        self.assertEqual((len(applied), [r.decision.bind.task for r in rejected]), (self.N - 1, [victim]))
+        self.assertEqual((len(applied), [full_name(r.decision.bind.task) for r in rejected]), (self.N - 1, [victim]))
         self.assertTrue(all(d.outcome == scheduler_pb2.DECISION_OUTCOME_APPLIED for d in applied))
 
         # Committing again answers the same, whole.

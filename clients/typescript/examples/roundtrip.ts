@@ -7,7 +7,7 @@
 
 import { parseArgs } from "node:util";
 
-import { SluiceClient, binds, job, node, task } from "../src/index.js";
+import { SluiceClient, binds, fullName, job, node, task } from "../src/index.js";
 
 function same(a: Record<string, string>, b: Record<string, string>): boolean {
   return JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
@@ -53,7 +53,7 @@ async function main(): Promise<number> {
     }
 
     const outcome = (await c.explain("rt")).outcome;
-    console.log(`job ${outcome?.job}: ${outcome?.ready} ready of ${outcome?.minAvailable}`);
+    console.log(`job ${fullName(outcome?.job)}: ${outcome?.ready} ready of ${outcome?.minAvailable}`);
     if (outcome?.ready !== 2) {
       console.error(`FAIL: job ready ${outcome?.ready}, want 2`);
       return 1;

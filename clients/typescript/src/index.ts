@@ -346,11 +346,22 @@ export function remove(kind: ObjectKind, name: string, namespace = ""): Delta {
   return create(DeltaSchema, { change: { case: "delete", value: { kind, name, namespace } } });
 }
 
-/** Maps each bound task ("namespace/name") to its node. */
+/**
+ * A task or job reference (a TaskRef or JobRef: bind.task, evict.forTask, outcome.job, ...)
+ * as "namespace/name", an empty namespace being "default"; "" for an unset one (an eviction
+ * that makes room for no task). A namespace never holds "/", so the full name of a valid
+ * reference is unambiguous, even for a name that holds one.
+ */
+export function fullName(ref: { namespace: string; name: string } | undefined): string {
+  if (!ref || ref.name === "") return "";
+  return `${ref.namespace || "default"}/${ref.name}`;
+}
+
+/** Maps each bound task, by its full name ("namespace/name", see fullName), to its node. */
 export function binds(decisions: Decision[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const d of decisions) {
-    if (d.kind.case === "bind") out[d.kind.value.task] = d.kind.value.node;
+    if (d.kind.case === "bind") out[fullName(d.kind.value.task)] = d.kind.value.node;
   }
   return out;
 }

@@ -15,9 +15,12 @@ import {
   PlanState,
   ScheduleMode,
   SluiceClient,
+  TaintEffect,
+  TolerationOperator,
   binds,
   errorInfo,
   errorReason,
+  fullName,
   job,
   node,
   outcomes,
@@ -58,6 +61,13 @@ describe("builders", () => {
     assert.equal(remove(ObjectKind.TASK, "t", "ns").change.case, "delete");
   });
 
+  test("fullName", () => {
+    assert.equal(fullName({ namespace: "team", name: "etl/a" }), "team/etl/a");
+    assert.equal(fullName({ namespace: "", name: "j" }), "default/j");
+    assert.equal(fullName({ namespace: "ns", name: "" }), "");
+    assert.equal(fullName(undefined), "");
+  });
+
   test("errorReason of what is not a Sluice error", () => {
     assert.equal(errorReason(new Error("no")), ErrorReason.UNSPECIFIED);
     assert.equal(errorReason(new ConnectError("no details", Code.Internal)), ErrorReason.UNSPECIFIED);
@@ -78,6 +88,45 @@ describe("server", { skip: noServer }, () => {
       assert.deepEqual(binds(resp.applied), { "default/j-0": "n1", "default/j-1": "n1" });
       assert.equal(resp.rejected.length, 0);
       assert.equal(resp.plan?.state, PlanState.COMMITTED);
+    } finally {
+      c.close();
+    }
+  });
+
+  test("decisions name tasks and jobs by reference; closed sets are enums", async () => {
+    const c = client("refs");
+    try {
+      // n1 is tainted; only the task that tolerates the taint may go there.
+      await c.apply(
+        [
+          node("n1", { cpu: "4" }, { taints: [{ key: "dedicated", value: "gpu", effect: TaintEffect.NO_SCHEDULE }] }),
+          job("gpu", { namespace: "team" }),
+          // The operator is left unspecified: it means EQUAL.
+          task("gpu-0", "gpu", { cpu: "1" }, { namespace: "team", tolerations: [{ key: "dedicated", value: "gpu" }] }),
+          job("plain"),
+          task("plain-0", "plain", { cpu: "1" }),
+        ],
+        { replaceAll: true },
+      );
+      const dry = await c.schedule("dry_run");
+      assert.equal(dry.decisions.length, 1);
+      const d = dry.decisions[0].kind;
+      assert.equal(d.case, "bind");
+      if (d.case === "bind") {
+        assert.deepEqual([d.value.task?.namespace, d.value.task?.name], ["team", "gpu-0"]);
+        assert.deepEqual([d.value.job?.namespace, d.value.job?.name], ["team", "gpu"]);
+      }
+      assert.deepEqual(dry.jobs.map((o) => fullName(o.job)).sort(), ["default/plain", "team/gpu"]);
+      assert.equal(fullName((await c.explain("plain")).outcome?.job), "default/plain");
+
+      assert.equal((await c.nodes())[0].taints[0].effect, TaintEffect.NO_SCHEDULE);
+      const tol = (await c.tasks({ job: "gpu", namespace: "team" }))[0].tolerations[0];
+      assert.deepEqual([tol.operator, tol.effect], [TolerationOperator.EQUAL, TaintEffect.UNSPECIFIED]);
+
+      // A taint must say its effect.
+      const err = ConnectError.from(await failure(c.apply([node("n2", { cpu: "1" }, { taints: [{ key: "k" }] })])));
+      assert.equal(err.code, Code.InvalidArgument);
+      assert.match(err.rawMessage, /taints\[0\]\.effect/);
     } finally {
       c.close();
     }
@@ -139,8 +188,8 @@ describe("large plans", { skip: noServer }, () => {
     assert.equal(plan.decisions.length, N);
     assert.equal(plan.jobs.length, N);
     assert.equal(plan.counts?.binds, N);
-    assert.equal(new Set(plan.decisions.map((d) => (d.kind.case === "bind" ? d.kind.value.task : ""))).size, N);
-    assert.deepEqual(plan.jobs.map((o) => o.job), jobNames.map((n) => `default/${n}`));
+    assert.equal(new Set(plan.decisions.map((d) => (d.kind.case === "bind" ? fullName(d.kind.value.task) : ""))).size, N);
+    assert.deepEqual(plan.jobs.map((o) => fullName(o.job)), jobNames.map((n) => `default/${n}`));
   }
 
   test("schedule and getPlan read every page", async () => {
@@ -164,11 +213,12 @@ describe("large plans", { skip: noServer }, () => {
     // and only the committed record (not the first page's lists) can say so.
     const last = plan.decisions[N - 1].kind;
     assert.equal(last.case, "bind");
-    const victim = last.case === "bind" ? last.value.task : "";
-    await c.apply([remove(ObjectKind.TASK, victim.split("/")[1])]);
+    const ref = last.case === "bind" ? last.value.task : undefined;
+    const victim = fullName(ref);
+    await c.apply([remove(ObjectKind.TASK, ref?.name ?? "", ref?.namespace)]);
     const resp = await c.commit(plan);
     assert.equal(resp.applied.length, N - 1);
-    assert.deepEqual(resp.rejected.map((r) => r.decision?.kind.case === "bind" && r.decision.kind.value.task), [victim]);
+    assert.deepEqual(resp.rejected.map((r) => r.decision?.kind.case === "bind" && fullName(r.decision.kind.value.task)), [victim]);
     assert.ok(resp.rejected[0].reason);
     assert.equal(resp.nextPageToken, "");
     assert.equal(resp.plan?.decisions.length, N);

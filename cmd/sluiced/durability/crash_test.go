@@ -134,7 +134,7 @@ func TestCrashConsistency(t *testing.T) {
 				led.maxRev = max(led.maxRev, res.Revision)
 				for _, d := range res.Applied {
 					if b := d.GetBind(); b != nil {
-						led.binds[strings.TrimPrefix(b.GetTask(), "default/")] = b.GetNode()
+						led.binds[b.GetTask().GetName()] = b.GetNode()
 					}
 				}
 				led.mu.Unlock()

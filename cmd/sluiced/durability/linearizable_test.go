@@ -14,6 +14,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
@@ -62,10 +63,20 @@ var registers = porcupine.Model{
 	},
 }
 
+// staleRead is a stale read of a key: what it returned, when, by which client.
+type staleRead struct {
+	client    int
+	key       string
+	value     int32
+	call, ret int64
+}
+
 // history records operations from several clients.
 type history struct {
 	mu  sync.Mutex
 	ops []porcupine.Operation
+	// stale are the stale reads, checked against their own promise (checkStale).
+	stale []staleRead
 	// writesUnknown counts writes whose outcome is unknown (an error: they may apply later).
 	writesUnknown, reads, writes, readErrors int
 }
@@ -114,6 +125,25 @@ func runClient(ctx context.Context, id int, c *sluice.Client, keys []string, sta
 				time.Sleep(500 * time.Millisecond)
 				continue
 			}
+		} else if rng.IntN(3) == 0 {
+			// A stale read on the client's own member, at most staleBound behind; the client
+			// adds its revision floor (its own writes) as min_revision.
+			call := nowNanos(start)
+			resp, err := c.State.GetQueue(octx, &sluicev1.GetQueueRequest{Cluster: "lin", Name: key, Read: &sluicev1.ReadOptions{
+				Consistency: sluicev1.ReadConsistency_READ_CONSISTENCY_STALE, MaxStaleness: durationpb.New(staleBound)}})
+			ret := nowNanos(start)
+			var out int32
+			switch {
+			case err == nil:
+				out = resp.GetQueue().GetWeight()
+			case status.Code(err) == codes.NotFound:
+			default:
+				cancel()
+				continue
+			}
+			h.mu.Lock()
+			h.stale = append(h.stale, staleRead{client: id, key: key, value: out, call: call, ret: ret})
+			h.mu.Unlock()
 		} else {
 			call := nowNanos(start)
 			resp, err := c.State.GetQueue(octx, &sluicev1.GetQueueRequest{Cluster: "lin", Name: key})
@@ -138,6 +168,64 @@ func runClient(ctx context.Context, id int, c *sluice.Client, keys []string, sta
 		cancel()
 		time.Sleep(time.Duration(2+rng.IntN(8)) * time.Millisecond)
 	}
+}
+
+// staleBound is the max_staleness of the stale reads.
+const staleBound = 2 * time.Second
+
+// checkStale checks every stale read against its promise, from the history's acknowledged
+// writes: the value it returned was not overwritten for good more than staleBound before the
+// read began (some write of another value was called after the value's write returned, and
+// returned itself before call - staleBound), and it is not older than a write the same client
+// saw acknowledged before the read (read-your-writes, through min_revision). It returns the
+// violations.
+func checkStale(h *history) []string {
+	type write struct {
+		client    int
+		value     int32
+		call, ret int64
+	}
+	writes := map[string][]write{}
+	for _, op := range h.ops {
+		in := op.Input.(regInput)
+		if in.write && op.Return != math.MaxInt64 {
+			writes[in.key] = append(writes[in.key], write{op.ClientId, in.value, op.Call, op.Return})
+		}
+	}
+	var bad []string
+	for _, r := range h.stale {
+		ws := writes[r.key]
+		// The write that produced the value (none for 0, or for a write of unknown outcome).
+		var src *write
+		for i := range ws {
+			if ws[i].value == r.value {
+				src = &ws[i]
+			}
+		}
+		srcRet := int64(-1)
+		if src != nil {
+			srcRet = src.ret
+		}
+		if r.value != 0 && src == nil {
+			continue // a write whose acknowledgement was lost
+		}
+		for _, w := range ws {
+			if w.value == r.value || w.call <= srcRet {
+				continue
+			}
+			if w.ret < r.call-int64(staleBound) {
+				bad = append(bad, fmt.Sprintf("client %d read %s=%d at %v, overwritten by %d for good at %v (bound %v)",
+					r.client, r.key, r.value, time.Duration(r.call), w.value, time.Duration(w.ret), staleBound))
+				break
+			}
+			if w.client == r.client && w.ret < r.call {
+				bad = append(bad, fmt.Sprintf("client %d read %s=%d at %v, older than its own write of %d acknowledged at %v",
+					r.client, r.key, r.value, time.Duration(r.call), w.value, time.Duration(w.ret)))
+				break
+			}
+		}
+	}
+	return bad
 }
 
 // nemesis hurts one member at a time until ctx ends: a kill -9 and a restart, or a pause
@@ -219,8 +307,15 @@ func TestLinearizable(t *testing.T) {
 			}
 			wg.Wait()
 			res, info := porcupine.CheckOperationsVerbose(registers, h.ops, 2*time.Minute)
-			report(t, "linearizability (%s, %v): %d reads, %d writes (%d with unknown outcome), %d failed reads left out; faults: %v; porcupine: %s",
-				run.name, run.d, h.reads, h.writes, h.writesUnknown, h.readErrors, faults, res)
+			staleBad := checkStale(h)
+			report(t, "linearizability (%s, %v): %d reads, %d writes (%d with unknown outcome), %d failed reads left out, %d stale reads (%d broke their promise); faults: %v; porcupine: %s",
+				run.name, run.d, h.reads, h.writes, h.writesUnknown, h.readErrors, len(h.stale), len(staleBad), faults, res)
+			for i, b := range staleBad {
+				if i == 5 {
+					break
+				}
+				t.Errorf("stale read: %s", b)
+			}
 			if res != porcupine.Ok {
 				f, err := os.CreateTemp("", "sluice-linearizability-*.html")
 				if err == nil {
@@ -234,5 +329,23 @@ func TestLinearizable(t *testing.T) {
 				t.Fatalf("too little happened: %d reads, %d acknowledged writes", h.reads, h.writes-h.writesUnknown)
 			}
 		})
+	}
+}
+
+// TestCheckStale checks the stale-read checker on made-up histories.
+func TestCheckStale(t *testing.T) {
+	s := int64(time.Second)
+	w := func(client int, v int32, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: regInput{key: "q", write: true, value: v}, Call: call, Return: ret}
+	}
+	h := &history{ops: []porcupine.Operation{w(1, 10, 0, s), w(2, 20, 2*s, 3*s)}}
+	h.stale = []staleRead{
+		{client: 3, key: "q", value: 10, call: 4 * s, ret: 4*s + 1}, // 20 landed 1 s before: within the bound
+		{client: 3, key: "q", value: 10, call: 6 * s, ret: 6*s + 1}, // 20 landed 3 s before: too stale
+		{client: 2, key: "q", value: 10, call: 4 * s, ret: 4*s + 1}, // older than its own write of 20
+		{client: 3, key: "q", value: 20, call: 9 * s, ret: 9*s + 1}, // the newest value: fine
+	}
+	if bad := checkStale(h); len(bad) != 2 {
+		t.Fatalf("violations %q, want the too stale read and the one older than its own write", bad)
 	}
 }

@@ -81,7 +81,7 @@ func checkCommitAfter(t *testing.T, ctx context.Context, sc sluicev1.SchedulerSe
 	if err != nil {
 		t.Fatalf("%s: commit of plan %s: %v", when, id, err)
 	}
-	if len(res.GetApplied()) != 1 || res.GetApplied()[0].GetBind().GetTask() != "default/t-0" ||
+	if len(res.GetApplied()) != 1 || res.GetApplied()[0].GetBind().GetTask().GetName() != "t-0" ||
 		len(res.GetRejected()) != 1 || res.GetRejected()[0].GetReason() != "task default/t-1 changed since the plan's revision" {
 		t.Fatalf("%s: commit applied %v, rejected %v; want t-0 applied and t-1 rejected as changed", when, res.GetApplied(), res.GetRejected())
 	}

@@ -2,14 +2,14 @@ package durability
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
@@ -34,8 +34,8 @@ func queueWeight(t *testing.T, ctx context.Context, c *sluice.Client, w int32) {
 	}
 }
 
-// TestReadsAreLinearizable checks the read side of a 3-member cluster: a follower sends a
-// default read to the leader (NOT_LEADER naming it) and the Go client follows, reading its own
+// TestReadsAreLinearizable checks the read side of a 3-member cluster: a follower forwards a
+// default read to the leader and answers a stale one itself, and the Go client reads its own
 // write; a leader paused (SIGSTOP) until a new one took over answers nothing from its old term
 // when it wakes; a member restarted reports /readyz 503 until it caught up.
 func TestReadsAreLinearizable(t *testing.T) {
@@ -58,11 +58,20 @@ func TestReadsAreLinearizable(t *testing.T) {
 	w := dial(t, leader.grpc, sluice.WithEndpoints(endpoints...))
 	queueWeight(t, ctx, w, 1)
 
-	// A follower refuses a default read and names the leader.
-	_, err := stateOn(t, follower).GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: "rd", Name: "q"})
-	if addr, ok := sluice.LeaderOf(err); status.Code(err) != codes.Unavailable || !ok || addr != leader.grpc {
-		t.Fatalf("default read on follower %s = %v; want UNAVAILABLE naming the leader at %s", follower.name, err, leader.grpc)
+	// A follower forwards a default read to the leader: a plain client (grpcurl) gets the
+	// leader's answer from any member.
+	var hdr metadata.MD
+	fq, err := stateOn(t, follower).GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: "rd", Name: "q"}, grpc.Header(&hdr))
+	if err != nil || fq.GetQueue().GetWeight() != 1 || fmt.Sprint(hdr.Get("sluice-member")) != "["+leader.name+"]" {
+		t.Fatalf("default read on follower %s = %v, %v (headers %v); want the leader %s's answer", follower.name, fq, err, hdr, leader.name)
 	}
+	// A stale read it answers itself.
+	hdr = nil
+	staleRead := &sluicev1.ReadOptions{Consistency: sluicev1.ReadConsistency_READ_CONSISTENCY_STALE}
+	waitFor(t, 5*time.Second, follower.name+" serving stale reads", func() bool {
+		_, err := stateOn(t, follower).GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: "rd", Name: "q", Read: staleRead}, grpc.Header(&hdr))
+		return err == nil && fmt.Sprint(hdr.Get("sluice-member")) == "["+follower.name+"]"
+	})
 	// The Go client, attached to the follower, follows and reads its own write.
 	r := dial(t, follower.grpc, sluice.WithEndpoints(endpoints...))
 	q, err := r.State.GetQueue(ctx, &sluicev1.GetQueueRequest{Cluster: "rd", Name: "q"})

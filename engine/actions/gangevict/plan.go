@@ -90,12 +90,12 @@ func placeAll(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, ta
 // a reason eviction cannot resolve.
 func resolvableNodes(job *api.JobInfo, task *api.TaskInfo, nodes []*api.NodeInfo) []*api.NodeInfo {
 	recorded := job.NodesFitErrors[task.UID]
-	if recorded == nil {
+	if recorded == nil || !recorded.AnyRuledOut() {
 		return nodes
 	}
 	out := make([]*api.NodeInfo, 0, len(nodes))
 	for _, n := range nodes {
-		if fe, ok := recorded.Nodes[n.Name]; ok && !fe.Resolvable() {
+		if recorded.RuledOut(n.Name) {
 			continue
 		}
 		out = append(out, n)

@@ -23,6 +23,10 @@ type Action struct {
 	// evictions: constraints that eviction can satisfy (a running task's anti-affinity) no
 	// longer rule a node out, and victims the preemptor can live with are spared.
 	topologyAware bool
+	// cache (predicateErrorCacheEnable, default true, as allocate's) lets the tasks of one
+	// placement class share predicate answers and scores (util.EvictionNodes); turning it off
+	// changes only the speed, never a decision (a test checks that).
+	cache bool
 }
 
 // New builds the action from its `configurations` arguments.
@@ -31,7 +35,11 @@ func New(args conf.Arguments) (framework.Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Action{topologyAware: ta}, nil
+	cache, err := args.Bool("predicateErrorCacheEnable", true)
+	if err != nil {
+		return nil, err
+	}
+	return &Action{topologyAware: ta, cache: cache}, nil
 }
 
 // Name returns "preempt".
@@ -69,6 +77,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 		tasksOf[job.UID] = pendingTasks(ssn, job)
 	}
 
+	nodes := util.NewEvictionNodes(ssn, a.cache)
 	for !queues.Empty() && !ssn.Interrupted() {
 		queue := queues.Pop()
 		// Preemption between jobs of the queue.
@@ -77,7 +86,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			stmt := ssn.NewStatement()
 			for ssn.JobStarving(job) && !tasksOf[job.UID].Empty() && !ssn.Interrupted() {
 				preemptor := tasksOf[job.UID].Pop()
-				a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
+				a.preempt(ssn, nodes, stmt, preemptor, func(t *api.TaskInfo) bool {
 					if !preemptable(preemptor, t) {
 						return false
 					}
@@ -98,7 +107,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			for !tasks.Empty() && !ssn.Interrupted() {
 				preemptor := tasks.Pop()
 				stmt := ssn.NewStatement()
-				if !a.preempt(ssn, stmt, preemptor, func(t *api.TaskInfo) bool {
+				if !a.preempt(ssn, nodes, stmt, preemptor, func(t *api.TaskInfo) bool {
 					return preemptable(preemptor, t) && t.Job == preemptor.Job
 				}) {
 					stmt.Discard()
@@ -136,28 +145,30 @@ func pendingTasks(ssn *framework.Session, job *api.JobInfo) *util.PriorityQueue[
 
 // preempt tries to place the preemptor on a node by evicting victims there, adding what it
 // did to stmt; it reports whether the preemptor was pipelined.
-func (a *Action) preempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
+func (a *Action) preempt(ssn *framework.Session, nodes *util.EvictionNodes, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
 	if err := ssn.PrePredicateFn(preemptor); err != nil {
 		return false
 	}
 	if a.topologyAware {
 		return preemptBySimulation(ssn, stmt, preemptor, filter)
 	}
-	return normalPreempt(ssn, stmt, preemptor, filter)
+	return normalPreempt(ssn, nodes, stmt, preemptor, filter)
 }
 
 // normalPreempt is Volcano's normalPreempt: the nodes where only room is missing, best score
-// first (ties by name), are tried one by one. On each, victims go least important first until
-// the preemptor fits (its queue allows it, the node's future idle resources hold it and the
-// predicates pass); the first node where it fits gets it, and only that node's evictions join
-// stmt.
-func normalPreempt(ssn *framework.Session, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
+// first (ties by name), are tried one by one (nodes keeps their answers per task class). On
+// each, victims go least important first until the preemptor fits (its queue allows it, the
+// node's future idle resources hold it and the predicates pass); the first node where it fits
+// gets it, and only that node's evictions join stmt.
+func normalPreempt(ssn *framework.Session, nodes *util.EvictionNodes, stmt *framework.Statement, preemptor *api.TaskInfo, filter func(*api.TaskInfo) bool) bool {
 	queue := ssn.Queues[ssn.Jobs[preemptor.Job].Queue]
-	candidates := util.EvictionCandidates(ssn, preemptor)
-	for _, node := range util.SortByScore(candidates, util.PrioritizeNodes(ssn, preemptor, candidates)) {
+	return nodes.ByScore(preemptor, func(node *api.NodeInfo) bool {
+		if node.Evictable(api.Bound)+node.Evictable(api.Running) == 0 {
+			return false // no Bound or Running preemptable task: no victim here
+		}
 		victims := ssn.Preemptable(preemptor, jobTasks(ssn, node, filter))
 		if err := util.ValidateVictims(preemptor, node, victims); err != nil {
-			continue
+			return false
 		}
 		attempt := util.Eviction{
 			Task: preemptor,
@@ -171,11 +182,8 @@ func normalPreempt(ssn *framework.Session, stmt *framework.Statement, preemptor 
 				return framework.EvictReason{Action: Name, ForTask: preemptor.UID, Rule: rule(ssn, preemptor, v)}
 			},
 		}
-		if attempt.Try(ssn, stmt) {
-			return true
-		}
-	}
-	return false
+		return attempt.Try(ssn, stmt)
+	})
 }
 
 // jobTasks returns the session's views of the node's tasks that pass filter, by UID.

@@ -18,10 +18,21 @@ import (
 const Name = "reclaim"
 
 // Action is one cycle's reclaim action.
-type Action struct{}
+type Action struct {
+	// cache (predicateErrorCacheEnable, default true, as allocate's) lets the tasks of one
+	// placement class share predicate answers (util.EvictionNodes); turning it off changes
+	// only the speed, never a decision (a test checks that).
+	cache bool
+}
 
-// New builds the action; it takes no arguments.
-func New(conf.Arguments) (framework.Action, error) { return &Action{}, nil }
+// New builds the action from its `configurations` arguments.
+func New(args conf.Arguments) (framework.Action, error) {
+	cache, err := args.Bool("predicateErrorCacheEnable", true)
+	if err != nil {
+		return nil, err
+	}
+	return &Action{cache: cache}, nil
+}
 
 // Name returns "reclaim".
 func (a *Action) Name() string { return Name }
@@ -67,6 +78,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 
 	// Volcano pushes a queue back while it has jobs left, but goes on with its jobs at once:
 	// each queue's jobs are all tried in one visit, and a queue popped again finds none.
+	nodes := util.NewEvictionNodes(ssn, a.cache)
 	for !queues.Empty() && !ssn.Interrupted() {
 		queue := queues.Pop()
 		if ssn.Overused(queue) {
@@ -83,7 +95,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 				if err := ssn.PrePredicateFn(task); err != nil {
 					continue
 				}
-				reclaimFor(ssn, stmt, job, task)
+				reclaimFor(ssn, nodes, stmt, job, task)
 			}
 			if ssn.JobPipelined(job) {
 				stmt.Commit()
@@ -94,11 +106,15 @@ func (a *Action) Execute(ssn *framework.Session) {
 	}
 }
 
-// reclaimFor tries the candidate nodes in name order; on the first where evicting running
-// reclaimable tasks of other queues (least important first, only while the task does not fit)
-// makes room, it pipelines the task and adds that node's evictions to stmt.
-func reclaimFor(ssn *framework.Session, stmt *framework.Statement, job *api.JobInfo, task *api.TaskInfo) bool {
-	for _, n := range util.EvictionCandidates(ssn, task) {
+// reclaimFor tries the candidate nodes in name order (nodes keeps their answers per task
+// class); on the first where evicting running reclaimable tasks of other queues (least
+// important first, only while the task does not fit) makes room, it pipelines the task and
+// adds that node's evictions to stmt.
+func reclaimFor(ssn *framework.Session, nodes *util.EvictionNodes, stmt *framework.Statement, job *api.JobInfo, task *api.TaskInfo) bool {
+	return nodes.ByName(task, func(n *api.NodeInfo) bool {
+		if n.Evictable(api.Running) == 0 {
+			return false // no running preemptable task: nothing to reclaim here
+		}
 		var reclaimees []*api.TaskInfo
 		for _, t := range util.NodeTasks(n, func(t *api.TaskInfo) bool { return t.Status == api.Running && t.Preemptable }) {
 			vj, ok := ssn.Jobs[t.Job]
@@ -113,11 +129,11 @@ func reclaimFor(ssn *framework.Session, stmt *framework.Statement, job *api.JobI
 			}
 		}
 		if len(reclaimees) == 0 {
-			continue
+			return false
 		}
 		victims := ssn.Reclaimable(task, reclaimees)
 		if err := util.ValidateVictims(task, n, victims); err != nil {
-			continue
+			return false
 		}
 		attempt := util.Eviction{
 			Task: task,
@@ -131,9 +147,6 @@ func reclaimFor(ssn *framework.Session, stmt *framework.Statement, job *api.JobI
 					Rule: fmt.Sprintf("queue %s is above its deserved share; queue %s reclaims", ssn.Jobs[v.Job].Queue, job.Queue)}
 			},
 		}
-		if attempt.Try(ssn, stmt) {
-			return true
-		}
-	}
-	return false
+		return attempt.Try(ssn, stmt)
+	})
 }

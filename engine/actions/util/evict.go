@@ -17,12 +17,12 @@ func NodesNotRuledOut(ssn *framework.Session, task *api.TaskInfo) []*api.NodeInf
 	if j, ok := ssn.Jobs[task.Job]; ok {
 		recorded = j.NodesFitErrors[task.UID]
 	}
-	if recorded == nil {
+	if recorded == nil || !recorded.AnyRuledOut() {
 		return ssn.NodeList
 	}
 	out := make([]*api.NodeInfo, 0, len(ssn.NodeList))
 	for _, n := range ssn.NodeList {
-		if fe, ok := recorded.Nodes[n.Name]; ok && !fe.Resolvable() {
+		if recorded.RuledOut(n.Name) {
 			continue
 		}
 		out = append(out, n)

@@ -27,12 +27,16 @@ type class struct {
 	seen int
 	// idle and future order the nodes whose idle (future idle) resources fit the class.
 	idle, future scoreHeap
+	// tally sums the entries' failures, for the fit errors of a task that fits nowhere.
+	tally api.FitTally
 }
 
 // cacheEntry is what a class knows of one node at one node version.
 type cacheEntry struct {
 	version uint64
 	err     error
+	// fe is err as a fit error for the node (nil when err is), as tally counts it.
+	fe *api.FitError
 	// gen identifies this answer; heap items of older answers are stale.
 	gen   uint32
 	score float64
@@ -89,30 +93,28 @@ func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
 	if i, ok := cl.best(&cl.future); ok {
 		return Placement{Node: nodes[i], Score: cl.entries[i].score}
 	}
-	fe := api.NewFitErrors()
-	fe.Total = len(nodes)
-	for i, n := range nodes {
-		if err := cl.entries[i].err; err != nil {
-			fe.SetNodeError(n.Name, err)
-		}
-	}
-	return Placement{FitErrors: fe}
+	return Placement{FitErrors: cl.tally.Snapshot(len(nodes))}
 }
 
 // evaluate computes node i's answers for the class and files the node in its group.
 func (c *NodeCache) evaluate(cl *class, task *api.TaskInfo, fn PredicateFn, i int) {
 	n := c.ssn.NodeList[i]
 	e := &cl.entries[i]
+	cl.tally.Remove(e.fe)
+	e.fe = nil
 	e.version = n.Version
 	e.gen++
 	e.err = fn(task, n)
-	if e.err != nil {
-		return
+	idle := false
+	if e.err == nil {
+		if idle = n.FitsIdle(task.InitResreq); !idle && !n.FitsFutureIdle(task.InitResreq) {
+			// The predicate passed but the room is not there (a pod slot, say).
+			e.err = RoomError(task, n)
+		}
 	}
-	idle := n.FitsIdle(task.InitResreq)
-	if !idle && !n.FitsFutureIdle(task.InitResreq) {
-		// The predicate passed but the room is not there (a pod slot, say).
-		e.err = RoomError(task, n)
+	if e.err != nil {
+		e.fe = api.AsFitError(n.Name, e.err)
+		cl.tally.Add(e.fe)
 		return
 	}
 	e.score = 0

@@ -196,3 +196,41 @@ func TestTaskAffinity(t *testing.T) {
 		t.Error("HasTaskAffinity/Empty wrong")
 	}
 }
+
+// TestSpecKey: specs without selectors, affinity, tolerations or ports share the empty key, and
+// each of those parts tells specs apart; SpecKeys gives what SpecKey gives.
+func TestSpecKey(t *testing.T) {
+	specs := map[string]*api.Task{
+		"bare":       {Name: "a", Labels: map[string]string{"app": "x"}},
+		"bare too":   {Name: "b", Resources: *api.NewResource(map[string]float64{"cpu": 2})},
+		"selector":   {NodeSelector: map[string]string{"pool": "gpu"}},
+		"selector 2": {NodeSelector: map[string]string{"pool": "cpu"}},
+		"toleration": {Tolerations: []api.Toleration{{Key: "k", Operator: "Exists"}}},
+		"port":       {Ports: []int32{80}},
+		"affinity":   {Affinity: &api.Affinity{NodeRequired: []api.NodeSelectorTerm{{MatchExpressions: []api.SelectorRequirement{req("zone", "In", "a")}}}}},
+	}
+	var keys SpecKeys
+	byKey := map[string]string{}
+	for name, spec := range specs {
+		k := SpecKey(spec)
+		if got := keys.Key(spec); got != k {
+			t.Errorf("%s: SpecKeys.Key %q, SpecKey %q", name, got, k)
+		}
+		if name == "bare" || name == "bare too" {
+			if k != "" {
+				t.Errorf("%s: key %q, want the empty key", name, k)
+			}
+			continue
+		}
+		if k == "" {
+			t.Errorf("%s: the empty key", name)
+		}
+		if other, dup := byKey[k]; dup {
+			t.Errorf("%s and %s share key %q", name, other, k)
+		}
+		byKey[k] = name
+	}
+	if SpecKey(nil) != "" || keys.Key(nil) != "" {
+		t.Error("a nil spec has a key")
+	}
+}

@@ -60,8 +60,10 @@ func (s Selector) Matches(labels map[string]string) bool {
 // SpecKey describes the placement-relevant parts of a task spec that do not depend on other
 // tasks: node selector, node affinity (required and preferred), tolerations and host ports.
 // Tasks with equal keys are filtered and scored alike by node-local checks.
+//
+// A spec with none of these parts has the empty key, which no other spec has.
 func SpecKey(t *api.Task) string {
-	if t == nil {
+	if t == nil || (len(t.NodeSelector) == 0 && t.Affinity == nil && len(t.Tolerations) == 0 && len(t.Ports) == 0) {
 		return ""
 	}
 	var b strings.Builder
@@ -95,8 +97,12 @@ func HasTaskConstraints(t *api.Task) bool {
 // it is not safe for concurrent use.
 type SpecKeys struct{ m map[*api.Task]string }
 
-// Key returns SpecKey(t), computing it once per spec.
+// Key returns SpecKey(t), computing it once per spec; a spec without any of the parts SpecKey
+// describes costs nothing.
 func (s *SpecKeys) Key(t *api.Task) string {
+	if t == nil || (len(t.NodeSelector) == 0 && t.Affinity == nil && len(t.Tolerations) == 0 && len(t.Ports) == 0) {
+		return ""
+	}
 	if k, ok := s.m[t]; ok {
 		return k
 	}

@@ -64,6 +64,12 @@ func NewView(ssn *framework.Session) *View {
 	return v
 }
 
+// SessionView returns the session's view, built (and its event handler registered) at the
+// first call in the session: plugins that read the same placement share one view.
+func SessionView(ssn *framework.Session) *View {
+	return ssn.Shared("k8sutil.View", func() any { return NewView(ssn) }).(*View)
+}
+
 // Gen changes whenever the view changes; per-task state computed from the view stays valid
 // while it does not.
 func (v *View) Gen() uint64 { return v.gen.Load() }

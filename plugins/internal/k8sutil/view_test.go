@@ -72,3 +72,44 @@ func TestView(t *testing.T) {
 		t.Errorf("Delta(n1) after discard = %+v", d)
 	}
 }
+
+// TestSessionViewIsShared: plugins of one session get one view, kept up to date by one event
+// handler; another session gets its own.
+func TestSessionViewIsShared(t *testing.T) {
+	c := tu.NewCluster()
+	c.Queue("q", 1)
+	c.Node("n1", tu.CPU(16, 16))
+	j := c.Job("j", "q", 1)
+	c.Task(j, "pend", api.Pending, "", tu.Res(map[string]float64{"memory": 1 << 30}))
+	var views []*View
+	builder := func(conf.Arguments) (framework.Plugin, error) {
+		return &sharedViewPlugin{got: &views}, nil
+	}
+	open := func() *framework.Session {
+		return c.Open(t, "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: a\n  - name: b\n",
+			map[string]framework.PluginBuilder{"a": builder, "b": builder})
+	}
+	ssn := open()
+	if len(views) != 2 || views[0] != views[1] {
+		t.Fatalf("two plugins of one session got %d views, distinct: %v", len(views), len(views) == 2 && views[0] != views[1])
+	}
+	st := ssn.NewStatement()
+	if err := st.Allocate(tu.TaskOf(t, ssn, "j", "pend"), ssn.Nodes["n1"]); err != nil {
+		t.Fatal(err)
+	}
+	if d := views[0].Delta("n1"); d == nil || d.ZeroCPU != 1 {
+		t.Errorf("after an allocation the shared view has %+v for n1, want one task without cpu (counted once)", d)
+	}
+	open()
+	if len(views) != 4 || views[2] == views[0] {
+		t.Error("another session shares the first session's view")
+	}
+}
+
+type sharedViewPlugin struct{ got *[]*View }
+
+func (p *sharedViewPlugin) Name() string { return "shared" }
+func (p *sharedViewPlugin) OnSessionOpen(ssn *framework.Session) {
+	*p.got = append(*p.got, SessionView(ssn))
+}
+func (p *sharedViewPlugin) OnSessionClose(*framework.Session) {}

@@ -2,6 +2,8 @@
 
 ``SluiceClient`` wraps the generated gRPC stubs; ``node``, ``queue``, ``job``,
 ``task`` and ``delete`` build deltas; ``outcomes`` splits a committed plan's decisions;
+decisions and job outcomes name tasks and jobs with ``TaskRef``/``JobRef`` (namespace and
+name), which ``full_name`` shows as "namespace/name";
 ``error_reason`` gives a failed call's reason (``"PLAN_EXPIRED"``, ...); the generated
 messages are in ``sluice.v1`` (``types_pb2``, ``cluster_state_pb2``, ``scheduler_pb2``,
 ``errors_pb2``)::
@@ -15,7 +17,7 @@ messages are in ``sluice.v1`` (``types_pb2``, ``cluster_state_pb2``, ``scheduler
         applied = c.commit(plan).applied
 """
 
-from sluice.client import SluiceClient, binds, delete, job, node, outcomes, queue, task
+from sluice.client import SluiceClient, binds, delete, full_name, job, node, outcomes, queue, task
 from sluice.errors import ERROR_DOMAIN, error_info, error_reason
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "delete",
     "error_info",
     "error_reason",
+    "full_name",
     "job",
     "node",
     "outcomes",

@@ -21,6 +21,7 @@ __all__ = [
     "task",
     "delete",
     "binds",
+    "full_name",
     "outcomes",
 ]
 
@@ -326,6 +327,17 @@ def delete(kind: str, name: str, *, namespace: str = "") -> types.Delta:
     return types.Delta(delete=types.ObjectRef(kind=_KINDS[kind], namespace=namespace, name=name))
 
 
+def full_name(ref: Union[types.TaskRef, types.JobRef, None]) -> str:
+    """Returns a task or job reference (``bind.task``, ``evict.for_task``, ``outcome.job``,
+    ...) as "namespace/name", an empty namespace being "default"; "" for an unset one (an
+    eviction that makes room for no task). A namespace never holds "/", so the full name
+    of a valid reference is unambiguous, even for a name that holds one."""
+    if ref is None or not ref.name:
+        return ""
+    return f"{ref.namespace or 'default'}/{ref.name}"
+
+
 def binds(decisions: Iterable[sch.Decision]) -> dict[str, str]:
-    """Maps each bound task ("namespace/name") to its node."""
-    return {d.bind.task: d.bind.node for d in decisions if d.WhichOneof("kind") == "bind"}
+    """Maps each bound task, by its full name ("namespace/name", see ``full_name``), to
+    its node."""
+    return {full_name(d.bind.task): d.bind.node for d in decisions if d.WhichOneof("kind") == "bind"}

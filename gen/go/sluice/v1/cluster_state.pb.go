@@ -7,6 +7,7 @@
 package sluicev1
 
 import (
+	status "google.golang.org/genproto/googleapis/rpc/status"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -30,6 +31,7 @@ type SyncRequest struct {
 	//
 	//	*SyncRequest_Hello
 	//	*SyncRequest_Batch
+	//	*SyncRequest_ResyncChunk
 	Message       isSyncRequest_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -90,6 +92,15 @@ func (x *SyncRequest) GetBatch() *DeltaBatch {
 	return nil
 }
 
+func (x *SyncRequest) GetResyncChunk() *ResyncChunk {
+	if x != nil {
+		if x, ok := x.Message.(*SyncRequest_ResyncChunk); ok {
+			return x.ResyncChunk
+		}
+	}
+	return nil
+}
+
 type isSyncRequest_Message interface {
 	isSyncRequest_Message()
 }
@@ -104,9 +115,113 @@ type SyncRequest_Batch struct {
 	Batch *DeltaBatch `protobuf:"bytes,2,opt,name=batch,proto3,oneof"`
 }
 
+type SyncRequest_ResyncChunk struct {
+	// One part of a chunked resync.
+	ResyncChunk *ResyncChunk `protobuf:"bytes,3,opt,name=resync_chunk,json=resyncChunk,proto3,oneof"`
+}
+
 func (*SyncRequest_Hello) isSyncRequest_Message() {}
 
 func (*SyncRequest_Batch) isSyncRequest_Message() {}
+
+func (*SyncRequest_ResyncChunk) isSyncRequest_Message() {}
+
+// ResyncChunk is one message of a chunked resync, which replaces the whole
+// cluster like a replace_all DeltaBatch but may span any number of messages,
+// so that a cluster of any size can be resent within the message size limit
+// (gRPC's default is 4 MiB).
+//
+// Framing: every chunk of one resync carries the resync's sequence number; the
+// first chunk with a new sequence opens the resync, and the chunk with last set
+// closes it. The server stages the chunks as they arrive (checking each
+// object's fields at once) and, at the last chunk, replaces the cluster with
+// the objects of all the chunks in one atomic write, checking references
+// across the whole resync (a task in one chunk may name a job in another). It
+// answers the resync once: with a BatchAck carrying the revision of the swap,
+// or with a BatchRejected as soon as a chunk is refused; the remaining chunks
+// of a refused resync are ignored. Readers and scheduling cycles see the old
+// state until the swap. The resync is abandoned, with nothing changed and
+// what was staged dropped, when the stream ends before the last chunk, or
+// when another message (a DeltaBatch, a chunk with another sequence) arrives
+// before it: the server then rejects the abandoned resync's sequence
+// (INVALID_ARGUMENT) and goes on with that message. It is abandoned too when
+// the cluster is deleted (DeleteCluster) before its last chunk: the server
+// rejects its sequence with FAILED_PRECONDITION, reason RESYNC_REQUIRED, and
+// ignores its remaining chunks; send it again. As in a replace_all batch, the
+// server-owned fields the chunks leave unset keep their stored values. The
+// server bounds the size of one resync, its chunks' encoded sizes added up
+// with each chunk counting for at least 4 KiB (RESOURCE_EXHAUSTED, reason
+// RESYNC_TOO_LARGE, beyond it; sluiced's --max-resync-bytes), and holds at
+// most one open resync per stream.
+type ResyncChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resync's sequence number, the same on each of its chunks. It follows
+	// the rules of DeltaBatch.sequence: it must increase within a stream from one
+	// batch or resync to the next.
+	Sequence uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// Upserts, as in a replace_all batch: delete deltas are not allowed, and an
+	// object may appear only once in the whole resync. The deltas of all the
+	// chunks together are the cluster's new state. A chunk may be empty. Field
+	// paths of a rejection are "chunks[K].deltas[I]...", K counting this
+	// resync's chunks from 0.
+	Deltas []*Delta `protobuf:"bytes,2,rep,name=deltas,proto3" json:"deltas,omitempty"`
+	// Set on the resync's last chunk: the server then swaps the cluster and
+	// answers the sequence.
+	Last          bool `protobuf:"varint,3,opt,name=last,proto3" json:"last,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResyncChunk) Reset() {
+	*x = ResyncChunk{}
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResyncChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResyncChunk) ProtoMessage() {}
+
+func (x *ResyncChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResyncChunk.ProtoReflect.Descriptor instead.
+func (*ResyncChunk) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ResyncChunk) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *ResyncChunk) GetDeltas() []*Delta {
+	if x != nil {
+		return x.Deltas
+	}
+	return nil
+}
+
+func (x *ResyncChunk) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
 
 // SyncHello opens a Sync stream.
 type SyncHello struct {
@@ -115,17 +230,24 @@ type SyncHello struct {
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// The last revision this client saw acknowledged (from a BatchAck or a
 	// SyncWelcome), to resume from. 0 means the client has no prior state and
-	// will send a replace_all batch. If the server's state does not continue
-	// from this revision (for example it restarted without persisted state, or
-	// the revision is ahead of the server's) it answers ResyncRequired.
+	// will send a replace_all batch or a chunked resync. If the server's state
+	// does not continue from this revision (for example it restarted without
+	// persisted state, or the revision is ahead of the server's) it answers
+	// ResyncRequired.
 	ResumeRevision uint64 `protobuf:"varint,2,opt,name=resume_revision,json=resumeRevision,proto3" json:"resume_revision,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The store_id of the SyncWelcome that came with resume_revision. With a
+	// resume_revision, a store id that is not the server's gets ResyncRequired
+	// whatever the revision says: the revisions are another store's. Empty
+	// means unknown, and only the revision is checked (a client that merges into
+	// whatever the server holds); clients that resume should always send it.
+	ResumeStoreId string `protobuf:"bytes,3,opt,name=resume_store_id,json=resumeStoreId,proto3" json:"resume_store_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SyncHello) Reset() {
 	*x = SyncHello{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[1]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -137,7 +259,7 @@ func (x *SyncHello) String() string {
 func (*SyncHello) ProtoMessage() {}
 
 func (x *SyncHello) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[1]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -150,7 +272,7 @@ func (x *SyncHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncHello.ProtoReflect.Descriptor instead.
 func (*SyncHello) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{1}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SyncHello) GetCluster() string {
@@ -165,6 +287,13 @@ func (x *SyncHello) GetResumeRevision() uint64 {
 		return x.ResumeRevision
 	}
 	return 0
+}
+
+func (x *SyncHello) GetResumeStoreId() string {
+	if x != nil {
+		return x.ResumeStoreId
+	}
+	return ""
 }
 
 // SyncResponse is one server message on a Sync stream.
@@ -185,7 +314,7 @@ type SyncResponse struct {
 
 func (x *SyncResponse) Reset() {
 	*x = SyncResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[2]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -197,7 +326,7 @@ func (x *SyncResponse) String() string {
 func (*SyncResponse) ProtoMessage() {}
 
 func (x *SyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[2]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -210,7 +339,7 @@ func (x *SyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncResponse.ProtoReflect.Descriptor instead.
 func (*SyncResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{2}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SyncResponse) GetMessage() isSyncResponse_Message {
@@ -276,7 +405,8 @@ type SyncResponse_Rejected struct {
 }
 
 type SyncResponse_ResyncRequired struct {
-	// The client must send its whole state in a replace_all batch.
+	// The client must send its whole state in a replace_all batch or a
+	// chunked resync.
 	ResyncRequired *ResyncRequired `protobuf:"bytes,4,opt,name=resync_required,json=resyncRequired,proto3,oneof"`
 }
 
@@ -292,14 +422,21 @@ func (*SyncResponse_ResyncRequired) isSyncResponse_Message() {}
 type SyncWelcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cluster's current revision (0 for a cluster never written).
-	Revision      uint64 `protobuf:"varint,1,opt,name=revision,proto3" json:"revision,omitempty"`
+	Revision uint64 `protobuf:"varint,1,opt,name=revision,proto3" json:"revision,omitempty"`
+	// Identifies the server's state store: it changes whenever the store starts
+	// from nothing (a restart without a data directory, a new data directory)
+	// and stays the same across restarts with the same data directory and on
+	// every member of a replicated server. Revisions are only comparable under
+	// the same store id: keep it with the revision and send it back as
+	// SyncHello.resume_store_id.
+	StoreId       string `protobuf:"bytes,2,opt,name=store_id,json=storeId,proto3" json:"store_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SyncWelcome) Reset() {
 	*x = SyncWelcome{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[3]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -311,7 +448,7 @@ func (x *SyncWelcome) String() string {
 func (*SyncWelcome) ProtoMessage() {}
 
 func (x *SyncWelcome) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[3]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -324,7 +461,7 @@ func (x *SyncWelcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncWelcome.ProtoReflect.Descriptor instead.
 func (*SyncWelcome) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{3}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SyncWelcome) GetRevision() uint64 {
@@ -332,6 +469,13 @@ func (x *SyncWelcome) GetRevision() uint64 {
 		return x.Revision
 	}
 	return 0
+}
+
+func (x *SyncWelcome) GetStoreId() string {
+	if x != nil {
+		return x.StoreId
+	}
+	return ""
 }
 
 // BatchAck acknowledges an applied batch.
@@ -347,7 +491,7 @@ type BatchAck struct {
 
 func (x *BatchAck) Reset() {
 	*x = BatchAck{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[4]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +503,7 @@ func (x *BatchAck) String() string {
 func (*BatchAck) ProtoMessage() {}
 
 func (x *BatchAck) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[4]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +516,7 @@ func (x *BatchAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchAck.ProtoReflect.Descriptor instead.
 func (*BatchAck) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{4}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BatchAck) GetSequence() uint64 {
@@ -403,7 +547,7 @@ type FieldViolation struct {
 
 func (x *FieldViolation) Reset() {
 	*x = FieldViolation{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[5]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +559,7 @@ func (x *FieldViolation) String() string {
 func (*FieldViolation) ProtoMessage() {}
 
 func (x *FieldViolation) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[5]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +572,7 @@ func (x *FieldViolation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldViolation.ProtoReflect.Descriptor instead.
 func (*FieldViolation) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{5}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FieldViolation) GetField() string {
@@ -445,11 +589,12 @@ func (x *FieldViolation) GetDescription() string {
 	return ""
 }
 
-// BatchRejected reports a batch that was not applied, with the fields of a
-// google.rpc.Status.
+// BatchRejected reports a batch (or a chunked resync) that was not applied.
+// status says why, as ApplyDeltas would; code, message and violations repeat
+// parts of it for older clients.
 type BatchRejected struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The batch's sequence number.
+	// The batch's (or the resync's) sequence number.
 	Sequence uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// Canonical gRPC status code (google.rpc.Code), for example 3
 	// (INVALID_ARGUMENT) for a bad batch or 9 (FAILED_PRECONDITION) for a batch
@@ -458,15 +603,20 @@ type BatchRejected struct {
 	// Human-readable reason.
 	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
 	// The invalid fields, when the batch was invalid. Paths are relative to the
-	// DeltaBatch.
-	Violations    []*FieldViolation `protobuf:"bytes,4,rep,name=violations,proto3" json:"violations,omitempty"`
+	// DeltaBatch, or for a chunked resync "chunks[K].deltas[I]...".
+	Violations []*FieldViolation `protobuf:"bytes,4,rep,name=violations,proto3" json:"violations,omitempty"`
+	// The rejection as the status an ApplyDeltas call would fail with: the code,
+	// the message and the details (a google.rpc.ErrorInfo with the reason, a
+	// google.rpc.BadRequest naming the fields, paths relative to the DeltaBatch or,
+	// for a chunked resync, "chunks[K].deltas[I]..."). Always set.
+	Status        *status.Status `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BatchRejected) Reset() {
 	*x = BatchRejected{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[6]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +628,7 @@ func (x *BatchRejected) String() string {
 func (*BatchRejected) ProtoMessage() {}
 
 func (x *BatchRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[6]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +641,7 @@ func (x *BatchRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRejected.ProtoReflect.Descriptor instead.
 func (*BatchRejected) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{6}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BatchRejected) GetSequence() uint64 {
@@ -522,6 +672,13 @@ func (x *BatchRejected) GetViolations() []*FieldViolation {
 	return nil
 }
 
+func (x *BatchRejected) GetStatus() *status.Status {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 // ResyncRequired asks the client to resend its whole state.
 type ResyncRequired struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -535,7 +692,7 @@ type ResyncRequired struct {
 
 func (x *ResyncRequired) Reset() {
 	*x = ResyncRequired{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[7]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +704,7 @@ func (x *ResyncRequired) String() string {
 func (*ResyncRequired) ProtoMessage() {}
 
 func (x *ResyncRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[7]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +717,7 @@ func (x *ResyncRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResyncRequired.ProtoReflect.Descriptor instead.
 func (*ResyncRequired) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{7}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResyncRequired) GetRevision() uint64 {
@@ -590,7 +747,7 @@ type ApplyDeltasRequest struct {
 
 func (x *ApplyDeltasRequest) Reset() {
 	*x = ApplyDeltasRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[8]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +759,7 @@ func (x *ApplyDeltasRequest) String() string {
 func (*ApplyDeltasRequest) ProtoMessage() {}
 
 func (x *ApplyDeltasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[8]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +772,7 @@ func (x *ApplyDeltasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyDeltasRequest.ProtoReflect.Descriptor instead.
 func (*ApplyDeltasRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{8}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ApplyDeltasRequest) GetCluster() string {
@@ -643,7 +800,7 @@ type ApplyDeltasResponse struct {
 
 func (x *ApplyDeltasResponse) Reset() {
 	*x = ApplyDeltasResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[9]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +812,7 @@ func (x *ApplyDeltasResponse) String() string {
 func (*ApplyDeltasResponse) ProtoMessage() {}
 
 func (x *ApplyDeltasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[9]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +825,7 @@ func (x *ApplyDeltasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyDeltasResponse.ProtoReflect.Descriptor instead.
 func (*ApplyDeltasResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{9}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ApplyDeltasResponse) GetRevision() uint64 {
@@ -693,7 +850,7 @@ type GetNodeRequest struct {
 
 func (x *GetNodeRequest) Reset() {
 	*x = GetNodeRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[10]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +862,7 @@ func (x *GetNodeRequest) String() string {
 func (*GetNodeRequest) ProtoMessage() {}
 
 func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[10]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +875,7 @@ func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{10}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetNodeRequest) GetCluster() string {
@@ -755,7 +912,7 @@ type GetNodeResponse struct {
 
 func (x *GetNodeResponse) Reset() {
 	*x = GetNodeResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[11]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +924,7 @@ func (x *GetNodeResponse) String() string {
 func (*GetNodeResponse) ProtoMessage() {}
 
 func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[11]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +937,7 @@ func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeResponse.ProtoReflect.Descriptor instead.
 func (*GetNodeResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{11}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetNodeResponse) GetNode() *Node {
@@ -817,7 +974,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[12]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +986,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[12]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +999,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{12}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListNodesRequest) GetCluster() string {
@@ -888,7 +1045,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[13]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1057,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[13]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1070,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{13}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -952,7 +1109,7 @@ type GetQueueRequest struct {
 
 func (x *GetQueueRequest) Reset() {
 	*x = GetQueueRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[14]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1121,7 @@ func (x *GetQueueRequest) String() string {
 func (*GetQueueRequest) ProtoMessage() {}
 
 func (x *GetQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[14]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1134,7 @@ func (x *GetQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueRequest.ProtoReflect.Descriptor instead.
 func (*GetQueueRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{14}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetQueueRequest) GetCluster() string {
@@ -1014,7 +1171,7 @@ type GetQueueResponse struct {
 
 func (x *GetQueueResponse) Reset() {
 	*x = GetQueueResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[15]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1183,7 @@ func (x *GetQueueResponse) String() string {
 func (*GetQueueResponse) ProtoMessage() {}
 
 func (x *GetQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[15]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1196,7 @@ func (x *GetQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueResponse.ProtoReflect.Descriptor instead.
 func (*GetQueueResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{15}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetQueueResponse) GetQueue() *Queue {
@@ -1076,7 +1233,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[16]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1245,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[16]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1258,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{16}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListQueuesRequest) GetCluster() string {
@@ -1147,7 +1304,7 @@ type ListQueuesResponse struct {
 
 func (x *ListQueuesResponse) Reset() {
 	*x = ListQueuesResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[17]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1316,7 @@ func (x *ListQueuesResponse) String() string {
 func (*ListQueuesResponse) ProtoMessage() {}
 
 func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[17]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1329,7 @@ func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesResponse.ProtoReflect.Descriptor instead.
 func (*ListQueuesResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{17}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListQueuesResponse) GetQueues() []*Queue {
@@ -1213,7 +1370,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[18]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1382,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[18]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1395,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{18}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetJobRequest) GetCluster() string {
@@ -1282,7 +1439,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[19]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1451,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[19]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1307,7 +1464,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{19}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1352,7 +1509,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[20]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1521,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[20]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1534,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{20}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListJobsRequest) GetCluster() string {
@@ -1444,7 +1601,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[21]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1613,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[21]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1626,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{21}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -1510,7 +1667,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[22]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +1679,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[22]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +1692,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{22}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetTaskRequest) GetCluster() string {
@@ -1579,7 +1736,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[23]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1748,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[23]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1761,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{23}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -1652,7 +1809,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[24]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1821,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[24]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1834,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{24}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListTasksRequest) GetCluster() string {
@@ -1751,7 +1908,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[25]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +1920,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[25]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +1933,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{25}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1817,7 +1974,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[26]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1986,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[26]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1999,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{26}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListClustersRequest) GetPageSize() int32 {
@@ -1879,7 +2036,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2048,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[27]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +2061,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{27}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListClustersResponse) GetClusters() []*Cluster {
@@ -1934,7 +2091,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2103,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[28]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2116,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{28}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetClusterRequest) GetCluster() string {
@@ -1987,7 +2144,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2156,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[29]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2169,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{29}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetClusterResponse) GetCluster() *Cluster {
@@ -2033,7 +2190,7 @@ type DeleteClusterRequest struct {
 
 func (x *DeleteClusterRequest) Reset() {
 	*x = DeleteClusterRequest{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2202,7 @@ func (x *DeleteClusterRequest) String() string {
 func (*DeleteClusterRequest) ProtoMessage() {}
 
 func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[30]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2215,7 @@ func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteClusterRequest.ProtoReflect.Descriptor instead.
 func (*DeleteClusterRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{30}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteClusterRequest) GetCluster() string {
@@ -2079,7 +2236,7 @@ type DeleteClusterResponse struct {
 
 func (x *DeleteClusterResponse) Reset() {
 	*x = DeleteClusterResponse{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2248,7 @@ func (x *DeleteClusterResponse) String() string {
 func (*DeleteClusterResponse) ProtoMessage() {}
 
 func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[31]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2261,7 @@ func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteClusterResponse.ProtoReflect.Descriptor instead.
 func (*DeleteClusterResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{31}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteClusterResponse) GetCluster() *Cluster {
@@ -2139,7 +2296,7 @@ type Cluster struct {
 
 func (x *Cluster) Reset() {
 	*x = Cluster{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2308,7 @@ func (x *Cluster) String() string {
 func (*Cluster) ProtoMessage() {}
 
 func (x *Cluster) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[32]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2321,7 @@ func (x *Cluster) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cluster.ProtoReflect.Descriptor instead.
 func (*Cluster) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{32}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Cluster) GetName() string {
@@ -2234,7 +2391,7 @@ type ObjectCounts struct {
 
 func (x *ObjectCounts) Reset() {
 	*x = ObjectCounts{}
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2246,7 +2403,7 @@ func (x *ObjectCounts) String() string {
 func (*ObjectCounts) ProtoMessage() {}
 
 func (x *ObjectCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_cluster_state_proto_msgTypes[33]
+	mi := &file_sluice_v1_cluster_state_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2259,7 +2416,7 @@ func (x *ObjectCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectCounts.ProtoReflect.Descriptor instead.
 func (*ObjectCounts) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{33}
+	return file_sluice_v1_cluster_state_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ObjectCounts) GetNodes() int64 {
@@ -2322,35 +2479,43 @@ var File_sluice_v1_cluster_state_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_cluster_state_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"u\n" +
+	"\x1dsluice/v1/cluster_state.proto\x12\tsluice.v1\x1a\x17google/rpc/status.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xb2\x01\n" +
 	"\vSyncRequest\x12,\n" +
 	"\x05hello\x18\x01 \x01(\v2\x14.sluice.v1.SyncHelloH\x00R\x05hello\x12-\n" +
-	"\x05batch\x18\x02 \x01(\v2\x15.sluice.v1.DeltaBatchH\x00R\x05batchB\t\n" +
-	"\amessage\"N\n" +
+	"\x05batch\x18\x02 \x01(\v2\x15.sluice.v1.DeltaBatchH\x00R\x05batch\x12;\n" +
+	"\fresync_chunk\x18\x03 \x01(\v2\x16.sluice.v1.ResyncChunkH\x00R\vresyncChunkB\t\n" +
+	"\amessage\"g\n" +
+	"\vResyncChunk\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12(\n" +
+	"\x06deltas\x18\x02 \x03(\v2\x10.sluice.v1.DeltaR\x06deltas\x12\x12\n" +
+	"\x04last\x18\x03 \x01(\bR\x04last\"v\n" +
 	"\tSyncHello\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12'\n" +
-	"\x0fresume_revision\x18\x02 \x01(\x04R\x0eresumeRevision\"\xf4\x01\n" +
+	"\x0fresume_revision\x18\x02 \x01(\x04R\x0eresumeRevision\x12&\n" +
+	"\x0fresume_store_id\x18\x03 \x01(\tR\rresumeStoreId\"\xf4\x01\n" +
 	"\fSyncResponse\x122\n" +
 	"\awelcome\x18\x01 \x01(\v2\x16.sluice.v1.SyncWelcomeH\x00R\awelcome\x12'\n" +
 	"\x03ack\x18\x02 \x01(\v2\x13.sluice.v1.BatchAckH\x00R\x03ack\x126\n" +
 	"\brejected\x18\x03 \x01(\v2\x18.sluice.v1.BatchRejectedH\x00R\brejected\x12D\n" +
 	"\x0fresync_required\x18\x04 \x01(\v2\x19.sluice.v1.ResyncRequiredH\x00R\x0eresyncRequiredB\t\n" +
-	"\amessage\")\n" +
+	"\amessage\"D\n" +
 	"\vSyncWelcome\x12\x1a\n" +
-	"\brevision\x18\x01 \x01(\x04R\brevision\"B\n" +
+	"\brevision\x18\x01 \x01(\x04R\brevision\x12\x19\n" +
+	"\bstore_id\x18\x02 \x01(\tR\astoreId\"B\n" +
 	"\bBatchAck\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\"H\n" +
 	"\x0eFieldViolation\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x94\x01\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"\xc0\x01\n" +
 	"\rBatchRejected\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x129\n" +
 	"\n" +
 	"violations\x18\x04 \x03(\v2\x19.sluice.v1.FieldViolationR\n" +
-	"violations\"D\n" +
+	"violations\x12*\n" +
+	"\x06status\x18\x05 \x01(\v2\x12.google.rpc.StatusR\x06status\"D\n" +
 	"\x0eResyncRequired\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"[\n" +
@@ -2501,115 +2666,121 @@ func file_sluice_v1_cluster_state_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_cluster_state_proto_rawDescData
 }
 
-var file_sluice_v1_cluster_state_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_sluice_v1_cluster_state_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_sluice_v1_cluster_state_proto_goTypes = []any{
 	(*SyncRequest)(nil),           // 0: sluice.v1.SyncRequest
-	(*SyncHello)(nil),             // 1: sluice.v1.SyncHello
-	(*SyncResponse)(nil),          // 2: sluice.v1.SyncResponse
-	(*SyncWelcome)(nil),           // 3: sluice.v1.SyncWelcome
-	(*BatchAck)(nil),              // 4: sluice.v1.BatchAck
-	(*FieldViolation)(nil),        // 5: sluice.v1.FieldViolation
-	(*BatchRejected)(nil),         // 6: sluice.v1.BatchRejected
-	(*ResyncRequired)(nil),        // 7: sluice.v1.ResyncRequired
-	(*ApplyDeltasRequest)(nil),    // 8: sluice.v1.ApplyDeltasRequest
-	(*ApplyDeltasResponse)(nil),   // 9: sluice.v1.ApplyDeltasResponse
-	(*GetNodeRequest)(nil),        // 10: sluice.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),       // 11: sluice.v1.GetNodeResponse
-	(*ListNodesRequest)(nil),      // 12: sluice.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),     // 13: sluice.v1.ListNodesResponse
-	(*GetQueueRequest)(nil),       // 14: sluice.v1.GetQueueRequest
-	(*GetQueueResponse)(nil),      // 15: sluice.v1.GetQueueResponse
-	(*ListQueuesRequest)(nil),     // 16: sluice.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),    // 17: sluice.v1.ListQueuesResponse
-	(*GetJobRequest)(nil),         // 18: sluice.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 19: sluice.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 20: sluice.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 21: sluice.v1.ListJobsResponse
-	(*GetTaskRequest)(nil),        // 22: sluice.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),       // 23: sluice.v1.GetTaskResponse
-	(*ListTasksRequest)(nil),      // 24: sluice.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 25: sluice.v1.ListTasksResponse
-	(*ListClustersRequest)(nil),   // 26: sluice.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),  // 27: sluice.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),     // 28: sluice.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),    // 29: sluice.v1.GetClusterResponse
-	(*DeleteClusterRequest)(nil),  // 30: sluice.v1.DeleteClusterRequest
-	(*DeleteClusterResponse)(nil), // 31: sluice.v1.DeleteClusterResponse
-	(*Cluster)(nil),               // 32: sluice.v1.Cluster
-	(*ObjectCounts)(nil),          // 33: sluice.v1.ObjectCounts
-	(*DeltaBatch)(nil),            // 34: sluice.v1.DeltaBatch
-	(*ReadOptions)(nil),           // 35: sluice.v1.ReadOptions
-	(*Node)(nil),                  // 36: sluice.v1.Node
-	(*Queue)(nil),                 // 37: sluice.v1.Queue
-	(*Job)(nil),                   // 38: sluice.v1.Job
-	(JobPhase)(0),                 // 39: sluice.v1.JobPhase
-	(*Task)(nil),                  // 40: sluice.v1.Task
-	(TaskStatus)(0),               // 41: sluice.v1.TaskStatus
+	(*ResyncChunk)(nil),           // 1: sluice.v1.ResyncChunk
+	(*SyncHello)(nil),             // 2: sluice.v1.SyncHello
+	(*SyncResponse)(nil),          // 3: sluice.v1.SyncResponse
+	(*SyncWelcome)(nil),           // 4: sluice.v1.SyncWelcome
+	(*BatchAck)(nil),              // 5: sluice.v1.BatchAck
+	(*FieldViolation)(nil),        // 6: sluice.v1.FieldViolation
+	(*BatchRejected)(nil),         // 7: sluice.v1.BatchRejected
+	(*ResyncRequired)(nil),        // 8: sluice.v1.ResyncRequired
+	(*ApplyDeltasRequest)(nil),    // 9: sluice.v1.ApplyDeltasRequest
+	(*ApplyDeltasResponse)(nil),   // 10: sluice.v1.ApplyDeltasResponse
+	(*GetNodeRequest)(nil),        // 11: sluice.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),       // 12: sluice.v1.GetNodeResponse
+	(*ListNodesRequest)(nil),      // 13: sluice.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),     // 14: sluice.v1.ListNodesResponse
+	(*GetQueueRequest)(nil),       // 15: sluice.v1.GetQueueRequest
+	(*GetQueueResponse)(nil),      // 16: sluice.v1.GetQueueResponse
+	(*ListQueuesRequest)(nil),     // 17: sluice.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),    // 18: sluice.v1.ListQueuesResponse
+	(*GetJobRequest)(nil),         // 19: sluice.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 20: sluice.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 21: sluice.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 22: sluice.v1.ListJobsResponse
+	(*GetTaskRequest)(nil),        // 23: sluice.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),       // 24: sluice.v1.GetTaskResponse
+	(*ListTasksRequest)(nil),      // 25: sluice.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 26: sluice.v1.ListTasksResponse
+	(*ListClustersRequest)(nil),   // 27: sluice.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),  // 28: sluice.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),     // 29: sluice.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),    // 30: sluice.v1.GetClusterResponse
+	(*DeleteClusterRequest)(nil),  // 31: sluice.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil), // 32: sluice.v1.DeleteClusterResponse
+	(*Cluster)(nil),               // 33: sluice.v1.Cluster
+	(*ObjectCounts)(nil),          // 34: sluice.v1.ObjectCounts
+	(*DeltaBatch)(nil),            // 35: sluice.v1.DeltaBatch
+	(*Delta)(nil),                 // 36: sluice.v1.Delta
+	(*status.Status)(nil),         // 37: google.rpc.Status
+	(*ReadOptions)(nil),           // 38: sluice.v1.ReadOptions
+	(*Node)(nil),                  // 39: sluice.v1.Node
+	(*Queue)(nil),                 // 40: sluice.v1.Queue
+	(*Job)(nil),                   // 41: sluice.v1.Job
+	(JobPhase)(0),                 // 42: sluice.v1.JobPhase
+	(*Task)(nil),                  // 43: sluice.v1.Task
+	(TaskStatus)(0),               // 44: sluice.v1.TaskStatus
 }
 var file_sluice_v1_cluster_state_proto_depIdxs = []int32{
-	1,  // 0: sluice.v1.SyncRequest.hello:type_name -> sluice.v1.SyncHello
-	34, // 1: sluice.v1.SyncRequest.batch:type_name -> sluice.v1.DeltaBatch
-	3,  // 2: sluice.v1.SyncResponse.welcome:type_name -> sluice.v1.SyncWelcome
-	4,  // 3: sluice.v1.SyncResponse.ack:type_name -> sluice.v1.BatchAck
-	6,  // 4: sluice.v1.SyncResponse.rejected:type_name -> sluice.v1.BatchRejected
-	7,  // 5: sluice.v1.SyncResponse.resync_required:type_name -> sluice.v1.ResyncRequired
-	5,  // 6: sluice.v1.BatchRejected.violations:type_name -> sluice.v1.FieldViolation
-	34, // 7: sluice.v1.ApplyDeltasRequest.batch:type_name -> sluice.v1.DeltaBatch
-	35, // 8: sluice.v1.GetNodeRequest.read:type_name -> sluice.v1.ReadOptions
-	36, // 9: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
-	35, // 10: sluice.v1.ListNodesRequest.read:type_name -> sluice.v1.ReadOptions
-	36, // 11: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
-	35, // 12: sluice.v1.GetQueueRequest.read:type_name -> sluice.v1.ReadOptions
-	37, // 13: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
-	35, // 14: sluice.v1.ListQueuesRequest.read:type_name -> sluice.v1.ReadOptions
-	37, // 15: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
-	35, // 16: sluice.v1.GetJobRequest.read:type_name -> sluice.v1.ReadOptions
-	38, // 17: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
-	39, // 18: sluice.v1.ListJobsRequest.phases:type_name -> sluice.v1.JobPhase
-	35, // 19: sluice.v1.ListJobsRequest.read:type_name -> sluice.v1.ReadOptions
-	38, // 20: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
-	35, // 21: sluice.v1.GetTaskRequest.read:type_name -> sluice.v1.ReadOptions
-	40, // 22: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	41, // 23: sluice.v1.ListTasksRequest.statuses:type_name -> sluice.v1.TaskStatus
-	35, // 24: sluice.v1.ListTasksRequest.read:type_name -> sluice.v1.ReadOptions
-	40, // 25: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	35, // 26: sluice.v1.ListClustersRequest.read:type_name -> sluice.v1.ReadOptions
-	32, // 27: sluice.v1.ListClustersResponse.clusters:type_name -> sluice.v1.Cluster
-	35, // 28: sluice.v1.GetClusterRequest.read:type_name -> sluice.v1.ReadOptions
-	32, // 29: sluice.v1.GetClusterResponse.cluster:type_name -> sluice.v1.Cluster
-	32, // 30: sluice.v1.DeleteClusterResponse.cluster:type_name -> sluice.v1.Cluster
-	33, // 31: sluice.v1.Cluster.objects:type_name -> sluice.v1.ObjectCounts
-	0,  // 32: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
-	8,  // 33: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
-	10, // 34: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
-	12, // 35: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
-	14, // 36: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
-	16, // 37: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
-	18, // 38: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
-	20, // 39: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
-	22, // 40: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
-	24, // 41: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	26, // 42: sluice.v1.ClusterStateService.ListClusters:input_type -> sluice.v1.ListClustersRequest
-	28, // 43: sluice.v1.ClusterStateService.GetCluster:input_type -> sluice.v1.GetClusterRequest
-	30, // 44: sluice.v1.ClusterStateService.DeleteCluster:input_type -> sluice.v1.DeleteClusterRequest
-	2,  // 45: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
-	9,  // 46: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
-	11, // 47: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
-	13, // 48: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
-	15, // 49: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
-	17, // 50: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
-	19, // 51: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
-	21, // 52: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
-	23, // 53: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
-	25, // 54: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	27, // 55: sluice.v1.ClusterStateService.ListClusters:output_type -> sluice.v1.ListClustersResponse
-	29, // 56: sluice.v1.ClusterStateService.GetCluster:output_type -> sluice.v1.GetClusterResponse
-	31, // 57: sluice.v1.ClusterStateService.DeleteCluster:output_type -> sluice.v1.DeleteClusterResponse
-	45, // [45:58] is the sub-list for method output_type
-	32, // [32:45] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	2,  // 0: sluice.v1.SyncRequest.hello:type_name -> sluice.v1.SyncHello
+	35, // 1: sluice.v1.SyncRequest.batch:type_name -> sluice.v1.DeltaBatch
+	1,  // 2: sluice.v1.SyncRequest.resync_chunk:type_name -> sluice.v1.ResyncChunk
+	36, // 3: sluice.v1.ResyncChunk.deltas:type_name -> sluice.v1.Delta
+	4,  // 4: sluice.v1.SyncResponse.welcome:type_name -> sluice.v1.SyncWelcome
+	5,  // 5: sluice.v1.SyncResponse.ack:type_name -> sluice.v1.BatchAck
+	7,  // 6: sluice.v1.SyncResponse.rejected:type_name -> sluice.v1.BatchRejected
+	8,  // 7: sluice.v1.SyncResponse.resync_required:type_name -> sluice.v1.ResyncRequired
+	6,  // 8: sluice.v1.BatchRejected.violations:type_name -> sluice.v1.FieldViolation
+	37, // 9: sluice.v1.BatchRejected.status:type_name -> google.rpc.Status
+	35, // 10: sluice.v1.ApplyDeltasRequest.batch:type_name -> sluice.v1.DeltaBatch
+	38, // 11: sluice.v1.GetNodeRequest.read:type_name -> sluice.v1.ReadOptions
+	39, // 12: sluice.v1.GetNodeResponse.node:type_name -> sluice.v1.Node
+	38, // 13: sluice.v1.ListNodesRequest.read:type_name -> sluice.v1.ReadOptions
+	39, // 14: sluice.v1.ListNodesResponse.nodes:type_name -> sluice.v1.Node
+	38, // 15: sluice.v1.GetQueueRequest.read:type_name -> sluice.v1.ReadOptions
+	40, // 16: sluice.v1.GetQueueResponse.queue:type_name -> sluice.v1.Queue
+	38, // 17: sluice.v1.ListQueuesRequest.read:type_name -> sluice.v1.ReadOptions
+	40, // 18: sluice.v1.ListQueuesResponse.queues:type_name -> sluice.v1.Queue
+	38, // 19: sluice.v1.GetJobRequest.read:type_name -> sluice.v1.ReadOptions
+	41, // 20: sluice.v1.GetJobResponse.job:type_name -> sluice.v1.Job
+	42, // 21: sluice.v1.ListJobsRequest.phases:type_name -> sluice.v1.JobPhase
+	38, // 22: sluice.v1.ListJobsRequest.read:type_name -> sluice.v1.ReadOptions
+	41, // 23: sluice.v1.ListJobsResponse.jobs:type_name -> sluice.v1.Job
+	38, // 24: sluice.v1.GetTaskRequest.read:type_name -> sluice.v1.ReadOptions
+	43, // 25: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	44, // 26: sluice.v1.ListTasksRequest.statuses:type_name -> sluice.v1.TaskStatus
+	38, // 27: sluice.v1.ListTasksRequest.read:type_name -> sluice.v1.ReadOptions
+	43, // 28: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	38, // 29: sluice.v1.ListClustersRequest.read:type_name -> sluice.v1.ReadOptions
+	33, // 30: sluice.v1.ListClustersResponse.clusters:type_name -> sluice.v1.Cluster
+	38, // 31: sluice.v1.GetClusterRequest.read:type_name -> sluice.v1.ReadOptions
+	33, // 32: sluice.v1.GetClusterResponse.cluster:type_name -> sluice.v1.Cluster
+	33, // 33: sluice.v1.DeleteClusterResponse.cluster:type_name -> sluice.v1.Cluster
+	34, // 34: sluice.v1.Cluster.objects:type_name -> sluice.v1.ObjectCounts
+	0,  // 35: sluice.v1.ClusterStateService.Sync:input_type -> sluice.v1.SyncRequest
+	9,  // 36: sluice.v1.ClusterStateService.ApplyDeltas:input_type -> sluice.v1.ApplyDeltasRequest
+	11, // 37: sluice.v1.ClusterStateService.GetNode:input_type -> sluice.v1.GetNodeRequest
+	13, // 38: sluice.v1.ClusterStateService.ListNodes:input_type -> sluice.v1.ListNodesRequest
+	15, // 39: sluice.v1.ClusterStateService.GetQueue:input_type -> sluice.v1.GetQueueRequest
+	17, // 40: sluice.v1.ClusterStateService.ListQueues:input_type -> sluice.v1.ListQueuesRequest
+	19, // 41: sluice.v1.ClusterStateService.GetJob:input_type -> sluice.v1.GetJobRequest
+	21, // 42: sluice.v1.ClusterStateService.ListJobs:input_type -> sluice.v1.ListJobsRequest
+	23, // 43: sluice.v1.ClusterStateService.GetTask:input_type -> sluice.v1.GetTaskRequest
+	25, // 44: sluice.v1.ClusterStateService.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	27, // 45: sluice.v1.ClusterStateService.ListClusters:input_type -> sluice.v1.ListClustersRequest
+	29, // 46: sluice.v1.ClusterStateService.GetCluster:input_type -> sluice.v1.GetClusterRequest
+	31, // 47: sluice.v1.ClusterStateService.DeleteCluster:input_type -> sluice.v1.DeleteClusterRequest
+	3,  // 48: sluice.v1.ClusterStateService.Sync:output_type -> sluice.v1.SyncResponse
+	10, // 49: sluice.v1.ClusterStateService.ApplyDeltas:output_type -> sluice.v1.ApplyDeltasResponse
+	12, // 50: sluice.v1.ClusterStateService.GetNode:output_type -> sluice.v1.GetNodeResponse
+	14, // 51: sluice.v1.ClusterStateService.ListNodes:output_type -> sluice.v1.ListNodesResponse
+	16, // 52: sluice.v1.ClusterStateService.GetQueue:output_type -> sluice.v1.GetQueueResponse
+	18, // 53: sluice.v1.ClusterStateService.ListQueues:output_type -> sluice.v1.ListQueuesResponse
+	20, // 54: sluice.v1.ClusterStateService.GetJob:output_type -> sluice.v1.GetJobResponse
+	22, // 55: sluice.v1.ClusterStateService.ListJobs:output_type -> sluice.v1.ListJobsResponse
+	24, // 56: sluice.v1.ClusterStateService.GetTask:output_type -> sluice.v1.GetTaskResponse
+	26, // 57: sluice.v1.ClusterStateService.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	28, // 58: sluice.v1.ClusterStateService.ListClusters:output_type -> sluice.v1.ListClustersResponse
+	30, // 59: sluice.v1.ClusterStateService.GetCluster:output_type -> sluice.v1.GetClusterResponse
+	32, // 60: sluice.v1.ClusterStateService.DeleteCluster:output_type -> sluice.v1.DeleteClusterResponse
+	48, // [48:61] is the sub-list for method output_type
+	35, // [35:48] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_cluster_state_proto_init() }
@@ -2622,8 +2793,9 @@ func file_sluice_v1_cluster_state_proto_init() {
 	file_sluice_v1_cluster_state_proto_msgTypes[0].OneofWrappers = []any{
 		(*SyncRequest_Hello)(nil),
 		(*SyncRequest_Batch)(nil),
+		(*SyncRequest_ResyncChunk)(nil),
 	}
-	file_sluice_v1_cluster_state_proto_msgTypes[2].OneofWrappers = []any{
+	file_sluice_v1_cluster_state_proto_msgTypes[3].OneofWrappers = []any{
 		(*SyncResponse_Welcome)(nil),
 		(*SyncResponse_Ack)(nil),
 		(*SyncResponse_Rejected)(nil),
@@ -2635,7 +2807,7 @@ func file_sluice_v1_cluster_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_cluster_state_proto_rawDesc), len(file_sluice_v1_cluster_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -45,8 +45,9 @@ const (
 	// The call is not allowed in the state of what it names (a reason of its own
 	// is used where one exists).
 	ErrorReason_ERROR_REASON_FAILED_PRECONDITION ErrorReason = 5
-	// A Sync stream must send a replace_all batch first: the server's state is not
-	// the client's (a new store, a revision the client does not know).
+	// A Sync stream must send its whole state first (a replace_all batch or a
+	// chunked resync): the server's state is not the client's (a new store, a
+	// revision the client does not know, a cluster deleted since).
 	ErrorReason_ERROR_REASON_RESYNC_REQUIRED ErrorReason = 6
 	// The server is stopping; reconnect to another member or later.
 	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 7
@@ -93,6 +94,19 @@ const (
 	// knows no leader, is further behind than max_staleness, or did not reach
 	// min_revision in time. Try another member, or read without STALE.
 	ErrorReason_ERROR_REASON_STALE_READ_REFUSED ErrorReason = 25
+	// A chunked resync of a Sync stream is larger than the server takes (sluiced
+	// --max-resync-bytes); the status is RESOURCE_EXHAUSTED and a BadRequest
+	// names the chunk that went over. Send the state in replace_all batches of a
+	// smaller cluster, or raise the server's limit.
+	ErrorReason_ERROR_REASON_RESYNC_TOO_LARGE ErrorReason = 26
+	// A request or a batch is beyond one of the server's limits on the size of
+	// clusters (objects per cluster, tasks per job): RESOURCE_EXHAUSTED, with
+	// ErrorInfo metadata "limit" naming the limit (for example
+	// "max_objects_per_cluster"), "max" its value and "field" the offending
+	// field. Limits on the size of one value (names, labels, a configuration,
+	// a batch) are INVALID_ARGUMENT with reason INVALID_FIELD and a BadRequest
+	// whose description names the limit.
+	ErrorReason_ERROR_REASON_LIMIT_EXCEEDED ErrorReason = 27
 )
 
 // Enum value maps for ErrorReason.
@@ -124,6 +138,8 @@ var (
 		23: "ERROR_REASON_CANCELLED",
 		24: "ERROR_REASON_DEADLINE_EXCEEDED",
 		25: "ERROR_REASON_STALE_READ_REFUSED",
+		26: "ERROR_REASON_RESYNC_TOO_LARGE",
+		27: "ERROR_REASON_LIMIT_EXCEEDED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":          0,
@@ -152,6 +168,8 @@ var (
 		"ERROR_REASON_CANCELLED":            23,
 		"ERROR_REASON_DEADLINE_EXCEEDED":    24,
 		"ERROR_REASON_STALE_READ_REFUSED":   25,
+		"ERROR_REASON_RESYNC_TOO_LARGE":     26,
+		"ERROR_REASON_LIMIT_EXCEEDED":       27,
 	}
 )
 
@@ -186,7 +204,7 @@ var File_sluice_v1_errors_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x16sluice/v1/errors.proto\x12\tsluice.v1*\xe2\x06\n" +
+	"\x16sluice/v1/errors.proto\x12\tsluice.v1*\xa6\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -214,7 +232,9 @@ const file_sluice_v1_errors_proto_rawDesc = "" +
 	"\x19ERROR_REASON_RATE_LIMITED\x10\x16\x12\x1a\n" +
 	"\x16ERROR_REASON_CANCELLED\x10\x17\x12\"\n" +
 	"\x1eERROR_REASON_DEADLINE_EXCEEDED\x10\x18\x12#\n" +
-	"\x1fERROR_REASON_STALE_READ_REFUSED\x10\x19B:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
+	"\x1fERROR_REASON_STALE_READ_REFUSED\x10\x19\x12!\n" +
+	"\x1dERROR_REASON_RESYNC_TOO_LARGE\x10\x1a\x12\x1f\n" +
+	"\x1bERROR_REASON_LIMIT_EXCEEDED\x10\x1bB:Z8github.com/sluice-sched/sluice/gen/go/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_errors_proto_rawDescOnce sync.Once

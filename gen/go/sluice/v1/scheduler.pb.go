@@ -217,6 +217,14 @@ type ScheduleRequest struct {
 	// Decisions and job outcomes in the response's page (see Plan). 0 means
 	// 1000; at most 5000.
 	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// What-if changes, only with SCHEDULE_MODE_DRY_RUN (INVALID_ARGUMENT
+	// otherwise): the cycle sees the cluster as if this batch had been applied,
+	// and nothing of it is ever stored. The batch is checked exactly as
+	// ApplyDeltas checks one (violations name "hypothetical.deltas[i]...");
+	// replace_all is refused and sequence is ignored. Decisions and job outcomes
+	// that concern its objects are marked hypothetical. Needs only the scope of
+	// a dry run.
+	Hypothetical *DeltaBatch `protobuf:"bytes,6,opt,name=hypothetical,proto3" json:"hypothetical,omitempty"`
 	// How consistent the read must be; unset means linearizable. For Schedule
 	// and WatchPlans only dry runs take it (a cycle whose plan may be committed
 	// always runs on the confirmed leader).
@@ -288,6 +296,13 @@ func (x *ScheduleRequest) GetPageSize() int32 {
 		return x.PageSize
 	}
 	return 0
+}
+
+func (x *ScheduleRequest) GetHypothetical() *DeltaBatch {
+	if x != nil {
+		return x.Hypothetical
+	}
+	return nil
 }
 
 func (x *ScheduleRequest) GetRead() *ReadOptions {
@@ -757,8 +772,12 @@ type Decision struct {
 	Outcome DecisionOutcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=sluice.v1.DecisionOutcome" json:"outcome,omitempty"`
 	// Why the commit rejected the decision (outcome REJECTED).
 	RejectedReason string `protobuf:"bytes,5,opt,name=rejected_reason,json=rejectedReason,proto3" json:"rejected_reason,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// In a what-if dry run (ScheduleRequest.hypothetical), set when the
+	// decision concerns a hypothetical object: its task, job or node is one the
+	// batch upserts, or it evicts to make room for such a task.
+	Hypothetical  bool `protobuf:"varint,6,opt,name=hypothetical,proto3" json:"hypothetical,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Decision) Reset() {
@@ -839,6 +858,13 @@ func (x *Decision) GetRejectedReason() string {
 	return ""
 }
 
+func (x *Decision) GetHypothetical() bool {
+	if x != nil {
+		return x.Hypothetical
+	}
+	return false
+}
+
 type isDecision_Kind interface {
 	isDecision_Kind()
 }
@@ -867,10 +893,10 @@ func (*Decision_Evict) isDecision_Kind() {}
 // BindDecision places a task on a node.
 type BindDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The task's full name, "namespace/name".
-	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// The task's job's full name, "namespace/name".
-	Job string `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	// The task.
+	Task *TaskRef `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
+	// The task's job.
+	Job *JobRef `protobuf:"bytes,6,opt,name=job,proto3" json:"job,omitempty"`
 	// Node to bind to.
 	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
 	// Devices (Device.id on the node) assigned to the task; empty when it asks
@@ -910,18 +936,18 @@ func (*BindDecision) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *BindDecision) GetTask() string {
+func (x *BindDecision) GetTask() *TaskRef {
 	if x != nil {
 		return x.Task
 	}
-	return ""
+	return nil
 }
 
-func (x *BindDecision) GetJob() string {
+func (x *BindDecision) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *BindDecision) GetNode() string {
@@ -942,10 +968,10 @@ func (x *BindDecision) GetDeviceIds() []string {
 // released by other tasks. It lasts only for the cycle; the task stays pending.
 type PipelineDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The task's full name, "namespace/name".
-	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// The task's job's full name, "namespace/name".
-	Job string `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	// The task.
+	Task *TaskRef `protobuf:"bytes,4,opt,name=task,proto3" json:"task,omitempty"`
+	// The task's job.
+	Job *JobRef `protobuf:"bytes,5,opt,name=job,proto3" json:"job,omitempty"`
 	// Node reserved.
 	Node          string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -982,18 +1008,18 @@ func (*PipelineDecision) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *PipelineDecision) GetTask() string {
+func (x *PipelineDecision) GetTask() *TaskRef {
 	if x != nil {
 		return x.Task
 	}
-	return ""
+	return nil
 }
 
-func (x *PipelineDecision) GetJob() string {
+func (x *PipelineDecision) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *PipelineDecision) GetNode() string {
@@ -1006,17 +1032,17 @@ func (x *PipelineDecision) GetNode() string {
 // EvictDecision evicts a task from its node.
 type EvictDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The victim's full name, "namespace/name".
-	Task string `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// The victim's job's full name, "namespace/name".
-	Job string `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	// The victim.
+	Task *TaskRef `protobuf:"bytes,7,opt,name=task,proto3" json:"task,omitempty"`
+	// The victim's job.
+	Job *JobRef `protobuf:"bytes,8,opt,name=job,proto3" json:"job,omitempty"`
 	// Node the victim is on.
 	Node string `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
 	// Human-readable reason.
 	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
-	// Full name ("namespace/name") of the task the eviction makes room for;
-	// empty when there is none (for example a shuffle).
-	ForTask string `protobuf:"bytes,5,opt,name=for_task,json=forTask,proto3" json:"for_task,omitempty"`
+	// The task the eviction makes room for; unset when there is none (for
+	// example a shuffle).
+	ForTask *TaskRef `protobuf:"bytes,9,opt,name=for_task,json=forTask,proto3" json:"for_task,omitempty"`
 	// Action that decided the eviction: "preempt", "reclaim", "shuffle", ...
 	Action        string `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1053,18 +1079,18 @@ func (*EvictDecision) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *EvictDecision) GetTask() string {
+func (x *EvictDecision) GetTask() *TaskRef {
 	if x != nil {
 		return x.Task
 	}
-	return ""
+	return nil
 }
 
-func (x *EvictDecision) GetJob() string {
+func (x *EvictDecision) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *EvictDecision) GetNode() string {
@@ -1081,11 +1107,11 @@ func (x *EvictDecision) GetReason() string {
 	return ""
 }
 
-func (x *EvictDecision) GetForTask() string {
+func (x *EvictDecision) GetForTask() *TaskRef {
 	if x != nil {
 		return x.ForTask
 	}
-	return ""
+	return nil
 }
 
 func (x *EvictDecision) GetAction() string {
@@ -1293,8 +1319,8 @@ func (x *Explanation) GetQueueReason() string {
 // JobOutcome is what one cycle did for one job.
 type JobOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The job's full name, "namespace/name".
-	Job string `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// The job.
+	Job *JobRef `protobuf:"bytes,8,opt,name=job,proto3" json:"job,omitempty"`
 	// Phase before the cycle.
 	PreviousPhase JobPhase `protobuf:"varint,2,opt,name=previous_phase,json=previousPhase,proto3,enum=sluice.v1.JobPhase" json:"previous_phase,omitempty"`
 	// Phase after the cycle (once the plan is committed).
@@ -1306,7 +1332,10 @@ type JobOutcome struct {
 	// The job's gang size.
 	MinAvailable int32 `protobuf:"varint,6,opt,name=min_available,json=minAvailable,proto3" json:"min_available,omitempty"`
 	// Why the job is where it is.
-	Explanation   *Explanation `protobuf:"bytes,7,opt,name=explanation,proto3" json:"explanation,omitempty"`
+	Explanation *Explanation `protobuf:"bytes,7,opt,name=explanation,proto3" json:"explanation,omitempty"`
+	// In a what-if dry run (ScheduleRequest.hypothetical), set when the batch
+	// upserts the job or one of its tasks.
+	Hypothetical  bool `protobuf:"varint,9,opt,name=hypothetical,proto3" json:"hypothetical,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1341,11 +1370,11 @@ func (*JobOutcome) Descriptor() ([]byte, []int) {
 	return file_sluice_v1_scheduler_proto_rawDescGZIP(), []int{13}
 }
 
-func (x *JobOutcome) GetJob() string {
+func (x *JobOutcome) GetJob() *JobRef {
 	if x != nil {
 		return x.Job
 	}
-	return ""
+	return nil
 }
 
 func (x *JobOutcome) GetPreviousPhase() JobPhase {
@@ -1388,6 +1417,13 @@ func (x *JobOutcome) GetExplanation() *Explanation {
 		return x.Explanation
 	}
 	return nil
+}
+
+func (x *JobOutcome) GetHypothetical() bool {
+	if x != nil {
+		return x.Hypothetical
+	}
+	return false
 }
 
 // ActionTiming is how long one action of a cycle took.
@@ -1571,7 +1607,7 @@ type RejectedDecision struct {
 	// The decision.
 	Decision *Decision `protobuf:"bytes,1,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Why it was rejected, for example "task default/a changed since revision
-	// 12".
+	// 12". The decision names the task and job.
 	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1934,12 +1970,15 @@ type WatchPlansRequest struct {
 	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// What to do with each plan. Unspecified means propose.
 	Mode ScheduleMode `protobuf:"varint,2,opt,name=mode,proto3,enum=sluice.v1.ScheduleMode" json:"mode,omitempty"`
-	// Longest time between cycles when nothing changes. Unset or zero means the
-	// server's default (--schedule-period, 1 second unless configured).
+	// Accepted and ignored: a watch runs a cycle when the cluster's state or
+	// configuration changes, or at a time a time-based plugin (sla, tdm, cdp,
+	// rescheduling, usage) names; never just because a period passed.
 	Period *durationpb.Duration `protobuf:"bytes,3,opt,name=period,proto3" json:"period,omitempty"`
-	// Replace the cluster's current WatchPlans subscriber, if any: its stream
-	// ends with ABORTED and its plan still proposed is discarded. Without it, a
-	// second subscriber for a cluster fails with ALREADY_EXISTS.
+	// Replace the cluster's current subscriber that proposes or auto-commits,
+	// if any: its stream ends with ABORTED and its plan still proposed is
+	// discarded. Without it, a second such subscriber for a cluster fails with
+	// ALREADY_EXISTS. Not allowed with SCHEDULE_MODE_DRY_RUN (INVALID_ARGUMENT):
+	// dry-run subscribers never replace another.
 	Takeover bool `protobuf:"varint,4,opt,name=takeover,proto3" json:"takeover,omitempty"`
 	// Decisions and job outcomes in each message's page. 0 means 1000; at most
 	// 5000.
@@ -2328,13 +2367,14 @@ var File_sluice_v1_scheduler_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\n" +
-	"\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xf8\x01\n" +
+	"\x19sluice/v1/scheduler.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\x1a\x15sluice/v1/reads.proto\"\xb3\x02\n" +
 	"\x0fScheduleRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12+\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x17.sluice.v1.ScheduleModeR\x04mode\x12'\n" +
 	"\x0fconfig_override\x18\x03 \x01(\tR\x0econfigOverride\x12,\n" +
 	"\x03now\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12\x1b\n" +
-	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12*\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x129\n" +
+	"\fhypothetical\x18\x06 \x01(\v2\x15.sluice.v1.DeltaBatchR\fhypothetical\x12*\n" +
 	"\x04read\x18\x0f \x01(\v2\x16.sluice.v1.ReadOptionsR\x04read\"\x96\x01\n" +
 	"\x10ScheduleResponse\x12#\n" +
 	"\x04plan\x18\x01 \x01(\v2\x0f.sluice.v1.PlanR\x04plan\x125\n" +
@@ -2372,31 +2412,32 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"\x12committed_revision\x18\n" +
 	" \x01(\x04R\x11committedRevision\x12-\n" +
 	"\x06counts\x18\v \x01(\v2\x15.sluice.v1.PlanCountsR\x06counts\x12+\n" +
-	"\x11decisions_dropped\x18\f \x01(\bR\x10decisionsDropped\"\x8d\x02\n" +
+	"\x11decisions_dropped\x18\f \x01(\bR\x10decisionsDropped\"\xb1\x02\n" +
 	"\bDecision\x12-\n" +
 	"\x04bind\x18\x01 \x01(\v2\x17.sluice.v1.BindDecisionH\x00R\x04bind\x129\n" +
 	"\bpipeline\x18\x02 \x01(\v2\x1b.sluice.v1.PipelineDecisionH\x00R\bpipeline\x120\n" +
 	"\x05evict\x18\x03 \x01(\v2\x18.sluice.v1.EvictDecisionH\x00R\x05evict\x124\n" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x1a.sluice.v1.DecisionOutcomeR\aoutcome\x12'\n" +
-	"\x0frejected_reason\x18\x05 \x01(\tR\x0erejectedReasonB\x06\n" +
-	"\x04kind\"g\n" +
-	"\fBindDecision\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\tR\x04task\x12\x10\n" +
-	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
+	"\x0frejected_reason\x18\x05 \x01(\tR\x0erejectedReason\x12\"\n" +
+	"\fhypothetical\x18\x06 \x01(\bR\fhypotheticalB\x06\n" +
+	"\x04kind\"\x9a\x01\n" +
+	"\fBindDecision\x12&\n" +
+	"\x04task\x18\x05 \x01(\v2\x12.sluice.v1.TaskRefR\x04task\x12#\n" +
+	"\x03job\x18\x06 \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12\x12\n" +
 	"\x04node\x18\x03 \x01(\tR\x04node\x12\x1d\n" +
 	"\n" +
-	"device_ids\x18\x04 \x03(\tR\tdeviceIds\"L\n" +
-	"\x10PipelineDecision\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\tR\x04task\x12\x10\n" +
-	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
-	"\x04node\x18\x03 \x01(\tR\x04node\"\x94\x01\n" +
-	"\rEvictDecision\x12\x12\n" +
-	"\x04task\x18\x01 \x01(\tR\x04task\x12\x10\n" +
-	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
+	"device_ids\x18\x04 \x03(\tR\tdeviceIdsJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03\"\x7f\n" +
+	"\x10PipelineDecision\x12&\n" +
+	"\x04task\x18\x04 \x01(\v2\x12.sluice.v1.TaskRefR\x04task\x12#\n" +
+	"\x03job\x18\x05 \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04nodeJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03\"\xe1\x01\n" +
+	"\rEvictDecision\x12&\n" +
+	"\x04task\x18\a \x01(\v2\x12.sluice.v1.TaskRefR\x04task\x12#\n" +
+	"\x03job\x18\b \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12\x12\n" +
 	"\x04node\x18\x03 \x01(\tR\x04node\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x19\n" +
-	"\bfor_task\x18\x05 \x01(\tR\aforTask\x12\x16\n" +
-	"\x06action\x18\x06 \x01(\tR\x06action\";\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12-\n" +
+	"\bfor_task\x18\t \x01(\v2\x12.sluice.v1.TaskRefR\aforTask\x12\x16\n" +
+	"\x06action\x18\x06 \x01(\tR\x06actionJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x05\x10\x06\";\n" +
 	"\vReasonCount\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05nodes\x18\x02 \x01(\x05R\x05nodes\"O\n" +
@@ -2410,16 +2451,17 @@ const file_sluice_v1_scheduler_proto_rawDesc = "" +
 	"nodesTotal\x120\n" +
 	"\areasons\x18\x03 \x03(\v2\x16.sluice.v1.ReasonCountR\areasons\x12)\n" +
 	"\x04gang\x18\x04 \x01(\v2\x15.sluice.v1.GangStatusR\x04gang\x12!\n" +
-	"\fqueue_reason\x18\x05 \x01(\tR\vqueueReason\"\x94\x02\n" +
+	"\fqueue_reason\x18\x05 \x01(\tR\vqueueReason\"\xd1\x02\n" +
 	"\n" +
-	"JobOutcome\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\tR\x03job\x12:\n" +
+	"JobOutcome\x12#\n" +
+	"\x03job\x18\b \x01(\v2\x11.sluice.v1.JobRefR\x03job\x12:\n" +
 	"\x0eprevious_phase\x18\x02 \x01(\x0e2\x13.sluice.v1.JobPhaseR\rpreviousPhase\x12)\n" +
 	"\x05phase\x18\x03 \x01(\x0e2\x13.sluice.v1.JobPhaseR\x05phase\x12\x14\n" +
 	"\x05ready\x18\x04 \x01(\x05R\x05ready\x12\x18\n" +
 	"\apending\x18\x05 \x01(\x05R\apending\x12#\n" +
 	"\rmin_available\x18\x06 \x01(\x05R\fminAvailable\x128\n" +
-	"\vexplanation\x18\a \x01(\v2\x16.sluice.v1.ExplanationR\vexplanation\"]\n" +
+	"\vexplanation\x18\a \x01(\v2\x16.sluice.v1.ExplanationR\vexplanation\x12\"\n" +
+	"\fhypothetical\x18\t \x01(\bR\fhypotheticalJ\x04\b\x01\x10\x02\"]\n" +
 	"\fActionTiming\x12\x16\n" +
 	"\x06action\x18\x01 \x01(\tR\x06action\x125\n" +
 	"\bduration\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\bduration\"p\n" +
@@ -2553,70 +2595,82 @@ var file_sluice_v1_scheduler_proto_goTypes = []any{
 	(*UpdateSchedulerConfigRequest)(nil),  // 30: sluice.v1.UpdateSchedulerConfigRequest
 	(*UpdateSchedulerConfigResponse)(nil), // 31: sluice.v1.UpdateSchedulerConfigResponse
 	(*timestamppb.Timestamp)(nil),         // 32: google.protobuf.Timestamp
-	(*ReadOptions)(nil),                   // 33: sluice.v1.ReadOptions
-	(JobPhase)(0),                         // 34: sluice.v1.JobPhase
-	(*durationpb.Duration)(nil),           // 35: google.protobuf.Duration
+	(*DeltaBatch)(nil),                    // 33: sluice.v1.DeltaBatch
+	(*ReadOptions)(nil),                   // 34: sluice.v1.ReadOptions
+	(*TaskRef)(nil),                       // 35: sluice.v1.TaskRef
+	(*JobRef)(nil),                        // 36: sluice.v1.JobRef
+	(JobPhase)(0),                         // 37: sluice.v1.JobPhase
+	(*durationpb.Duration)(nil),           // 38: google.protobuf.Duration
 }
 var file_sluice_v1_scheduler_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.ScheduleRequest.mode:type_name -> sluice.v1.ScheduleMode
 	32, // 1: sluice.v1.ScheduleRequest.now:type_name -> google.protobuf.Timestamp
-	33, // 2: sluice.v1.ScheduleRequest.read:type_name -> sluice.v1.ReadOptions
-	8,  // 3: sluice.v1.ScheduleResponse.plan:type_name -> sluice.v1.Plan
-	21, // 4: sluice.v1.ScheduleResponse.commit:type_name -> sluice.v1.CommitPlanResponse
-	33, // 5: sluice.v1.GetPlanRequest.read:type_name -> sluice.v1.ReadOptions
-	8,  // 6: sluice.v1.GetPlanResponse.plan:type_name -> sluice.v1.Plan
-	9,  // 7: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
-	16, // 8: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
-	18, // 9: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
-	1,  // 10: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
-	32, // 11: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
-	32, // 12: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
-	7,  // 13: sluice.v1.Plan.counts:type_name -> sluice.v1.PlanCounts
-	10, // 14: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
-	11, // 15: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
-	12, // 16: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
-	2,  // 17: sluice.v1.Decision.outcome:type_name -> sluice.v1.DecisionOutcome
-	13, // 18: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
-	14, // 19: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
-	34, // 20: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
-	34, // 21: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
-	15, // 22: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
-	35, // 23: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
-	17, // 24: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
-	35, // 25: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
-	9,  // 26: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
-	9,  // 27: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
-	20, // 28: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
-	8,  // 29: sluice.v1.CommitPlanResponse.plan:type_name -> sluice.v1.Plan
-	33, // 30: sluice.v1.ExplainJobRequest.read:type_name -> sluice.v1.ReadOptions
-	16, // 31: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
-	0,  // 32: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
-	35, // 33: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
-	33, // 34: sluice.v1.WatchPlansRequest.read:type_name -> sluice.v1.ReadOptions
-	8,  // 35: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
-	21, // 36: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
-	33, // 37: sluice.v1.GetSchedulerConfigRequest.read:type_name -> sluice.v1.ReadOptions
-	3,  // 38: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
-	19, // 39: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
-	22, // 40: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
-	5,  // 41: sluice.v1.SchedulerService.GetPlan:input_type -> sluice.v1.GetPlanRequest
-	24, // 42: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
-	26, // 43: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
-	28, // 44: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
-	30, // 45: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
-	4,  // 46: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
-	21, // 47: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
-	23, // 48: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
-	6,  // 49: sluice.v1.SchedulerService.GetPlan:output_type -> sluice.v1.GetPlanResponse
-	25, // 50: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
-	27, // 51: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
-	29, // 52: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
-	31, // 53: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
-	46, // [46:54] is the sub-list for method output_type
-	38, // [38:46] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	33, // 2: sluice.v1.ScheduleRequest.hypothetical:type_name -> sluice.v1.DeltaBatch
+	34, // 3: sluice.v1.ScheduleRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 4: sluice.v1.ScheduleResponse.plan:type_name -> sluice.v1.Plan
+	21, // 5: sluice.v1.ScheduleResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	34, // 6: sluice.v1.GetPlanRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 7: sluice.v1.GetPlanResponse.plan:type_name -> sluice.v1.Plan
+	9,  // 8: sluice.v1.Plan.decisions:type_name -> sluice.v1.Decision
+	16, // 9: sluice.v1.Plan.jobs:type_name -> sluice.v1.JobOutcome
+	18, // 10: sluice.v1.Plan.stats:type_name -> sluice.v1.CycleStats
+	1,  // 11: sluice.v1.Plan.state:type_name -> sluice.v1.PlanState
+	32, // 12: sluice.v1.Plan.expires_at:type_name -> google.protobuf.Timestamp
+	32, // 13: sluice.v1.Plan.scheduled_at:type_name -> google.protobuf.Timestamp
+	7,  // 14: sluice.v1.Plan.counts:type_name -> sluice.v1.PlanCounts
+	10, // 15: sluice.v1.Decision.bind:type_name -> sluice.v1.BindDecision
+	11, // 16: sluice.v1.Decision.pipeline:type_name -> sluice.v1.PipelineDecision
+	12, // 17: sluice.v1.Decision.evict:type_name -> sluice.v1.EvictDecision
+	2,  // 18: sluice.v1.Decision.outcome:type_name -> sluice.v1.DecisionOutcome
+	35, // 19: sluice.v1.BindDecision.task:type_name -> sluice.v1.TaskRef
+	36, // 20: sluice.v1.BindDecision.job:type_name -> sluice.v1.JobRef
+	35, // 21: sluice.v1.PipelineDecision.task:type_name -> sluice.v1.TaskRef
+	36, // 22: sluice.v1.PipelineDecision.job:type_name -> sluice.v1.JobRef
+	35, // 23: sluice.v1.EvictDecision.task:type_name -> sluice.v1.TaskRef
+	36, // 24: sluice.v1.EvictDecision.job:type_name -> sluice.v1.JobRef
+	35, // 25: sluice.v1.EvictDecision.for_task:type_name -> sluice.v1.TaskRef
+	13, // 26: sluice.v1.Explanation.reasons:type_name -> sluice.v1.ReasonCount
+	14, // 27: sluice.v1.Explanation.gang:type_name -> sluice.v1.GangStatus
+	36, // 28: sluice.v1.JobOutcome.job:type_name -> sluice.v1.JobRef
+	37, // 29: sluice.v1.JobOutcome.previous_phase:type_name -> sluice.v1.JobPhase
+	37, // 30: sluice.v1.JobOutcome.phase:type_name -> sluice.v1.JobPhase
+	15, // 31: sluice.v1.JobOutcome.explanation:type_name -> sluice.v1.Explanation
+	38, // 32: sluice.v1.ActionTiming.duration:type_name -> google.protobuf.Duration
+	17, // 33: sluice.v1.CycleStats.actions:type_name -> sluice.v1.ActionTiming
+	38, // 34: sluice.v1.CycleStats.total:type_name -> google.protobuf.Duration
+	9,  // 35: sluice.v1.RejectedDecision.decision:type_name -> sluice.v1.Decision
+	9,  // 36: sluice.v1.CommitPlanResponse.applied:type_name -> sluice.v1.Decision
+	20, // 37: sluice.v1.CommitPlanResponse.rejected:type_name -> sluice.v1.RejectedDecision
+	8,  // 38: sluice.v1.CommitPlanResponse.plan:type_name -> sluice.v1.Plan
+	34, // 39: sluice.v1.ExplainJobRequest.read:type_name -> sluice.v1.ReadOptions
+	16, // 40: sluice.v1.ExplainJobResponse.outcome:type_name -> sluice.v1.JobOutcome
+	0,  // 41: sluice.v1.WatchPlansRequest.mode:type_name -> sluice.v1.ScheduleMode
+	38, // 42: sluice.v1.WatchPlansRequest.period:type_name -> google.protobuf.Duration
+	34, // 43: sluice.v1.WatchPlansRequest.read:type_name -> sluice.v1.ReadOptions
+	8,  // 44: sluice.v1.WatchPlansResponse.plan:type_name -> sluice.v1.Plan
+	21, // 45: sluice.v1.WatchPlansResponse.commit:type_name -> sluice.v1.CommitPlanResponse
+	34, // 46: sluice.v1.GetSchedulerConfigRequest.read:type_name -> sluice.v1.ReadOptions
+	3,  // 47: sluice.v1.SchedulerService.Schedule:input_type -> sluice.v1.ScheduleRequest
+	19, // 48: sluice.v1.SchedulerService.CommitPlan:input_type -> sluice.v1.CommitPlanRequest
+	22, // 49: sluice.v1.SchedulerService.DiscardPlan:input_type -> sluice.v1.DiscardPlanRequest
+	5,  // 50: sluice.v1.SchedulerService.GetPlan:input_type -> sluice.v1.GetPlanRequest
+	24, // 51: sluice.v1.SchedulerService.ExplainJob:input_type -> sluice.v1.ExplainJobRequest
+	26, // 52: sluice.v1.SchedulerService.WatchPlans:input_type -> sluice.v1.WatchPlansRequest
+	28, // 53: sluice.v1.SchedulerService.GetSchedulerConfig:input_type -> sluice.v1.GetSchedulerConfigRequest
+	30, // 54: sluice.v1.SchedulerService.UpdateSchedulerConfig:input_type -> sluice.v1.UpdateSchedulerConfigRequest
+	4,  // 55: sluice.v1.SchedulerService.Schedule:output_type -> sluice.v1.ScheduleResponse
+	21, // 56: sluice.v1.SchedulerService.CommitPlan:output_type -> sluice.v1.CommitPlanResponse
+	23, // 57: sluice.v1.SchedulerService.DiscardPlan:output_type -> sluice.v1.DiscardPlanResponse
+	6,  // 58: sluice.v1.SchedulerService.GetPlan:output_type -> sluice.v1.GetPlanResponse
+	25, // 59: sluice.v1.SchedulerService.ExplainJob:output_type -> sluice.v1.ExplainJobResponse
+	27, // 60: sluice.v1.SchedulerService.WatchPlans:output_type -> sluice.v1.WatchPlansResponse
+	29, // 61: sluice.v1.SchedulerService.GetSchedulerConfig:output_type -> sluice.v1.GetSchedulerConfigResponse
+	31, // 62: sluice.v1.SchedulerService.UpdateSchedulerConfig:output_type -> sluice.v1.UpdateSchedulerConfigResponse
+	55, // [55:63] is the sub-list for method output_type
+	47, // [47:55] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_scheduler_proto_init() }

@@ -66,10 +66,14 @@ type SchedulerServiceClient interface {
 	// plan TTL). NOT_FOUND (reason PLAN_NOT_FOUND) otherwise.
 	GetPlan(ctx context.Context, in *GetPlanRequest, opts ...grpc.CallOption) (*GetPlanResponse, error)
 	// ExplainJob returns a job's outcome in the most recent cycle that
-	// considered it. NOT_FOUND if the job does not exist.
+	// considered it and was not a dry run. NOT_FOUND if the job does not exist.
 	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*ExplainJobResponse, error)
-	// WatchPlans runs cycles as the cluster changes (and periodically) and
-	// streams each cycle's plan until the client cancels.
+	// WatchPlans runs cycles as the cluster or its configuration changes (and when
+	// a time-based plugin asks) and streams each cycle's plan until the client
+	// cancels. A cluster has at most one subscriber that proposes or
+	// auto-commits (a writer's), and up to the server's limit of dry-run
+	// subscribers (RESOURCE_EXHAUSTED, reason LIMIT_EXCEEDED, beyond it), which
+	// never block, take over or end the writer's.
 	WatchPlans(ctx context.Context, in *WatchPlansRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlansResponse], error)
 	// GetSchedulerConfig returns the cluster's scheduler configuration and its
 	// etag.
@@ -218,10 +222,14 @@ type SchedulerServiceServer interface {
 	// plan TTL). NOT_FOUND (reason PLAN_NOT_FOUND) otherwise.
 	GetPlan(context.Context, *GetPlanRequest) (*GetPlanResponse, error)
 	// ExplainJob returns a job's outcome in the most recent cycle that
-	// considered it. NOT_FOUND if the job does not exist.
+	// considered it and was not a dry run. NOT_FOUND if the job does not exist.
 	ExplainJob(context.Context, *ExplainJobRequest) (*ExplainJobResponse, error)
-	// WatchPlans runs cycles as the cluster changes (and periodically) and
-	// streams each cycle's plan until the client cancels.
+	// WatchPlans runs cycles as the cluster or its configuration changes (and when
+	// a time-based plugin asks) and streams each cycle's plan until the client
+	// cancels. A cluster has at most one subscriber that proposes or
+	// auto-commits (a writer's), and up to the server's limit of dry-run
+	// subscribers (RESOURCE_EXHAUSTED, reason LIMIT_EXCEEDED, beyond it), which
+	// never block, take over or end the writer's.
 	WatchPlans(*WatchPlansRequest, grpc.ServerStreamingServer[WatchPlansResponse]) error
 	// GetSchedulerConfig returns the cluster's scheduler configuration and its
 	// etag.

@@ -23,6 +23,174 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TaintEffect is what a taint does to tasks that do not tolerate it
+// (Kubernetes' taint effects).
+type TaintEffect int32
+
+const (
+	// Not set. Invalid on a taint; on a toleration, matches every effect.
+	TaintEffect_TAINT_EFFECT_UNSPECIFIED TaintEffect = 0
+	// "NoSchedule": no new task is placed on the node.
+	TaintEffect_TAINT_EFFECT_NO_SCHEDULE TaintEffect = 1
+	// "PreferNoSchedule": a preference; the node scores lower for tasks that do
+	// not tolerate it.
+	TaintEffect_TAINT_EFFECT_PREFER_NO_SCHEDULE TaintEffect = 2
+	// "NoExecute": like NO_SCHEDULE when placing tasks (tasks already on the
+	// node are not evicted for it).
+	TaintEffect_TAINT_EFFECT_NO_EXECUTE TaintEffect = 3
+)
+
+// Enum value maps for TaintEffect.
+var (
+	TaintEffect_name = map[int32]string{
+		0: "TAINT_EFFECT_UNSPECIFIED",
+		1: "TAINT_EFFECT_NO_SCHEDULE",
+		2: "TAINT_EFFECT_PREFER_NO_SCHEDULE",
+		3: "TAINT_EFFECT_NO_EXECUTE",
+	}
+	TaintEffect_value = map[string]int32{
+		"TAINT_EFFECT_UNSPECIFIED":        0,
+		"TAINT_EFFECT_NO_SCHEDULE":        1,
+		"TAINT_EFFECT_PREFER_NO_SCHEDULE": 2,
+		"TAINT_EFFECT_NO_EXECUTE":         3,
+	}
+)
+
+func (x TaintEffect) Enum() *TaintEffect {
+	p := new(TaintEffect)
+	*p = x
+	return p
+}
+
+func (x TaintEffect) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaintEffect) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_types_proto_enumTypes[0].Descriptor()
+}
+
+func (TaintEffect) Type() protoreflect.EnumType {
+	return &file_sluice_v1_types_proto_enumTypes[0]
+}
+
+func (x TaintEffect) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaintEffect.Descriptor instead.
+func (TaintEffect) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{0}
+}
+
+// TolerationOperator is how a toleration compares a taint's value.
+type TolerationOperator int32
+
+const (
+	// Not set; means TOLERATION_OPERATOR_EQUAL.
+	TolerationOperator_TOLERATION_OPERATOR_UNSPECIFIED TolerationOperator = 0
+	// "Equal": the taint's key and value equal the toleration's.
+	TolerationOperator_TOLERATION_OPERATOR_EQUAL TolerationOperator = 1
+	// "Exists": the taint's key equals the toleration's (any value); with an
+	// empty key, every taint.
+	TolerationOperator_TOLERATION_OPERATOR_EXISTS TolerationOperator = 2
+)
+
+// Enum value maps for TolerationOperator.
+var (
+	TolerationOperator_name = map[int32]string{
+		0: "TOLERATION_OPERATOR_UNSPECIFIED",
+		1: "TOLERATION_OPERATOR_EQUAL",
+		2: "TOLERATION_OPERATOR_EXISTS",
+	}
+	TolerationOperator_value = map[string]int32{
+		"TOLERATION_OPERATOR_UNSPECIFIED": 0,
+		"TOLERATION_OPERATOR_EQUAL":       1,
+		"TOLERATION_OPERATOR_EXISTS":      2,
+	}
+)
+
+func (x TolerationOperator) Enum() *TolerationOperator {
+	p := new(TolerationOperator)
+	*p = x
+	return p
+}
+
+func (x TolerationOperator) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TolerationOperator) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_types_proto_enumTypes[1].Descriptor()
+}
+
+func (TolerationOperator) Type() protoreflect.EnumType {
+	return &file_sluice_v1_types_proto_enumTypes[1]
+}
+
+func (x TolerationOperator) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TolerationOperator.Descriptor instead.
+func (TolerationOperator) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{1}
+}
+
+// WhenUnsatisfiable is what a topology spread constraint does when no node
+// keeps the skew (Kubernetes' whenUnsatisfiable).
+type WhenUnsatisfiable int32
+
+const (
+	// Not set; means WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE.
+	WhenUnsatisfiable_WHEN_UNSATISFIABLE_UNSPECIFIED WhenUnsatisfiable = 0
+	// "DoNotSchedule": a hard constraint; the task waits.
+	WhenUnsatisfiable_WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE WhenUnsatisfiable = 1
+	// "ScheduleAnyway": a preference; nodes that keep the skew score higher.
+	WhenUnsatisfiable_WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY WhenUnsatisfiable = 2
+)
+
+// Enum value maps for WhenUnsatisfiable.
+var (
+	WhenUnsatisfiable_name = map[int32]string{
+		0: "WHEN_UNSATISFIABLE_UNSPECIFIED",
+		1: "WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE",
+		2: "WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY",
+	}
+	WhenUnsatisfiable_value = map[string]int32{
+		"WHEN_UNSATISFIABLE_UNSPECIFIED":     0,
+		"WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE": 1,
+		"WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY": 2,
+	}
+)
+
+func (x WhenUnsatisfiable) Enum() *WhenUnsatisfiable {
+	p := new(WhenUnsatisfiable)
+	*p = x
+	return p
+}
+
+func (x WhenUnsatisfiable) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (WhenUnsatisfiable) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_types_proto_enumTypes[2].Descriptor()
+}
+
+func (WhenUnsatisfiable) Type() protoreflect.EnumType {
+	return &file_sluice_v1_types_proto_enumTypes[2]
+}
+
+func (x WhenUnsatisfiable) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use WhenUnsatisfiable.Descriptor instead.
+func (WhenUnsatisfiable) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{2}
+}
+
 // QueueState is whether a queue accepts jobs.
 type QueueState int32
 
@@ -65,11 +233,11 @@ func (x QueueState) String() string {
 }
 
 func (QueueState) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_v1_types_proto_enumTypes[0].Descriptor()
+	return file_sluice_v1_types_proto_enumTypes[3].Descriptor()
 }
 
 func (QueueState) Type() protoreflect.EnumType {
-	return &file_sluice_v1_types_proto_enumTypes[0]
+	return &file_sluice_v1_types_proto_enumTypes[3]
 }
 
 func (x QueueState) Number() protoreflect.EnumNumber {
@@ -78,7 +246,7 @@ func (x QueueState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueueState.Descriptor instead.
 func (QueueState) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{0}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
 // JobPhase is the phase of a job (Volcano's PodGroup phase).
@@ -131,11 +299,11 @@ func (x JobPhase) String() string {
 }
 
 func (JobPhase) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_v1_types_proto_enumTypes[1].Descriptor()
+	return file_sluice_v1_types_proto_enumTypes[4].Descriptor()
 }
 
 func (JobPhase) Type() protoreflect.EnumType {
-	return &file_sluice_v1_types_proto_enumTypes[1]
+	return &file_sluice_v1_types_proto_enumTypes[4]
 }
 
 func (x JobPhase) Number() protoreflect.EnumNumber {
@@ -144,7 +312,63 @@ func (x JobPhase) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobPhase.Descriptor instead.
 func (JobPhase) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{1}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+// NetworkTopologyMode is how strictly a job keeps to one hypernode (Volcano's
+// networkTopology mode).
+type NetworkTopologyMode int32
+
+const (
+	// Not set; invalid (a NetworkTopology must say its mode).
+	NetworkTopologyMode_NETWORK_TOPOLOGY_MODE_UNSPECIFIED NetworkTopologyMode = 0
+	// "hard": the job's tasks must all be placed within one hypernode of at most
+	// highest_tier_allowed.
+	NetworkTopologyMode_NETWORK_TOPOLOGY_MODE_HARD NetworkTopologyMode = 1
+	// "soft": a preference; nodes close, in the hypernode tree, to where the
+	// job's tasks already run score higher.
+	NetworkTopologyMode_NETWORK_TOPOLOGY_MODE_SOFT NetworkTopologyMode = 2
+)
+
+// Enum value maps for NetworkTopologyMode.
+var (
+	NetworkTopologyMode_name = map[int32]string{
+		0: "NETWORK_TOPOLOGY_MODE_UNSPECIFIED",
+		1: "NETWORK_TOPOLOGY_MODE_HARD",
+		2: "NETWORK_TOPOLOGY_MODE_SOFT",
+	}
+	NetworkTopologyMode_value = map[string]int32{
+		"NETWORK_TOPOLOGY_MODE_UNSPECIFIED": 0,
+		"NETWORK_TOPOLOGY_MODE_HARD":        1,
+		"NETWORK_TOPOLOGY_MODE_SOFT":        2,
+	}
+)
+
+func (x NetworkTopologyMode) Enum() *NetworkTopologyMode {
+	p := new(NetworkTopologyMode)
+	*p = x
+	return p
+}
+
+func (x NetworkTopologyMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NetworkTopologyMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_types_proto_enumTypes[5].Descriptor()
+}
+
+func (NetworkTopologyMode) Type() protoreflect.EnumType {
+	return &file_sluice_v1_types_proto_enumTypes[5]
+}
+
+func (x NetworkTopologyMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NetworkTopologyMode.Descriptor instead.
+func (NetworkTopologyMode) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 // TaskStatus is the status of a task (Volcano's TaskStatus). A committed bind
@@ -225,11 +449,11 @@ func (x TaskStatus) String() string {
 }
 
 func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_v1_types_proto_enumTypes[2].Descriptor()
+	return file_sluice_v1_types_proto_enumTypes[6].Descriptor()
 }
 
 func (TaskStatus) Type() protoreflect.EnumType {
-	return &file_sluice_v1_types_proto_enumTypes[2]
+	return &file_sluice_v1_types_proto_enumTypes[6]
 }
 
 func (x TaskStatus) Number() protoreflect.EnumNumber {
@@ -238,7 +462,7 @@ func (x TaskStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskStatus.Descriptor instead.
 func (TaskStatus) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{2}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 // ObjectKind names a kind of cluster object.
@@ -302,11 +526,11 @@ func (x ObjectKind) String() string {
 }
 
 func (ObjectKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_v1_types_proto_enumTypes[3].Descriptor()
+	return file_sluice_v1_types_proto_enumTypes[7].Descriptor()
 }
 
 func (ObjectKind) Type() protoreflect.EnumType {
-	return &file_sluice_v1_types_proto_enumTypes[3]
+	return &file_sluice_v1_types_proto_enumTypes[7]
 }
 
 func (x ObjectKind) Number() protoreflect.EnumNumber {
@@ -315,7 +539,119 @@ func (x ObjectKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ObjectKind.Descriptor instead.
 func (ObjectKind) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
+}
+
+// TaskRef names a task, as requests name one (namespace and name). Responses
+// always spell the namespace out, "default" included.
+type TaskRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Namespace of the task. Empty means "default" (never empty in responses).
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Task name, unique in its namespace.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskRef) Reset() {
+	*x = TaskRef{}
+	mi := &file_sluice_v1_types_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskRef) ProtoMessage() {}
+
+func (x *TaskRef) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_types_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskRef.ProtoReflect.Descriptor instead.
+func (*TaskRef) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *TaskRef) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *TaskRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// JobRef names a job, as requests name one (namespace and name). Responses
+// always spell the namespace out, "default" included.
+type JobRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Namespace of the job. Empty means "default" (never empty in responses).
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Job name, unique in its namespace.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobRef) Reset() {
+	*x = JobRef{}
+	mi := &file_sluice_v1_types_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobRef) ProtoMessage() {}
+
+func (x *JobRef) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_types_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobRef.ProtoReflect.Descriptor instead.
+func (*JobRef) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *JobRef) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *JobRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // Taint repels tasks from a node unless they tolerate it.
@@ -325,15 +661,15 @@ type Taint struct {
 	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// Taint value; may be empty.
 	Value string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
-	// Effect: "NoSchedule", "PreferNoSchedule" or "NoExecute". Required.
-	Effect        string `protobuf:"bytes,3,opt,name=effect,proto3" json:"effect,omitempty"`
+	// Effect. Required: TAINT_EFFECT_UNSPECIFIED is refused.
+	Effect        TaintEffect `protobuf:"varint,4,opt,name=effect,proto3,enum=sluice.v1.TaintEffect" json:"effect,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Taint) Reset() {
 	*x = Taint{}
-	mi := &file_sluice_v1_types_proto_msgTypes[0]
+	mi := &file_sluice_v1_types_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +681,7 @@ func (x *Taint) String() string {
 func (*Taint) ProtoMessage() {}
 
 func (x *Taint) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[0]
+	mi := &file_sluice_v1_types_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +694,7 @@ func (x *Taint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Taint.ProtoReflect.Descriptor instead.
 func (*Taint) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{0}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Taint) GetKey() string {
@@ -375,32 +711,32 @@ func (x *Taint) GetValue() string {
 	return ""
 }
 
-func (x *Taint) GetEffect() string {
+func (x *Taint) GetEffect() TaintEffect {
 	if x != nil {
 		return x.Effect
 	}
-	return ""
+	return TaintEffect_TAINT_EFFECT_UNSPECIFIED
 }
 
 // Toleration lets a task ignore matching taints.
 type Toleration struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Taint key to match. Empty with operator "Exists" matches every taint.
+	// Taint key to match. Empty with operator EXISTS matches every taint.
 	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	// Operator: "Equal" or "Exists". Empty means "Equal".
-	Operator string `protobuf:"bytes,2,opt,name=operator,proto3" json:"operator,omitempty"`
-	// Value to compare with the taint's value when operator is "Equal".
+	// Operator. Unspecified means TOLERATION_OPERATOR_EQUAL.
+	Operator TolerationOperator `protobuf:"varint,5,opt,name=operator,proto3,enum=sluice.v1.TolerationOperator" json:"operator,omitempty"`
+	// Value to compare with the taint's value when the operator is EQUAL; must
+	// be empty with EXISTS.
 	Value string `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
-	// Effect to match: "NoSchedule", "PreferNoSchedule" or "NoExecute". Empty
-	// matches every effect.
-	Effect        string `protobuf:"bytes,4,opt,name=effect,proto3" json:"effect,omitempty"`
+	// Effect to match. Unspecified matches every effect.
+	Effect        TaintEffect `protobuf:"varint,6,opt,name=effect,proto3,enum=sluice.v1.TaintEffect" json:"effect,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Toleration) Reset() {
 	*x = Toleration{}
-	mi := &file_sluice_v1_types_proto_msgTypes[1]
+	mi := &file_sluice_v1_types_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -412,7 +748,7 @@ func (x *Toleration) String() string {
 func (*Toleration) ProtoMessage() {}
 
 func (x *Toleration) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[1]
+	mi := &file_sluice_v1_types_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -425,7 +761,7 @@ func (x *Toleration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Toleration.ProtoReflect.Descriptor instead.
 func (*Toleration) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{1}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Toleration) GetKey() string {
@@ -435,11 +771,11 @@ func (x *Toleration) GetKey() string {
 	return ""
 }
 
-func (x *Toleration) GetOperator() string {
+func (x *Toleration) GetOperator() TolerationOperator {
 	if x != nil {
 		return x.Operator
 	}
-	return ""
+	return TolerationOperator_TOLERATION_OPERATOR_UNSPECIFIED
 }
 
 func (x *Toleration) GetValue() string {
@@ -449,11 +785,11 @@ func (x *Toleration) GetValue() string {
 	return ""
 }
 
-func (x *Toleration) GetEffect() string {
+func (x *Toleration) GetEffect() TaintEffect {
 	if x != nil {
 		return x.Effect
 	}
-	return ""
+	return TaintEffect_TAINT_EFFECT_UNSPECIFIED
 }
 
 // NodeSelectorRequirement is one test on a node label.
@@ -472,7 +808,7 @@ type NodeSelectorRequirement struct {
 
 func (x *NodeSelectorRequirement) Reset() {
 	*x = NodeSelectorRequirement{}
-	mi := &file_sluice_v1_types_proto_msgTypes[2]
+	mi := &file_sluice_v1_types_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -484,7 +820,7 @@ func (x *NodeSelectorRequirement) String() string {
 func (*NodeSelectorRequirement) ProtoMessage() {}
 
 func (x *NodeSelectorRequirement) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[2]
+	mi := &file_sluice_v1_types_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -497,7 +833,7 @@ func (x *NodeSelectorRequirement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeSelectorRequirement.ProtoReflect.Descriptor instead.
 func (*NodeSelectorRequirement) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{2}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *NodeSelectorRequirement) GetKey() string {
@@ -532,7 +868,7 @@ type NodeSelectorTerm struct {
 
 func (x *NodeSelectorTerm) Reset() {
 	*x = NodeSelectorTerm{}
-	mi := &file_sluice_v1_types_proto_msgTypes[3]
+	mi := &file_sluice_v1_types_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -544,7 +880,7 @@ func (x *NodeSelectorTerm) String() string {
 func (*NodeSelectorTerm) ProtoMessage() {}
 
 func (x *NodeSelectorTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[3]
+	mi := &file_sluice_v1_types_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -557,7 +893,7 @@ func (x *NodeSelectorTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeSelectorTerm.ProtoReflect.Descriptor instead.
 func (*NodeSelectorTerm) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *NodeSelectorTerm) GetMatchExpressions() []*NodeSelectorRequirement {
@@ -580,7 +916,7 @@ type PreferredSchedulingTerm struct {
 
 func (x *PreferredSchedulingTerm) Reset() {
 	*x = PreferredSchedulingTerm{}
-	mi := &file_sluice_v1_types_proto_msgTypes[4]
+	mi := &file_sluice_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +928,7 @@ func (x *PreferredSchedulingTerm) String() string {
 func (*PreferredSchedulingTerm) ProtoMessage() {}
 
 func (x *PreferredSchedulingTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[4]
+	mi := &file_sluice_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +941,7 @@ func (x *PreferredSchedulingTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreferredSchedulingTerm.ProtoReflect.Descriptor instead.
 func (*PreferredSchedulingTerm) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PreferredSchedulingTerm) GetWeight() int32 {
@@ -642,7 +978,7 @@ type TaskAffinityTerm struct {
 
 func (x *TaskAffinityTerm) Reset() {
 	*x = TaskAffinityTerm{}
-	mi := &file_sluice_v1_types_proto_msgTypes[5]
+	mi := &file_sluice_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +990,7 @@ func (x *TaskAffinityTerm) String() string {
 func (*TaskAffinityTerm) ProtoMessage() {}
 
 func (x *TaskAffinityTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[5]
+	mi := &file_sluice_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +1003,7 @@ func (x *TaskAffinityTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAffinityTerm.ProtoReflect.Descriptor instead.
 func (*TaskAffinityTerm) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TaskAffinityTerm) GetSelector() map[string]string {
@@ -716,7 +1052,7 @@ type Affinity struct {
 
 func (x *Affinity) Reset() {
 	*x = Affinity{}
-	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	mi := &file_sluice_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +1064,7 @@ func (x *Affinity) String() string {
 func (*Affinity) ProtoMessage() {}
 
 func (x *Affinity) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	mi := &file_sluice_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +1077,7 @@ func (x *Affinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Affinity.ProtoReflect.Descriptor instead.
 func (*Affinity) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Affinity) GetNodeRequired() []*NodeSelectorTerm {
@@ -780,9 +1116,9 @@ type TopologySpreadConstraint struct {
 	MaxSkew int32 `protobuf:"varint,1,opt,name=max_skew,json=maxSkew,proto3" json:"max_skew,omitempty"`
 	// Node label whose value defines a domain. Required.
 	TopologyKey string `protobuf:"bytes,2,opt,name=topology_key,json=topologyKey,proto3" json:"topology_key,omitempty"`
-	// "DoNotSchedule" (hard) or "ScheduleAnyway" (soft). Empty means
-	// "DoNotSchedule".
-	WhenUnsatisfiable string `protobuf:"bytes,3,opt,name=when_unsatisfiable,json=whenUnsatisfiable,proto3" json:"when_unsatisfiable,omitempty"`
+	// What to do when no node keeps the skew. Unspecified means
+	// WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE.
+	WhenUnsatisfiable WhenUnsatisfiable `protobuf:"varint,5,opt,name=when_unsatisfiable,json=whenUnsatisfiable,proto3,enum=sluice.v1.WhenUnsatisfiable" json:"when_unsatisfiable,omitempty"`
 	// Labels a task must all carry to be counted (exact match).
 	Selector      map[string]string `protobuf:"bytes,4,rep,name=selector,proto3" json:"selector,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
@@ -791,7 +1127,7 @@ type TopologySpreadConstraint struct {
 
 func (x *TopologySpreadConstraint) Reset() {
 	*x = TopologySpreadConstraint{}
-	mi := &file_sluice_v1_types_proto_msgTypes[7]
+	mi := &file_sluice_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +1139,7 @@ func (x *TopologySpreadConstraint) String() string {
 func (*TopologySpreadConstraint) ProtoMessage() {}
 
 func (x *TopologySpreadConstraint) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[7]
+	mi := &file_sluice_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +1152,7 @@ func (x *TopologySpreadConstraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopologySpreadConstraint.ProtoReflect.Descriptor instead.
 func (*TopologySpreadConstraint) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TopologySpreadConstraint) GetMaxSkew() int32 {
@@ -833,11 +1169,11 @@ func (x *TopologySpreadConstraint) GetTopologyKey() string {
 	return ""
 }
 
-func (x *TopologySpreadConstraint) GetWhenUnsatisfiable() string {
+func (x *TopologySpreadConstraint) GetWhenUnsatisfiable() WhenUnsatisfiable {
 	if x != nil {
 		return x.WhenUnsatisfiable
 	}
-	return ""
+	return WhenUnsatisfiable_WHEN_UNSATISFIABLE_UNSPECIFIED
 }
 
 func (x *TopologySpreadConstraint) GetSelector() map[string]string {
@@ -869,7 +1205,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_sluice_v1_types_proto_msgTypes[8]
+	mi := &file_sluice_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1217,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[8]
+	mi := &file_sluice_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1230,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Device) GetId() string {
@@ -959,7 +1295,7 @@ type DeviceRequest struct {
 
 func (x *DeviceRequest) Reset() {
 	*x = DeviceRequest{}
-	mi := &file_sluice_v1_types_proto_msgTypes[9]
+	mi := &file_sluice_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1307,7 @@ func (x *DeviceRequest) String() string {
 func (*DeviceRequest) ProtoMessage() {}
 
 func (x *DeviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[9]
+	mi := &file_sluice_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1320,7 @@ func (x *DeviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceRequest.ProtoReflect.Descriptor instead.
 func (*DeviceRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeviceRequest) GetType() string {
@@ -1066,7 +1402,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_sluice_v1_types_proto_msgTypes[10]
+	mi := &file_sluice_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1414,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[10]
+	mi := &file_sluice_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1427,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Node) GetName() string {
@@ -1178,7 +1514,7 @@ type NumaCpu struct {
 
 func (x *NumaCpu) Reset() {
 	*x = NumaCpu{}
-	mi := &file_sluice_v1_types_proto_msgTypes[11]
+	mi := &file_sluice_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1526,7 @@ func (x *NumaCpu) String() string {
 func (*NumaCpu) ProtoMessage() {}
 
 func (x *NumaCpu) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[11]
+	mi := &file_sluice_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1539,7 @@ func (x *NumaCpu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NumaCpu.ProtoReflect.Descriptor instead.
 func (*NumaCpu) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NumaCpu) GetId() int32 {
@@ -1247,7 +1583,7 @@ type NumaCell struct {
 
 func (x *NumaCell) Reset() {
 	*x = NumaCell{}
-	mi := &file_sluice_v1_types_proto_msgTypes[12]
+	mi := &file_sluice_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1595,7 @@ func (x *NumaCell) String() string {
 func (*NumaCell) ProtoMessage() {}
 
 func (x *NumaCell) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[12]
+	mi := &file_sluice_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1608,7 @@ func (x *NumaCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NumaCell.ProtoReflect.Descriptor instead.
 func (*NumaCell) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NumaCell) GetId() int32 {
@@ -1315,7 +1651,7 @@ type NumaTopology struct {
 
 func (x *NumaTopology) Reset() {
 	*x = NumaTopology{}
-	mi := &file_sluice_v1_types_proto_msgTypes[13]
+	mi := &file_sluice_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1663,7 @@ func (x *NumaTopology) String() string {
 func (*NumaTopology) ProtoMessage() {}
 
 func (x *NumaTopology) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[13]
+	mi := &file_sluice_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1676,7 @@ func (x *NumaTopology) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NumaTopology.ProtoReflect.Descriptor instead.
 func (*NumaTopology) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NumaTopology) GetTopologyManagerPolicy() string {
@@ -1385,7 +1721,7 @@ type NodeGroupAffinity struct {
 
 func (x *NodeGroupAffinity) Reset() {
 	*x = NodeGroupAffinity{}
-	mi := &file_sluice_v1_types_proto_msgTypes[14]
+	mi := &file_sluice_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1733,7 @@ func (x *NodeGroupAffinity) String() string {
 func (*NodeGroupAffinity) ProtoMessage() {}
 
 func (x *NodeGroupAffinity) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[14]
+	mi := &file_sluice_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1746,7 @@ func (x *NodeGroupAffinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeGroupAffinity.ProtoReflect.Descriptor instead.
 func (*NodeGroupAffinity) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NodeGroupAffinity) GetRequired() []string {
@@ -1450,7 +1786,7 @@ type QueueStatus struct {
 
 func (x *QueueStatus) Reset() {
 	*x = QueueStatus{}
-	mi := &file_sluice_v1_types_proto_msgTypes[15]
+	mi := &file_sluice_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1798,7 @@ func (x *QueueStatus) String() string {
 func (*QueueStatus) ProtoMessage() {}
 
 func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[15]
+	mi := &file_sluice_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1811,7 @@ func (x *QueueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
 func (*QueueStatus) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QueueStatus) GetAllocated() map[string]string {
@@ -1573,7 +1909,7 @@ type Queue struct {
 
 func (x *Queue) Reset() {
 	*x = Queue{}
-	mi := &file_sluice_v1_types_proto_msgTypes[16]
+	mi := &file_sluice_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1921,7 @@ func (x *Queue) String() string {
 func (*Queue) ProtoMessage() {}
 
 func (x *Queue) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[16]
+	mi := &file_sluice_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1934,7 @@ func (x *Queue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Queue.ProtoReflect.Descriptor instead.
 func (*Queue) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Queue) GetName() string {
@@ -1709,8 +2045,9 @@ func (x *Queue) GetModRevision() uint64 {
 // NetworkTopology asks for a job's tasks to be placed within one hypernode.
 type NetworkTopology struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "hard" (must) or "soft" (prefer). Required when the message is set.
-	Mode string `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
+	// Mode. Required when the message is set: NETWORK_TOPOLOGY_MODE_UNSPECIFIED
+	// is refused.
+	Mode NetworkTopologyMode `protobuf:"varint,3,opt,name=mode,proto3,enum=sluice.v1.NetworkTopologyMode" json:"mode,omitempty"`
 	// Highest hypernode tier the job may span, at least 1.
 	HighestTierAllowed int32 `protobuf:"varint,2,opt,name=highest_tier_allowed,json=highestTierAllowed,proto3" json:"highest_tier_allowed,omitempty"`
 	unknownFields      protoimpl.UnknownFields
@@ -1719,7 +2056,7 @@ type NetworkTopology struct {
 
 func (x *NetworkTopology) Reset() {
 	*x = NetworkTopology{}
-	mi := &file_sluice_v1_types_proto_msgTypes[17]
+	mi := &file_sluice_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +2068,7 @@ func (x *NetworkTopology) String() string {
 func (*NetworkTopology) ProtoMessage() {}
 
 func (x *NetworkTopology) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[17]
+	mi := &file_sluice_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,14 +2081,14 @@ func (x *NetworkTopology) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkTopology.ProtoReflect.Descriptor instead.
 func (*NetworkTopology) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
-func (x *NetworkTopology) GetMode() string {
+func (x *NetworkTopology) GetMode() NetworkTopologyMode {
 	if x != nil {
 		return x.Mode
 	}
-	return ""
+	return NetworkTopologyMode_NETWORK_TOPOLOGY_MODE_UNSPECIFIED
 }
 
 func (x *NetworkTopology) GetHighestTierAllowed() int32 {
@@ -1821,7 +2158,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_sluice_v1_types_proto_msgTypes[18]
+	mi := &file_sluice_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +2170,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[18]
+	mi := &file_sluice_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +2183,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Job) GetName() string {
@@ -2049,7 +2386,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_sluice_v1_types_proto_msgTypes[19]
+	mi := &file_sluice_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2061,7 +2398,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[19]
+	mi := &file_sluice_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2074,7 +2411,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Task) GetName() string {
@@ -2250,7 +2587,7 @@ type PriorityClass struct {
 
 func (x *PriorityClass) Reset() {
 	*x = PriorityClass{}
-	mi := &file_sluice_v1_types_proto_msgTypes[20]
+	mi := &file_sluice_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2599,7 @@ func (x *PriorityClass) String() string {
 func (*PriorityClass) ProtoMessage() {}
 
 func (x *PriorityClass) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[20]
+	mi := &file_sluice_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2612,7 @@ func (x *PriorityClass) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityClass.ProtoReflect.Descriptor instead.
 func (*PriorityClass) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PriorityClass) GetName() string {
@@ -2318,7 +2655,7 @@ type NamespaceQuota struct {
 
 func (x *NamespaceQuota) Reset() {
 	*x = NamespaceQuota{}
-	mi := &file_sluice_v1_types_proto_msgTypes[21]
+	mi := &file_sluice_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2330,7 +2667,7 @@ func (x *NamespaceQuota) String() string {
 func (*NamespaceQuota) ProtoMessage() {}
 
 func (x *NamespaceQuota) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[21]
+	mi := &file_sluice_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2343,7 +2680,7 @@ func (x *NamespaceQuota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceQuota.ProtoReflect.Descriptor instead.
 func (*NamespaceQuota) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NamespaceQuota) GetNamespace() string {
@@ -2398,7 +2735,7 @@ type DisruptionBudget struct {
 
 func (x *DisruptionBudget) Reset() {
 	*x = DisruptionBudget{}
-	mi := &file_sluice_v1_types_proto_msgTypes[22]
+	mi := &file_sluice_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2747,7 @@ func (x *DisruptionBudget) String() string {
 func (*DisruptionBudget) ProtoMessage() {}
 
 func (x *DisruptionBudget) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[22]
+	mi := &file_sluice_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2760,7 @@ func (x *DisruptionBudget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisruptionBudget.ProtoReflect.Descriptor instead.
 func (*DisruptionBudget) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DisruptionBudget) GetName() string {
@@ -2491,7 +2828,7 @@ type HyperNode struct {
 
 func (x *HyperNode) Reset() {
 	*x = HyperNode{}
-	mi := &file_sluice_v1_types_proto_msgTypes[23]
+	mi := &file_sluice_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2840,7 @@ func (x *HyperNode) String() string {
 func (*HyperNode) ProtoMessage() {}
 
 func (x *HyperNode) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[23]
+	mi := &file_sluice_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2853,7 @@ func (x *HyperNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HyperNode.ProtoReflect.Descriptor instead.
 func (*HyperNode) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HyperNode) GetName() string {
@@ -2563,7 +2900,7 @@ type ObjectRef struct {
 
 func (x *ObjectRef) Reset() {
 	*x = ObjectRef{}
-	mi := &file_sluice_v1_types_proto_msgTypes[24]
+	mi := &file_sluice_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +2912,7 @@ func (x *ObjectRef) String() string {
 func (*ObjectRef) ProtoMessage() {}
 
 func (x *ObjectRef) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[24]
+	mi := &file_sluice_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +2925,7 @@ func (x *ObjectRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectRef.ProtoReflect.Descriptor instead.
 func (*ObjectRef) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{24}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ObjectRef) GetKind() ObjectKind {
@@ -2637,7 +2974,7 @@ type Delta struct {
 
 func (x *Delta) Reset() {
 	*x = Delta{}
-	mi := &file_sluice_v1_types_proto_msgTypes[25]
+	mi := &file_sluice_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2649,7 +2986,7 @@ func (x *Delta) String() string {
 func (*Delta) ProtoMessage() {}
 
 func (x *Delta) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[25]
+	mi := &file_sluice_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2662,7 +2999,7 @@ func (x *Delta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delta.ProtoReflect.Descriptor instead.
 func (*Delta) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Delta) GetChange() isDelta_Change {
@@ -2843,7 +3180,7 @@ type DeltaBatch struct {
 
 func (x *DeltaBatch) Reset() {
 	*x = DeltaBatch{}
-	mi := &file_sluice_v1_types_proto_msgTypes[26]
+	mi := &file_sluice_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2855,7 +3192,7 @@ func (x *DeltaBatch) String() string {
 func (*DeltaBatch) ProtoMessage() {}
 
 func (x *DeltaBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[26]
+	mi := &file_sluice_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2868,7 +3205,7 @@ func (x *DeltaBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeltaBatch.ProtoReflect.Descriptor instead.
 func (*DeltaBatch) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeltaBatch) GetSequence() uint64 {
@@ -2896,17 +3233,23 @@ var File_sluice_v1_types_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x15sluice/v1/types.proto\x12\tsluice.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"G\n" +
+	"\x15sluice/v1/types.proto\x12\tsluice.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\";\n" +
+	"\aTaskRef\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\":\n" +
+	"\x06JobRef\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"e\n" +
 	"\x05Taint\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\x12\x16\n" +
-	"\x06effect\x18\x03 \x01(\tR\x06effect\"h\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x12.\n" +
+	"\x06effect\x18\x04 \x01(\x0e2\x16.sluice.v1.TaintEffectR\x06effectJ\x04\b\x03\x10\x04\"\xab\x01\n" +
 	"\n" +
 	"Toleration\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1a\n" +
-	"\boperator\x18\x02 \x01(\tR\boperator\x12\x14\n" +
-	"\x05value\x18\x03 \x01(\tR\x05value\x12\x16\n" +
-	"\x06effect\x18\x04 \x01(\tR\x06effect\"_\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x129\n" +
+	"\boperator\x18\x05 \x01(\x0e2\x1d.sluice.v1.TolerationOperatorR\boperator\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\tR\x05value\x12.\n" +
+	"\x06effect\x18\x06 \x01(\x0e2\x16.sluice.v1.TaintEffectR\x06effectJ\x04\b\x02\x10\x03J\x04\b\x04\x10\x05\"_\n" +
 	"\x17NodeSelectorRequirement\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1a\n" +
 	"\boperator\x18\x02 \x01(\tR\boperator\x12\x16\n" +
@@ -2928,15 +3271,15 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\rnode_required\x18\x01 \x03(\v2\x1b.sluice.v1.NodeSelectorTermR\fnodeRequired\x12I\n" +
 	"\x0enode_preferred\x18\x02 \x03(\v2\".sluice.v1.PreferredSchedulingTermR\rnodePreferred\x12@\n" +
 	"\rtask_affinity\x18\x03 \x03(\v2\x1b.sluice.v1.TaskAffinityTermR\ftaskAffinity\x12I\n" +
-	"\x12task_anti_affinity\x18\x04 \x03(\v2\x1b.sluice.v1.TaskAffinityTermR\x10taskAntiAffinity\"\x93\x02\n" +
+	"\x12task_anti_affinity\x18\x04 \x03(\v2\x1b.sluice.v1.TaskAffinityTermR\x10taskAntiAffinity\"\xb7\x02\n" +
 	"\x18TopologySpreadConstraint\x12\x19\n" +
 	"\bmax_skew\x18\x01 \x01(\x05R\amaxSkew\x12!\n" +
-	"\ftopology_key\x18\x02 \x01(\tR\vtopologyKey\x12-\n" +
-	"\x12when_unsatisfiable\x18\x03 \x01(\tR\x11whenUnsatisfiable\x12M\n" +
+	"\ftopology_key\x18\x02 \x01(\tR\vtopologyKey\x12K\n" +
+	"\x12when_unsatisfiable\x18\x05 \x01(\x0e2\x1c.sluice.v1.WhenUnsatisfiableR\x11whenUnsatisfiable\x12M\n" +
 	"\bselector\x18\x04 \x03(\v21.sluice.v1.TopologySpreadConstraint.SelectorEntryR\bselector\x1a;\n" +
 	"\rSelectorEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x03\x10\x04\"\xf2\x01\n" +
 	"\x06Device\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -3037,10 +3380,10 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
-	"\f_reclaimable\"W\n" +
-	"\x0fNetworkTopology\x12\x12\n" +
-	"\x04mode\x18\x01 \x01(\tR\x04mode\x120\n" +
-	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowed\"\xa0\b\n" +
+	"\f_reclaimable\"}\n" +
+	"\x0fNetworkTopology\x122\n" +
+	"\x04mode\x18\x03 \x01(\x0e2\x1e.sluice.v1.NetworkTopologyModeR\x04mode\x120\n" +
+	"\x14highest_tier_allowed\x18\x02 \x01(\x05R\x12highestTierAllowedJ\x04\b\x01\x10\x02\"\xa0\b\n" +
 	"\x03Job\x12\x19\n" +
 	"\x04name\x18\x01 \x01(\tB\x05\xe2A\x02\x02\x05R\x04name\x12#\n" +
 	"\tnamespace\x18\x02 \x01(\tB\x05\xe2A\x02\x01\x05R\tnamespace\x12\x1a\n" +
@@ -3166,7 +3509,20 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12(\n" +
 	"\x06deltas\x18\x02 \x03(\v2\x10.sluice.v1.DeltaR\x06deltas\x12\x1f\n" +
 	"\vreplace_all\x18\x03 \x01(\bR\n" +
-	"replaceAll*p\n" +
+	"replaceAll*\x8b\x01\n" +
+	"\vTaintEffect\x12\x1c\n" +
+	"\x18TAINT_EFFECT_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18TAINT_EFFECT_NO_SCHEDULE\x10\x01\x12#\n" +
+	"\x1fTAINT_EFFECT_PREFER_NO_SCHEDULE\x10\x02\x12\x1b\n" +
+	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x03*x\n" +
+	"\x12TolerationOperator\x12#\n" +
+	"\x1fTOLERATION_OPERATOR_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19TOLERATION_OPERATOR_EQUAL\x10\x01\x12\x1e\n" +
+	"\x1aTOLERATION_OPERATOR_EXISTS\x10\x02*\x87\x01\n" +
+	"\x11WhenUnsatisfiable\x12\"\n" +
+	"\x1eWHEN_UNSATISFIABLE_UNSPECIFIED\x10\x00\x12&\n" +
+	"\"WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE\x10\x01\x12&\n" +
+	"\"WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY\x10\x02*p\n" +
 	"\n" +
 	"QueueState\x12\x1b\n" +
 	"\x17QUEUE_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -3179,7 +3535,11 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x11JOB_PHASE_INQUEUE\x10\x02\x12\x15\n" +
 	"\x11JOB_PHASE_RUNNING\x10\x03\x12\x17\n" +
 	"\x13JOB_PHASE_COMPLETED\x10\x04\x12\x15\n" +
-	"\x11JOB_PHASE_UNKNOWN\x10\x05*\xa8\x02\n" +
+	"\x11JOB_PHASE_UNKNOWN\x10\x05*|\n" +
+	"\x13NetworkTopologyMode\x12%\n" +
+	"!NETWORK_TOPOLOGY_MODE_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aNETWORK_TOPOLOGY_MODE_HARD\x10\x01\x12\x1e\n" +
+	"\x1aNETWORK_TOPOLOGY_MODE_SOFT\x10\x02*\xa8\x02\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -3218,129 +3578,140 @@ func file_sluice_v1_types_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_types_proto_rawDescData
 }
 
-var file_sluice_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_sluice_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_sluice_v1_types_proto_goTypes = []any{
-	(QueueState)(0),                  // 0: sluice.v1.QueueState
-	(JobPhase)(0),                    // 1: sluice.v1.JobPhase
-	(TaskStatus)(0),                  // 2: sluice.v1.TaskStatus
-	(ObjectKind)(0),                  // 3: sluice.v1.ObjectKind
-	(*Taint)(nil),                    // 4: sluice.v1.Taint
-	(*Toleration)(nil),               // 5: sluice.v1.Toleration
-	(*NodeSelectorRequirement)(nil),  // 6: sluice.v1.NodeSelectorRequirement
-	(*NodeSelectorTerm)(nil),         // 7: sluice.v1.NodeSelectorTerm
-	(*PreferredSchedulingTerm)(nil),  // 8: sluice.v1.PreferredSchedulingTerm
-	(*TaskAffinityTerm)(nil),         // 9: sluice.v1.TaskAffinityTerm
-	(*Affinity)(nil),                 // 10: sluice.v1.Affinity
-	(*TopologySpreadConstraint)(nil), // 11: sluice.v1.TopologySpreadConstraint
-	(*Device)(nil),                   // 12: sluice.v1.Device
-	(*DeviceRequest)(nil),            // 13: sluice.v1.DeviceRequest
-	(*Node)(nil),                     // 14: sluice.v1.Node
-	(*NumaCpu)(nil),                  // 15: sluice.v1.NumaCpu
-	(*NumaCell)(nil),                 // 16: sluice.v1.NumaCell
-	(*NumaTopology)(nil),             // 17: sluice.v1.NumaTopology
-	(*NodeGroupAffinity)(nil),        // 18: sluice.v1.NodeGroupAffinity
-	(*QueueStatus)(nil),              // 19: sluice.v1.QueueStatus
-	(*Queue)(nil),                    // 20: sluice.v1.Queue
-	(*NetworkTopology)(nil),          // 21: sluice.v1.NetworkTopology
-	(*Job)(nil),                      // 22: sluice.v1.Job
-	(*Task)(nil),                     // 23: sluice.v1.Task
-	(*PriorityClass)(nil),            // 24: sluice.v1.PriorityClass
-	(*NamespaceQuota)(nil),           // 25: sluice.v1.NamespaceQuota
-	(*DisruptionBudget)(nil),         // 26: sluice.v1.DisruptionBudget
-	(*HyperNode)(nil),                // 27: sluice.v1.HyperNode
-	(*ObjectRef)(nil),                // 28: sluice.v1.ObjectRef
-	(*Delta)(nil),                    // 29: sluice.v1.Delta
-	(*DeltaBatch)(nil),               // 30: sluice.v1.DeltaBatch
-	nil,                              // 31: sluice.v1.TaskAffinityTerm.SelectorEntry
-	nil,                              // 32: sluice.v1.TopologySpreadConstraint.SelectorEntry
-	nil,                              // 33: sluice.v1.Device.AttributesEntry
-	nil,                              // 34: sluice.v1.Node.AllocatableEntry
-	nil,                              // 35: sluice.v1.Node.LabelsEntry
-	nil,                              // 36: sluice.v1.Node.UsageEntry
-	nil,                              // 37: sluice.v1.QueueStatus.AllocatedEntry
-	nil,                              // 38: sluice.v1.QueueStatus.DeservedEntry
-	nil,                              // 39: sluice.v1.Queue.CapabilityEntry
-	nil,                              // 40: sluice.v1.Queue.DeservedEntry
-	nil,                              // 41: sluice.v1.Queue.GuaranteeEntry
-	nil,                              // 42: sluice.v1.Queue.LabelsEntry
-	nil,                              // 43: sluice.v1.Queue.AnnotationsEntry
-	nil,                              // 44: sluice.v1.Job.MinAvailableByRoleEntry
-	nil,                              // 45: sluice.v1.Job.MinResourcesEntry
-	nil,                              // 46: sluice.v1.Job.LabelsEntry
-	nil,                              // 47: sluice.v1.Job.AnnotationsEntry
-	nil,                              // 48: sluice.v1.Task.ResourcesEntry
-	nil,                              // 49: sluice.v1.Task.NodeSelectorEntry
-	nil,                              // 50: sluice.v1.Task.LabelsEntry
-	nil,                              // 51: sluice.v1.Task.AnnotationsEntry
-	nil,                              // 52: sluice.v1.NamespaceQuota.HardEntry
-	nil,                              // 53: sluice.v1.DisruptionBudget.SelectorEntry
-	(*timestamppb.Timestamp)(nil),    // 54: google.protobuf.Timestamp
+	(TaintEffect)(0),                 // 0: sluice.v1.TaintEffect
+	(TolerationOperator)(0),          // 1: sluice.v1.TolerationOperator
+	(WhenUnsatisfiable)(0),           // 2: sluice.v1.WhenUnsatisfiable
+	(QueueState)(0),                  // 3: sluice.v1.QueueState
+	(JobPhase)(0),                    // 4: sluice.v1.JobPhase
+	(NetworkTopologyMode)(0),         // 5: sluice.v1.NetworkTopologyMode
+	(TaskStatus)(0),                  // 6: sluice.v1.TaskStatus
+	(ObjectKind)(0),                  // 7: sluice.v1.ObjectKind
+	(*TaskRef)(nil),                  // 8: sluice.v1.TaskRef
+	(*JobRef)(nil),                   // 9: sluice.v1.JobRef
+	(*Taint)(nil),                    // 10: sluice.v1.Taint
+	(*Toleration)(nil),               // 11: sluice.v1.Toleration
+	(*NodeSelectorRequirement)(nil),  // 12: sluice.v1.NodeSelectorRequirement
+	(*NodeSelectorTerm)(nil),         // 13: sluice.v1.NodeSelectorTerm
+	(*PreferredSchedulingTerm)(nil),  // 14: sluice.v1.PreferredSchedulingTerm
+	(*TaskAffinityTerm)(nil),         // 15: sluice.v1.TaskAffinityTerm
+	(*Affinity)(nil),                 // 16: sluice.v1.Affinity
+	(*TopologySpreadConstraint)(nil), // 17: sluice.v1.TopologySpreadConstraint
+	(*Device)(nil),                   // 18: sluice.v1.Device
+	(*DeviceRequest)(nil),            // 19: sluice.v1.DeviceRequest
+	(*Node)(nil),                     // 20: sluice.v1.Node
+	(*NumaCpu)(nil),                  // 21: sluice.v1.NumaCpu
+	(*NumaCell)(nil),                 // 22: sluice.v1.NumaCell
+	(*NumaTopology)(nil),             // 23: sluice.v1.NumaTopology
+	(*NodeGroupAffinity)(nil),        // 24: sluice.v1.NodeGroupAffinity
+	(*QueueStatus)(nil),              // 25: sluice.v1.QueueStatus
+	(*Queue)(nil),                    // 26: sluice.v1.Queue
+	(*NetworkTopology)(nil),          // 27: sluice.v1.NetworkTopology
+	(*Job)(nil),                      // 28: sluice.v1.Job
+	(*Task)(nil),                     // 29: sluice.v1.Task
+	(*PriorityClass)(nil),            // 30: sluice.v1.PriorityClass
+	(*NamespaceQuota)(nil),           // 31: sluice.v1.NamespaceQuota
+	(*DisruptionBudget)(nil),         // 32: sluice.v1.DisruptionBudget
+	(*HyperNode)(nil),                // 33: sluice.v1.HyperNode
+	(*ObjectRef)(nil),                // 34: sluice.v1.ObjectRef
+	(*Delta)(nil),                    // 35: sluice.v1.Delta
+	(*DeltaBatch)(nil),               // 36: sluice.v1.DeltaBatch
+	nil,                              // 37: sluice.v1.TaskAffinityTerm.SelectorEntry
+	nil,                              // 38: sluice.v1.TopologySpreadConstraint.SelectorEntry
+	nil,                              // 39: sluice.v1.Device.AttributesEntry
+	nil,                              // 40: sluice.v1.Node.AllocatableEntry
+	nil,                              // 41: sluice.v1.Node.LabelsEntry
+	nil,                              // 42: sluice.v1.Node.UsageEntry
+	nil,                              // 43: sluice.v1.QueueStatus.AllocatedEntry
+	nil,                              // 44: sluice.v1.QueueStatus.DeservedEntry
+	nil,                              // 45: sluice.v1.Queue.CapabilityEntry
+	nil,                              // 46: sluice.v1.Queue.DeservedEntry
+	nil,                              // 47: sluice.v1.Queue.GuaranteeEntry
+	nil,                              // 48: sluice.v1.Queue.LabelsEntry
+	nil,                              // 49: sluice.v1.Queue.AnnotationsEntry
+	nil,                              // 50: sluice.v1.Job.MinAvailableByRoleEntry
+	nil,                              // 51: sluice.v1.Job.MinResourcesEntry
+	nil,                              // 52: sluice.v1.Job.LabelsEntry
+	nil,                              // 53: sluice.v1.Job.AnnotationsEntry
+	nil,                              // 54: sluice.v1.Task.ResourcesEntry
+	nil,                              // 55: sluice.v1.Task.NodeSelectorEntry
+	nil,                              // 56: sluice.v1.Task.LabelsEntry
+	nil,                              // 57: sluice.v1.Task.AnnotationsEntry
+	nil,                              // 58: sluice.v1.NamespaceQuota.HardEntry
+	nil,                              // 59: sluice.v1.DisruptionBudget.SelectorEntry
+	(*timestamppb.Timestamp)(nil),    // 60: google.protobuf.Timestamp
 }
 var file_sluice_v1_types_proto_depIdxs = []int32{
-	6,  // 0: sluice.v1.NodeSelectorTerm.match_expressions:type_name -> sluice.v1.NodeSelectorRequirement
-	6,  // 1: sluice.v1.PreferredSchedulingTerm.match_expressions:type_name -> sluice.v1.NodeSelectorRequirement
-	31, // 2: sluice.v1.TaskAffinityTerm.selector:type_name -> sluice.v1.TaskAffinityTerm.SelectorEntry
-	7,  // 3: sluice.v1.Affinity.node_required:type_name -> sluice.v1.NodeSelectorTerm
-	8,  // 4: sluice.v1.Affinity.node_preferred:type_name -> sluice.v1.PreferredSchedulingTerm
-	9,  // 5: sluice.v1.Affinity.task_affinity:type_name -> sluice.v1.TaskAffinityTerm
-	9,  // 6: sluice.v1.Affinity.task_anti_affinity:type_name -> sluice.v1.TaskAffinityTerm
-	32, // 7: sluice.v1.TopologySpreadConstraint.selector:type_name -> sluice.v1.TopologySpreadConstraint.SelectorEntry
-	33, // 8: sluice.v1.Device.attributes:type_name -> sluice.v1.Device.AttributesEntry
-	34, // 9: sluice.v1.Node.allocatable:type_name -> sluice.v1.Node.AllocatableEntry
-	35, // 10: sluice.v1.Node.labels:type_name -> sluice.v1.Node.LabelsEntry
-	4,  // 11: sluice.v1.Node.taints:type_name -> sluice.v1.Taint
-	36, // 12: sluice.v1.Node.usage:type_name -> sluice.v1.Node.UsageEntry
-	12, // 13: sluice.v1.Node.devices:type_name -> sluice.v1.Device
-	17, // 14: sluice.v1.Node.numa_topology:type_name -> sluice.v1.NumaTopology
-	15, // 15: sluice.v1.NumaCell.cpus:type_name -> sluice.v1.NumaCpu
-	16, // 16: sluice.v1.NumaTopology.cells:type_name -> sluice.v1.NumaCell
-	37, // 17: sluice.v1.QueueStatus.allocated:type_name -> sluice.v1.QueueStatus.AllocatedEntry
-	38, // 18: sluice.v1.QueueStatus.deserved:type_name -> sluice.v1.QueueStatus.DeservedEntry
-	39, // 19: sluice.v1.Queue.capability:type_name -> sluice.v1.Queue.CapabilityEntry
-	40, // 20: sluice.v1.Queue.deserved:type_name -> sluice.v1.Queue.DeservedEntry
-	41, // 21: sluice.v1.Queue.guarantee:type_name -> sluice.v1.Queue.GuaranteeEntry
-	0,  // 22: sluice.v1.Queue.state:type_name -> sluice.v1.QueueState
-	18, // 23: sluice.v1.Queue.node_group_affinity:type_name -> sluice.v1.NodeGroupAffinity
-	18, // 24: sluice.v1.Queue.node_group_anti_affinity:type_name -> sluice.v1.NodeGroupAffinity
-	42, // 25: sluice.v1.Queue.labels:type_name -> sluice.v1.Queue.LabelsEntry
-	43, // 26: sluice.v1.Queue.annotations:type_name -> sluice.v1.Queue.AnnotationsEntry
-	19, // 27: sluice.v1.Queue.status:type_name -> sluice.v1.QueueStatus
-	44, // 28: sluice.v1.Job.min_available_by_role:type_name -> sluice.v1.Job.MinAvailableByRoleEntry
-	45, // 29: sluice.v1.Job.min_resources:type_name -> sluice.v1.Job.MinResourcesEntry
-	1,  // 30: sluice.v1.Job.phase:type_name -> sluice.v1.JobPhase
-	54, // 31: sluice.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	46, // 32: sluice.v1.Job.labels:type_name -> sluice.v1.Job.LabelsEntry
-	47, // 33: sluice.v1.Job.annotations:type_name -> sluice.v1.Job.AnnotationsEntry
-	21, // 34: sluice.v1.Job.network_topology:type_name -> sluice.v1.NetworkTopology
-	48, // 35: sluice.v1.Task.resources:type_name -> sluice.v1.Task.ResourcesEntry
-	2,  // 36: sluice.v1.Task.status:type_name -> sluice.v1.TaskStatus
-	54, // 37: sluice.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	49, // 38: sluice.v1.Task.node_selector:type_name -> sluice.v1.Task.NodeSelectorEntry
-	5,  // 39: sluice.v1.Task.tolerations:type_name -> sluice.v1.Toleration
-	10, // 40: sluice.v1.Task.affinity:type_name -> sluice.v1.Affinity
-	11, // 41: sluice.v1.Task.topology_spread:type_name -> sluice.v1.TopologySpreadConstraint
-	13, // 42: sluice.v1.Task.devices:type_name -> sluice.v1.DeviceRequest
-	50, // 43: sluice.v1.Task.labels:type_name -> sluice.v1.Task.LabelsEntry
-	51, // 44: sluice.v1.Task.annotations:type_name -> sluice.v1.Task.AnnotationsEntry
-	52, // 45: sluice.v1.NamespaceQuota.hard:type_name -> sluice.v1.NamespaceQuota.HardEntry
-	53, // 46: sluice.v1.DisruptionBudget.selector:type_name -> sluice.v1.DisruptionBudget.SelectorEntry
-	3,  // 47: sluice.v1.ObjectRef.kind:type_name -> sluice.v1.ObjectKind
-	14, // 48: sluice.v1.Delta.upsert_node:type_name -> sluice.v1.Node
-	20, // 49: sluice.v1.Delta.upsert_queue:type_name -> sluice.v1.Queue
-	22, // 50: sluice.v1.Delta.upsert_job:type_name -> sluice.v1.Job
-	23, // 51: sluice.v1.Delta.upsert_task:type_name -> sluice.v1.Task
-	24, // 52: sluice.v1.Delta.upsert_priority_class:type_name -> sluice.v1.PriorityClass
-	25, // 53: sluice.v1.Delta.upsert_namespace_quota:type_name -> sluice.v1.NamespaceQuota
-	26, // 54: sluice.v1.Delta.upsert_disruption_budget:type_name -> sluice.v1.DisruptionBudget
-	27, // 55: sluice.v1.Delta.upsert_hyper_node:type_name -> sluice.v1.HyperNode
-	28, // 56: sluice.v1.Delta.delete:type_name -> sluice.v1.ObjectRef
-	29, // 57: sluice.v1.DeltaBatch.deltas:type_name -> sluice.v1.Delta
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	0,  // 0: sluice.v1.Taint.effect:type_name -> sluice.v1.TaintEffect
+	1,  // 1: sluice.v1.Toleration.operator:type_name -> sluice.v1.TolerationOperator
+	0,  // 2: sluice.v1.Toleration.effect:type_name -> sluice.v1.TaintEffect
+	12, // 3: sluice.v1.NodeSelectorTerm.match_expressions:type_name -> sluice.v1.NodeSelectorRequirement
+	12, // 4: sluice.v1.PreferredSchedulingTerm.match_expressions:type_name -> sluice.v1.NodeSelectorRequirement
+	37, // 5: sluice.v1.TaskAffinityTerm.selector:type_name -> sluice.v1.TaskAffinityTerm.SelectorEntry
+	13, // 6: sluice.v1.Affinity.node_required:type_name -> sluice.v1.NodeSelectorTerm
+	14, // 7: sluice.v1.Affinity.node_preferred:type_name -> sluice.v1.PreferredSchedulingTerm
+	15, // 8: sluice.v1.Affinity.task_affinity:type_name -> sluice.v1.TaskAffinityTerm
+	15, // 9: sluice.v1.Affinity.task_anti_affinity:type_name -> sluice.v1.TaskAffinityTerm
+	2,  // 10: sluice.v1.TopologySpreadConstraint.when_unsatisfiable:type_name -> sluice.v1.WhenUnsatisfiable
+	38, // 11: sluice.v1.TopologySpreadConstraint.selector:type_name -> sluice.v1.TopologySpreadConstraint.SelectorEntry
+	39, // 12: sluice.v1.Device.attributes:type_name -> sluice.v1.Device.AttributesEntry
+	40, // 13: sluice.v1.Node.allocatable:type_name -> sluice.v1.Node.AllocatableEntry
+	41, // 14: sluice.v1.Node.labels:type_name -> sluice.v1.Node.LabelsEntry
+	10, // 15: sluice.v1.Node.taints:type_name -> sluice.v1.Taint
+	42, // 16: sluice.v1.Node.usage:type_name -> sluice.v1.Node.UsageEntry
+	18, // 17: sluice.v1.Node.devices:type_name -> sluice.v1.Device
+	23, // 18: sluice.v1.Node.numa_topology:type_name -> sluice.v1.NumaTopology
+	21, // 19: sluice.v1.NumaCell.cpus:type_name -> sluice.v1.NumaCpu
+	22, // 20: sluice.v1.NumaTopology.cells:type_name -> sluice.v1.NumaCell
+	43, // 21: sluice.v1.QueueStatus.allocated:type_name -> sluice.v1.QueueStatus.AllocatedEntry
+	44, // 22: sluice.v1.QueueStatus.deserved:type_name -> sluice.v1.QueueStatus.DeservedEntry
+	45, // 23: sluice.v1.Queue.capability:type_name -> sluice.v1.Queue.CapabilityEntry
+	46, // 24: sluice.v1.Queue.deserved:type_name -> sluice.v1.Queue.DeservedEntry
+	47, // 25: sluice.v1.Queue.guarantee:type_name -> sluice.v1.Queue.GuaranteeEntry
+	3,  // 26: sluice.v1.Queue.state:type_name -> sluice.v1.QueueState
+	24, // 27: sluice.v1.Queue.node_group_affinity:type_name -> sluice.v1.NodeGroupAffinity
+	24, // 28: sluice.v1.Queue.node_group_anti_affinity:type_name -> sluice.v1.NodeGroupAffinity
+	48, // 29: sluice.v1.Queue.labels:type_name -> sluice.v1.Queue.LabelsEntry
+	49, // 30: sluice.v1.Queue.annotations:type_name -> sluice.v1.Queue.AnnotationsEntry
+	25, // 31: sluice.v1.Queue.status:type_name -> sluice.v1.QueueStatus
+	5,  // 32: sluice.v1.NetworkTopology.mode:type_name -> sluice.v1.NetworkTopologyMode
+	50, // 33: sluice.v1.Job.min_available_by_role:type_name -> sluice.v1.Job.MinAvailableByRoleEntry
+	51, // 34: sluice.v1.Job.min_resources:type_name -> sluice.v1.Job.MinResourcesEntry
+	4,  // 35: sluice.v1.Job.phase:type_name -> sluice.v1.JobPhase
+	60, // 36: sluice.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	52, // 37: sluice.v1.Job.labels:type_name -> sluice.v1.Job.LabelsEntry
+	53, // 38: sluice.v1.Job.annotations:type_name -> sluice.v1.Job.AnnotationsEntry
+	27, // 39: sluice.v1.Job.network_topology:type_name -> sluice.v1.NetworkTopology
+	54, // 40: sluice.v1.Task.resources:type_name -> sluice.v1.Task.ResourcesEntry
+	6,  // 41: sluice.v1.Task.status:type_name -> sluice.v1.TaskStatus
+	60, // 42: sluice.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	55, // 43: sluice.v1.Task.node_selector:type_name -> sluice.v1.Task.NodeSelectorEntry
+	11, // 44: sluice.v1.Task.tolerations:type_name -> sluice.v1.Toleration
+	16, // 45: sluice.v1.Task.affinity:type_name -> sluice.v1.Affinity
+	17, // 46: sluice.v1.Task.topology_spread:type_name -> sluice.v1.TopologySpreadConstraint
+	19, // 47: sluice.v1.Task.devices:type_name -> sluice.v1.DeviceRequest
+	56, // 48: sluice.v1.Task.labels:type_name -> sluice.v1.Task.LabelsEntry
+	57, // 49: sluice.v1.Task.annotations:type_name -> sluice.v1.Task.AnnotationsEntry
+	58, // 50: sluice.v1.NamespaceQuota.hard:type_name -> sluice.v1.NamespaceQuota.HardEntry
+	59, // 51: sluice.v1.DisruptionBudget.selector:type_name -> sluice.v1.DisruptionBudget.SelectorEntry
+	7,  // 52: sluice.v1.ObjectRef.kind:type_name -> sluice.v1.ObjectKind
+	20, // 53: sluice.v1.Delta.upsert_node:type_name -> sluice.v1.Node
+	26, // 54: sluice.v1.Delta.upsert_queue:type_name -> sluice.v1.Queue
+	28, // 55: sluice.v1.Delta.upsert_job:type_name -> sluice.v1.Job
+	29, // 56: sluice.v1.Delta.upsert_task:type_name -> sluice.v1.Task
+	30, // 57: sluice.v1.Delta.upsert_priority_class:type_name -> sluice.v1.PriorityClass
+	31, // 58: sluice.v1.Delta.upsert_namespace_quota:type_name -> sluice.v1.NamespaceQuota
+	32, // 59: sluice.v1.Delta.upsert_disruption_budget:type_name -> sluice.v1.DisruptionBudget
+	33, // 60: sluice.v1.Delta.upsert_hyper_node:type_name -> sluice.v1.HyperNode
+	34, // 61: sluice.v1.Delta.delete:type_name -> sluice.v1.ObjectRef
+	35, // 62: sluice.v1.DeltaBatch.deltas:type_name -> sluice.v1.Delta
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_types_proto_init() }
@@ -3348,11 +3719,11 @@ func file_sluice_v1_types_proto_init() {
 	if File_sluice_v1_types_proto != nil {
 		return
 	}
-	file_sluice_v1_types_proto_msgTypes[16].OneofWrappers = []any{}
 	file_sluice_v1_types_proto_msgTypes[18].OneofWrappers = []any{}
-	file_sluice_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
-	file_sluice_v1_types_proto_msgTypes[22].OneofWrappers = []any{}
-	file_sluice_v1_types_proto_msgTypes[25].OneofWrappers = []any{
+	file_sluice_v1_types_proto_msgTypes[20].OneofWrappers = []any{}
+	file_sluice_v1_types_proto_msgTypes[21].OneofWrappers = []any{}
+	file_sluice_v1_types_proto_msgTypes[24].OneofWrappers = []any{}
+	file_sluice_v1_types_proto_msgTypes[27].OneofWrappers = []any{
 		(*Delta_UpsertNode)(nil),
 		(*Delta_UpsertQueue)(nil),
 		(*Delta_UpsertJob)(nil),
@@ -3368,8 +3739,8 @@ func file_sluice_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_types_proto_rawDesc), len(file_sluice_v1_types_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   50,
+			NumEnums:      8,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -179,6 +180,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// gRPC's default reconnect backoff grows to two minutes; a restarted sluiced should be
+	// reached within seconds, since the adapter's own cycles back off already.
+	dopts = append(dopts, grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
+		MinConnectTimeout: 5 * time.Second,
+	}))
 	conn, err := grpc.NewClient(o.sluice, dopts...)
 	if err != nil {
 		return err

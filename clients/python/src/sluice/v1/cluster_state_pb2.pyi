@@ -1,3 +1,4 @@
+from google.rpc import status_pb2 as _status_pb2
 from sluice.v1 import types_pb2 as _types_pb2
 from sluice.v1 import reads_pb2 as _reads_pb2
 from google.protobuf.internal import containers as _containers
@@ -9,20 +10,34 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SyncRequest(_message.Message):
-    __slots__ = ("hello", "batch")
+    __slots__ = ("hello", "batch", "resync_chunk")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     BATCH_FIELD_NUMBER: _ClassVar[int]
+    RESYNC_CHUNK_FIELD_NUMBER: _ClassVar[int]
     hello: SyncHello
     batch: _types_pb2.DeltaBatch
-    def __init__(self, hello: _Optional[_Union[SyncHello, _Mapping]] = ..., batch: _Optional[_Union[_types_pb2.DeltaBatch, _Mapping]] = ...) -> None: ...
+    resync_chunk: ResyncChunk
+    def __init__(self, hello: _Optional[_Union[SyncHello, _Mapping]] = ..., batch: _Optional[_Union[_types_pb2.DeltaBatch, _Mapping]] = ..., resync_chunk: _Optional[_Union[ResyncChunk, _Mapping]] = ...) -> None: ...
+
+class ResyncChunk(_message.Message):
+    __slots__ = ("sequence", "deltas", "last")
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    DELTAS_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    deltas: _containers.RepeatedCompositeFieldContainer[_types_pb2.Delta]
+    last: bool
+    def __init__(self, sequence: _Optional[int] = ..., deltas: _Optional[_Iterable[_Union[_types_pb2.Delta, _Mapping]]] = ..., last: _Optional[bool] = ...) -> None: ...
 
 class SyncHello(_message.Message):
-    __slots__ = ("cluster", "resume_revision")
+    __slots__ = ("cluster", "resume_revision", "resume_store_id")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     RESUME_REVISION_FIELD_NUMBER: _ClassVar[int]
+    RESUME_STORE_ID_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     resume_revision: int
-    def __init__(self, cluster: _Optional[str] = ..., resume_revision: _Optional[int] = ...) -> None: ...
+    resume_store_id: str
+    def __init__(self, cluster: _Optional[str] = ..., resume_revision: _Optional[int] = ..., resume_store_id: _Optional[str] = ...) -> None: ...
 
 class SyncResponse(_message.Message):
     __slots__ = ("welcome", "ack", "rejected", "resync_required")
@@ -37,10 +52,12 @@ class SyncResponse(_message.Message):
     def __init__(self, welcome: _Optional[_Union[SyncWelcome, _Mapping]] = ..., ack: _Optional[_Union[BatchAck, _Mapping]] = ..., rejected: _Optional[_Union[BatchRejected, _Mapping]] = ..., resync_required: _Optional[_Union[ResyncRequired, _Mapping]] = ...) -> None: ...
 
 class SyncWelcome(_message.Message):
-    __slots__ = ("revision",)
+    __slots__ = ("revision", "store_id")
     REVISION_FIELD_NUMBER: _ClassVar[int]
+    STORE_ID_FIELD_NUMBER: _ClassVar[int]
     revision: int
-    def __init__(self, revision: _Optional[int] = ...) -> None: ...
+    store_id: str
+    def __init__(self, revision: _Optional[int] = ..., store_id: _Optional[str] = ...) -> None: ...
 
 class BatchAck(_message.Message):
     __slots__ = ("sequence", "revision")
@@ -59,16 +76,18 @@ class FieldViolation(_message.Message):
     def __init__(self, field: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
 
 class BatchRejected(_message.Message):
-    __slots__ = ("sequence", "code", "message", "violations")
+    __slots__ = ("sequence", "code", "message", "violations", "status")
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
     sequence: int
     code: int
     message: str
     violations: _containers.RepeatedCompositeFieldContainer[FieldViolation]
-    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., violations: _Optional[_Iterable[_Union[FieldViolation, _Mapping]]] = ...) -> None: ...
+    status: _status_pb2.Status
+    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., violations: _Optional[_Iterable[_Union[FieldViolation, _Mapping]]] = ..., status: _Optional[_Union[_status_pb2.Status, _Mapping]] = ...) -> None: ...
 
 class ResyncRequired(_message.Message):
     __slots__ = ("revision", "reason")

@@ -120,12 +120,22 @@ class ClusterStateServiceServicer:
 
     def Sync(self, request_iterator, context):
         """Sync streams changes from a resource manager. The client sends a SyncHello
-        first, then DeltaBatch messages; the server answers the hello with a
-        SyncWelcome and every batch, in order, with a BatchAck or a BatchRejected.
-        A rejected batch has no effect and the stream stays open. When the server
-        cannot continue from the client's state it sends ResyncRequired, after
-        which it rejects every batch until one with replace_all arrives. A first
-        message that is not a hello ends the stream with INVALID_ARGUMENT.
+        first, then DeltaBatch messages and chunked resyncs (ResyncChunk); the
+        server answers the hello with a SyncWelcome and every batch, and every
+        resync as a whole, in order, with a BatchAck or a BatchRejected. A rejected
+        batch or resync has no effect and the stream stays open. When the server
+        cannot continue from the client's state (its store is not the one the
+        client resumes from, or its revision is behind the client's) it sends
+        ResyncRequired, after which it rejects every batch until a resync (a
+        replace_all batch or a chunked resync) applies. A first message that is not
+        a hello ends the stream with INVALID_ARGUMENT.
+
+        A cluster too large for one message is resent as a chunked resync: several
+        ResyncChunk messages with the same sequence, the last with last set. The
+        server stages the chunks and, at the last one, replaces the cluster with
+        all of them in one atomic write; until then readers and scheduling cycles
+        see the old state. A stream that ends before the last chunk, or a chunk
+        the server refuses, leaves the old state and drops what was staged.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -133,7 +143,12 @@ class ClusterStateServiceServicer:
 
     def ApplyDeltas(self, request, context):
         """ApplyDeltas applies one batch atomically, for simple clients and grpcurl.
-        A bad batch fails with INVALID_ARGUMENT and changes nothing.
+        A bad batch fails with INVALID_ARGUMENT and changes nothing; a batch that
+        would take the cluster beyond the server's limits (objects per cluster,
+        tasks per job) fails with RESOURCE_EXHAUSTED (reason LIMIT_EXCEEDED). A
+        batch (even an empty one) creates its cluster; every other call naming a
+        cluster that no batch created fails with NOT_FOUND (reason
+        CLUSTER_NOT_FOUND).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -200,8 +215,8 @@ class ClusterStateServiceServicer:
     def ListClusters(self, request, context):
         """ListClusters returns the clusters the caller's credentials cover, ordered by
         name, a page at a time (every cluster when the server does not
-        authenticate). A cluster exists from the first thing stored for it (a
-        batch, a scheduler configuration or a plan) until DeleteCluster.
+        authenticate). A cluster exists from its first accepted batch until
+        DeleteCluster.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -221,8 +236,9 @@ class ClusterStateServiceServicer:
         objects, plans, scheduler configuration, revision and metrics series. Its
         WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
         next batch of an open Sync stream is rejected with FAILED_PRECONDITION
-        (reason RESYNC_REQUIRED) unless it has replace_all. The cluster starts
-        again from revision 0 when something is next stored for it, so a resource
+        (reason RESYNC_REQUIRED) unless it has replace_all or is a chunked resync,
+        and a chunked resync open on a stream is abandoned. The cluster starts
+        again from revision 0 when a batch next creates it, so a resource
         manager still syncing it makes it again with a full resync: stop it first.
         Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
         the cluster does not exist.

@@ -49,20 +49,22 @@ DECISION_OUTCOME_APPLIED: DecisionOutcome
 DECISION_OUTCOME_REJECTED: DecisionOutcome
 
 class ScheduleRequest(_message.Message):
-    __slots__ = ("cluster", "mode", "config_override", "now", "page_size", "read")
+    __slots__ = ("cluster", "mode", "config_override", "now", "page_size", "hypothetical", "read")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     CONFIG_OVERRIDE_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    HYPOTHETICAL_FIELD_NUMBER: _ClassVar[int]
     READ_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     mode: ScheduleMode
     config_override: str
     now: _timestamp_pb2.Timestamp
     page_size: int
+    hypothetical: _types_pb2.DeltaBatch
     read: _reads_pb2.ReadOptions
-    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
+    def __init__(self, cluster: _Optional[str] = ..., mode: _Optional[_Union[ScheduleMode, str]] = ..., config_override: _Optional[str] = ..., now: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., hypothetical: _Optional[_Union[_types_pb2.DeltaBatch, _Mapping]] = ..., read: _Optional[_Union[_reads_pb2.ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ScheduleResponse(_message.Message):
     __slots__ = ("plan", "commit", "next_page_token")
@@ -141,18 +143,20 @@ class Plan(_message.Message):
     def __init__(self, id: _Optional[str] = ..., cluster: _Optional[str] = ..., base_revision: _Optional[int] = ..., decisions: _Optional[_Iterable[_Union[Decision, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[JobOutcome, _Mapping]]] = ..., stats: _Optional[_Union[CycleStats, _Mapping]] = ..., state: _Optional[_Union[PlanState, str]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scheduled_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., committed_revision: _Optional[int] = ..., counts: _Optional[_Union[PlanCounts, _Mapping]] = ..., decisions_dropped: _Optional[bool] = ...) -> None: ...
 
 class Decision(_message.Message):
-    __slots__ = ("bind", "pipeline", "evict", "outcome", "rejected_reason")
+    __slots__ = ("bind", "pipeline", "evict", "outcome", "rejected_reason", "hypothetical")
     BIND_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_FIELD_NUMBER: _ClassVar[int]
     EVICT_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     REJECTED_REASON_FIELD_NUMBER: _ClassVar[int]
+    HYPOTHETICAL_FIELD_NUMBER: _ClassVar[int]
     bind: BindDecision
     pipeline: PipelineDecision
     evict: EvictDecision
     outcome: DecisionOutcome
     rejected_reason: str
-    def __init__(self, bind: _Optional[_Union[BindDecision, _Mapping]] = ..., pipeline: _Optional[_Union[PipelineDecision, _Mapping]] = ..., evict: _Optional[_Union[EvictDecision, _Mapping]] = ..., outcome: _Optional[_Union[DecisionOutcome, str]] = ..., rejected_reason: _Optional[str] = ...) -> None: ...
+    hypothetical: bool
+    def __init__(self, bind: _Optional[_Union[BindDecision, _Mapping]] = ..., pipeline: _Optional[_Union[PipelineDecision, _Mapping]] = ..., evict: _Optional[_Union[EvictDecision, _Mapping]] = ..., outcome: _Optional[_Union[DecisionOutcome, str]] = ..., rejected_reason: _Optional[str] = ..., hypothetical: _Optional[bool] = ...) -> None: ...
 
 class BindDecision(_message.Message):
     __slots__ = ("task", "job", "node", "device_ids")
@@ -160,21 +164,21 @@ class BindDecision(_message.Message):
     JOB_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
     DEVICE_IDS_FIELD_NUMBER: _ClassVar[int]
-    task: str
-    job: str
+    task: _types_pb2.TaskRef
+    job: _types_pb2.JobRef
     node: str
     device_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., device_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., node: _Optional[str] = ..., device_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PipelineDecision(_message.Message):
     __slots__ = ("task", "job", "node")
     TASK_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
-    task: str
-    job: str
+    task: _types_pb2.TaskRef
+    job: _types_pb2.JobRef
     node: str
-    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., node: _Optional[str] = ...) -> None: ...
 
 class EvictDecision(_message.Message):
     __slots__ = ("task", "job", "node", "reason", "for_task", "action")
@@ -184,13 +188,13 @@ class EvictDecision(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     FOR_TASK_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
-    task: str
-    job: str
+    task: _types_pb2.TaskRef
+    job: _types_pb2.JobRef
     node: str
     reason: str
-    for_task: str
+    for_task: _types_pb2.TaskRef
     action: str
-    def __init__(self, task: _Optional[str] = ..., job: _Optional[str] = ..., node: _Optional[str] = ..., reason: _Optional[str] = ..., for_task: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., node: _Optional[str] = ..., reason: _Optional[str] = ..., for_task: _Optional[_Union[_types_pb2.TaskRef, _Mapping]] = ..., action: _Optional[str] = ...) -> None: ...
 
 class ReasonCount(_message.Message):
     __slots__ = ("reason", "nodes")
@@ -223,7 +227,7 @@ class Explanation(_message.Message):
     def __init__(self, summary: _Optional[str] = ..., nodes_total: _Optional[int] = ..., reasons: _Optional[_Iterable[_Union[ReasonCount, _Mapping]]] = ..., gang: _Optional[_Union[GangStatus, _Mapping]] = ..., queue_reason: _Optional[str] = ...) -> None: ...
 
 class JobOutcome(_message.Message):
-    __slots__ = ("job", "previous_phase", "phase", "ready", "pending", "min_available", "explanation")
+    __slots__ = ("job", "previous_phase", "phase", "ready", "pending", "min_available", "explanation", "hypothetical")
     JOB_FIELD_NUMBER: _ClassVar[int]
     PREVIOUS_PHASE_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
@@ -231,14 +235,16 @@ class JobOutcome(_message.Message):
     PENDING_FIELD_NUMBER: _ClassVar[int]
     MIN_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     EXPLANATION_FIELD_NUMBER: _ClassVar[int]
-    job: str
+    HYPOTHETICAL_FIELD_NUMBER: _ClassVar[int]
+    job: _types_pb2.JobRef
     previous_phase: _types_pb2.JobPhase
     phase: _types_pb2.JobPhase
     ready: int
     pending: int
     min_available: int
     explanation: Explanation
-    def __init__(self, job: _Optional[str] = ..., previous_phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., ready: _Optional[int] = ..., pending: _Optional[int] = ..., min_available: _Optional[int] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ...) -> None: ...
+    hypothetical: bool
+    def __init__(self, job: _Optional[_Union[_types_pb2.JobRef, _Mapping]] = ..., previous_phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., phase: _Optional[_Union[_types_pb2.JobPhase, str]] = ..., ready: _Optional[int] = ..., pending: _Optional[int] = ..., min_available: _Optional[int] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ..., hypothetical: _Optional[bool] = ...) -> None: ...
 
 class ActionTiming(_message.Message):
     __slots__ = ("action", "duration")

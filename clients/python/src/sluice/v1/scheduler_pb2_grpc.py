@@ -141,15 +141,19 @@ class SchedulerServiceServicer:
 
     def ExplainJob(self, request, context):
         """ExplainJob returns a job's outcome in the most recent cycle that
-        considered it. NOT_FOUND if the job does not exist.
+        considered it and was not a dry run. NOT_FOUND if the job does not exist.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def WatchPlans(self, request, context):
-        """WatchPlans runs cycles as the cluster changes (and periodically) and
-        streams each cycle's plan until the client cancels.
+        """WatchPlans runs cycles as the cluster or its configuration changes (and when
+        a time-based plugin asks) and streams each cycle's plan until the client
+        cancels. A cluster has at most one subscriber that proposes or
+        auto-commits (a writer's), and up to the server's limit of dry-run
+        subscribers (RESOURCE_EXHAUSTED, reason LIMIT_EXCEEDED, beyond it), which
+        never block, take over or end the writer's.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -11,6 +11,25 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class TaintEffect(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TAINT_EFFECT_UNSPECIFIED: _ClassVar[TaintEffect]
+    TAINT_EFFECT_NO_SCHEDULE: _ClassVar[TaintEffect]
+    TAINT_EFFECT_PREFER_NO_SCHEDULE: _ClassVar[TaintEffect]
+    TAINT_EFFECT_NO_EXECUTE: _ClassVar[TaintEffect]
+
+class TolerationOperator(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TOLERATION_OPERATOR_UNSPECIFIED: _ClassVar[TolerationOperator]
+    TOLERATION_OPERATOR_EQUAL: _ClassVar[TolerationOperator]
+    TOLERATION_OPERATOR_EXISTS: _ClassVar[TolerationOperator]
+
+class WhenUnsatisfiable(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WHEN_UNSATISFIABLE_UNSPECIFIED: _ClassVar[WhenUnsatisfiable]
+    WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE: _ClassVar[WhenUnsatisfiable]
+    WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY: _ClassVar[WhenUnsatisfiable]
+
 class QueueState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     QUEUE_STATE_UNSPECIFIED: _ClassVar[QueueState]
@@ -26,6 +45,12 @@ class JobPhase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     JOB_PHASE_RUNNING: _ClassVar[JobPhase]
     JOB_PHASE_COMPLETED: _ClassVar[JobPhase]
     JOB_PHASE_UNKNOWN: _ClassVar[JobPhase]
+
+class NetworkTopologyMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NETWORK_TOPOLOGY_MODE_UNSPECIFIED: _ClassVar[NetworkTopologyMode]
+    NETWORK_TOPOLOGY_MODE_HARD: _ClassVar[NetworkTopologyMode]
+    NETWORK_TOPOLOGY_MODE_SOFT: _ClassVar[NetworkTopologyMode]
 
 class TaskStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -52,6 +77,16 @@ class ObjectKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OBJECT_KIND_NAMESPACE_QUOTA: _ClassVar[ObjectKind]
     OBJECT_KIND_DISRUPTION_BUDGET: _ClassVar[ObjectKind]
     OBJECT_KIND_HYPER_NODE: _ClassVar[ObjectKind]
+TAINT_EFFECT_UNSPECIFIED: TaintEffect
+TAINT_EFFECT_NO_SCHEDULE: TaintEffect
+TAINT_EFFECT_PREFER_NO_SCHEDULE: TaintEffect
+TAINT_EFFECT_NO_EXECUTE: TaintEffect
+TOLERATION_OPERATOR_UNSPECIFIED: TolerationOperator
+TOLERATION_OPERATOR_EQUAL: TolerationOperator
+TOLERATION_OPERATOR_EXISTS: TolerationOperator
+WHEN_UNSATISFIABLE_UNSPECIFIED: WhenUnsatisfiable
+WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE: WhenUnsatisfiable
+WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY: WhenUnsatisfiable
 QUEUE_STATE_UNSPECIFIED: QueueState
 QUEUE_STATE_OPEN: QueueState
 QUEUE_STATE_CLOSED: QueueState
@@ -62,6 +97,9 @@ JOB_PHASE_INQUEUE: JobPhase
 JOB_PHASE_RUNNING: JobPhase
 JOB_PHASE_COMPLETED: JobPhase
 JOB_PHASE_UNKNOWN: JobPhase
+NETWORK_TOPOLOGY_MODE_UNSPECIFIED: NetworkTopologyMode
+NETWORK_TOPOLOGY_MODE_HARD: NetworkTopologyMode
+NETWORK_TOPOLOGY_MODE_SOFT: NetworkTopologyMode
 TASK_STATUS_UNSPECIFIED: TaskStatus
 TASK_STATUS_PENDING: TaskStatus
 TASK_STATUS_ALLOCATED: TaskStatus
@@ -83,6 +121,22 @@ OBJECT_KIND_NAMESPACE_QUOTA: ObjectKind
 OBJECT_KIND_DISRUPTION_BUDGET: ObjectKind
 OBJECT_KIND_HYPER_NODE: ObjectKind
 
+class TaskRef(_message.Message):
+    __slots__ = ("namespace", "name")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    name: str
+    def __init__(self, namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class JobRef(_message.Message):
+    __slots__ = ("namespace", "name")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    name: str
+    def __init__(self, namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
 class Taint(_message.Message):
     __slots__ = ("key", "value", "effect")
     KEY_FIELD_NUMBER: _ClassVar[int]
@@ -90,8 +144,8 @@ class Taint(_message.Message):
     EFFECT_FIELD_NUMBER: _ClassVar[int]
     key: str
     value: str
-    effect: str
-    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[str] = ...) -> None: ...
+    effect: TaintEffect
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[_Union[TaintEffect, str]] = ...) -> None: ...
 
 class Toleration(_message.Message):
     __slots__ = ("key", "operator", "value", "effect")
@@ -100,10 +154,10 @@ class Toleration(_message.Message):
     VALUE_FIELD_NUMBER: _ClassVar[int]
     EFFECT_FIELD_NUMBER: _ClassVar[int]
     key: str
-    operator: str
+    operator: TolerationOperator
     value: str
-    effect: str
-    def __init__(self, key: _Optional[str] = ..., operator: _Optional[str] = ..., value: _Optional[str] = ..., effect: _Optional[str] = ...) -> None: ...
+    effect: TaintEffect
+    def __init__(self, key: _Optional[str] = ..., operator: _Optional[_Union[TolerationOperator, str]] = ..., value: _Optional[str] = ..., effect: _Optional[_Union[TaintEffect, str]] = ...) -> None: ...
 
 class NodeSelectorRequirement(_message.Message):
     __slots__ = ("key", "operator", "values")
@@ -175,9 +229,9 @@ class TopologySpreadConstraint(_message.Message):
     SELECTOR_FIELD_NUMBER: _ClassVar[int]
     max_skew: int
     topology_key: str
-    when_unsatisfiable: str
+    when_unsatisfiable: WhenUnsatisfiable
     selector: _containers.ScalarMap[str, str]
-    def __init__(self, max_skew: _Optional[int] = ..., topology_key: _Optional[str] = ..., when_unsatisfiable: _Optional[str] = ..., selector: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, max_skew: _Optional[int] = ..., topology_key: _Optional[str] = ..., when_unsatisfiable: _Optional[_Union[WhenUnsatisfiable, str]] = ..., selector: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Device(_message.Message):
     __slots__ = ("id", "type", "model", "memory", "cores", "attributes")
@@ -400,9 +454,9 @@ class NetworkTopology(_message.Message):
     __slots__ = ("mode", "highest_tier_allowed")
     MODE_FIELD_NUMBER: _ClassVar[int]
     HIGHEST_TIER_ALLOWED_FIELD_NUMBER: _ClassVar[int]
-    mode: str
+    mode: NetworkTopologyMode
     highest_tier_allowed: int
-    def __init__(self, mode: _Optional[str] = ..., highest_tier_allowed: _Optional[int] = ...) -> None: ...
+    def __init__(self, mode: _Optional[_Union[NetworkTopologyMode, str]] = ..., highest_tier_allowed: _Optional[int] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ("name", "namespace", "queue", "priority_class", "priority", "min_available", "min_available_by_role", "min_resources", "phase", "created_at", "labels", "annotations", "network_topology", "mod_revision")

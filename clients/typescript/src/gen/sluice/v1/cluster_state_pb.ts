@@ -4,7 +4,9 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { DeltaBatch, Job, JobPhase, Node, Queue, Task, TaskStatus } from "./types_pb.js";
+import type { Status } from "../../google/rpc/status_pb.js";
+import { file_google_rpc_status } from "../../google/rpc/status_pb.js";
+import type { Delta, DeltaBatch, Job, JobPhase, Node, Queue, Task, TaskStatus } from "./types_pb.js";
 import { file_sluice_v1_types } from "./types_pb.js";
 import type { ReadOptions } from "./reads_pb.js";
 import { file_sluice_v1_reads } from "./reads_pb.js";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/cluster_state.proto.
  */
 export const file_sluice_v1_cluster_state: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxImcKC1N5bmNSZXF1ZXN0EiUKBWhlbGxvGAEgASgLMhQuc2x1aWNlLnYxLlN5bmNIZWxsb0gAEiYKBWJhdGNoGAIgASgLMhUuc2x1aWNlLnYxLkRlbHRhQmF0Y2hIAEIJCgdtZXNzYWdlIjUKCVN5bmNIZWxsbxIPCgdjbHVzdGVyGAEgASgJEhcKD3Jlc3VtZV9yZXZpc2lvbhgCIAEoBCLMAQoMU3luY1Jlc3BvbnNlEikKB3dlbGNvbWUYASABKAsyFi5zbHVpY2UudjEuU3luY1dlbGNvbWVIABIiCgNhY2sYAiABKAsyEy5zbHVpY2UudjEuQmF0Y2hBY2tIABIsCghyZWplY3RlZBgDIAEoCzIYLnNsdWljZS52MS5CYXRjaFJlamVjdGVkSAASNAoPcmVzeW5jX3JlcXVpcmVkGAQgASgLMhkuc2x1aWNlLnYxLlJlc3luY1JlcXVpcmVkSABCCQoHbWVzc2FnZSIfCgtTeW5jV2VsY29tZRIQCghyZXZpc2lvbhgBIAEoBCIuCghCYXRjaEFjaxIQCghzZXF1ZW5jZRgBIAEoBBIQCghyZXZpc2lvbhgCIAEoBCI0Cg5GaWVsZFZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSJvCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiVQoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiQgoPR2V0Tm9kZVJlc3BvbnNlEh0KBG5vZGUYASABKAsyDy5zbHVpY2UudjEuTm9kZRIQCghyZXZpc2lvbhgCIAEoBCJwChBMaXN0Tm9kZXNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0Tm9kZXNSZXNwb25zZRIeCgVub2RlcxgBIAMoCzIPLnNsdWljZS52MS5Ob2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJWCg9HZXRRdWV1ZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJxChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiYQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEiAKBnF1ZXVlcxgBIAMoCzIQLnNsdWljZS52MS5RdWV1ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIcmV2aXNpb24YAyABKAQiZwoNR2V0Sm9iUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiPwoOR2V0Sm9iUmVzcG9uc2USGwoDam9iGAEgASgLMg4uc2x1aWNlLnYxLkpvYhIQCghyZXZpc2lvbhgCIAEoBCK2AQoPTGlzdEpvYnNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSDQoFcXVldWUYBCABKAkSEQoJbmFtZXNwYWNlGAUgASgJEiMKBnBoYXNlcxgGIAMoDjITLnNsdWljZS52MS5Kb2JQaGFzZRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIlsKEExpc3RKb2JzUmVzcG9uc2USHAoEam9icxgBIAMoCzIOLnNsdWljZS52MS5Kb2ISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEImgKDkdldFRhc2tSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgwKBG5hbWUYAyABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJCCg9HZXRUYXNrUmVzcG9uc2USHQoEdGFzaxgBIAEoCzIPLnNsdWljZS52MS5UYXNrEhAKCHJldmlzaW9uGAIgASgEIscBChBMaXN0VGFza3NSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSEQoJbmFtZXNwYWNlGAQgASgJEgsKA2pvYhgFIAEoCRIMCgRub2RlGAYgASgJEicKCHN0YXR1c2VzGAcgAygOMhUuc2x1aWNlLnYxLlRhc2tTdGF0dXMSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJiChNMaXN0Q2x1c3RlcnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiVQoUTGlzdENsdXN0ZXJzUmVzcG9uc2USJAoIY2x1c3RlcnMYASADKAsyEi5zbHVpY2UudjEuQ2x1c3RlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiSgoRR2V0Q2x1c3RlclJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIjkKEkdldENsdXN0ZXJSZXNwb25zZRIjCgdjbHVzdGVyGAEgASgLMhIuc2x1aWNlLnYxLkNsdXN0ZXIiJwoURGVsZXRlQ2x1c3RlclJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCSI8ChVEZWxldGVDbHVzdGVyUmVzcG9uc2USIwoHY2x1c3RlchgBIAEoCzISLnNsdWljZS52MS5DbHVzdGVyIosBCgdDbHVzdGVyEgwKBG5hbWUYASABKAkSEAoIcmV2aXNpb24YAiABKAQSKAoHb2JqZWN0cxgDIAEoCzIXLnNsdWljZS52MS5PYmplY3RDb3VudHMSEgoKaGFzX2NvbmZpZxgEIAEoCBITCgtjb25maWdfZXRhZxgFIAEoCRINCgVwbGFucxgGIAEoAyKvAQoMT2JqZWN0Q291bnRzEg0KBW5vZGVzGAEgASgDEg4KBnF1ZXVlcxgCIAEoAxIMCgRqb2JzGAMgASgDEg0KBXRhc2tzGAQgASgDEhgKEHByaW9yaXR5X2NsYXNzZXMYBSABKAMSGAoQbmFtZXNwYWNlX3F1b3RhcxgGIAEoAxIaChJkaXNydXB0aW9uX2J1ZGdldHMYByABKAMSEwoLaHlwZXJfbm9kZXMYCCABKAMyuAcKE0NsdXN0ZXJTdGF0ZVNlcnZpY2USOwoEU3luYxIWLnNsdWljZS52MS5TeW5jUmVxdWVzdBoXLnNsdWljZS52MS5TeW5jUmVzcG9uc2UoATABEkwKC0FwcGx5RGVsdGFzEh0uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVxdWVzdBoeLnNsdWljZS52MS5BcHBseURlbHRhc1Jlc3BvbnNlEkAKB0dldE5vZGUSGS5zbHVpY2UudjEuR2V0Tm9kZVJlcXVlc3QaGi5zbHVpY2UudjEuR2V0Tm9kZVJlc3BvbnNlEkYKCUxpc3ROb2RlcxIbLnNsdWljZS52MS5MaXN0Tm9kZXNSZXF1ZXN0Ghwuc2x1aWNlLnYxLkxpc3ROb2Rlc1Jlc3BvbnNlEkMKCEdldFF1ZXVlEhouc2x1aWNlLnYxLkdldFF1ZXVlUmVxdWVzdBobLnNsdWljZS52MS5HZXRRdWV1ZVJlc3BvbnNlEkkKCkxpc3RRdWV1ZXMSHC5zbHVpY2UudjEuTGlzdFF1ZXVlc1JlcXVlc3QaHS5zbHVpY2UudjEuTGlzdFF1ZXVlc1Jlc3BvbnNlEj0KBkdldEpvYhIYLnNsdWljZS52MS5HZXRKb2JSZXF1ZXN0Ghkuc2x1aWNlLnYxLkdldEpvYlJlc3BvbnNlEkMKCExpc3RKb2JzEhouc2x1aWNlLnYxLkxpc3RKb2JzUmVxdWVzdBobLnNsdWljZS52MS5MaXN0Sm9ic1Jlc3BvbnNlEkAKB0dldFRhc2sSGS5zbHVpY2UudjEuR2V0VGFza1JlcXVlc3QaGi5zbHVpY2UudjEuR2V0VGFza1Jlc3BvbnNlEkYKCUxpc3RUYXNrcxIbLnNsdWljZS52MS5MaXN0VGFza3NSZXF1ZXN0Ghwuc2x1aWNlLnYxLkxpc3RUYXNrc1Jlc3BvbnNlEk8KDExpc3RDbHVzdGVycxIeLnNsdWljZS52MS5MaXN0Q2x1c3RlcnNSZXF1ZXN0Gh8uc2x1aWNlLnYxLkxpc3RDbHVzdGVyc1Jlc3BvbnNlEkkKCkdldENsdXN0ZXISHC5zbHVpY2UudjEuR2V0Q2x1c3RlclJlcXVlc3QaHS5zbHVpY2UudjEuR2V0Q2x1c3RlclJlc3BvbnNlElIKDURlbGV0ZUNsdXN0ZXISHy5zbHVpY2UudjEuRGVsZXRlQ2x1c3RlclJlcXVlc3QaIC5zbHVpY2UudjEuRGVsZXRlQ2x1c3RlclJlc3BvbnNlQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_sluice_v1_types, file_sluice_v1_reads]);
+  fileDesc("Ch1zbHVpY2UvdjEvY2x1c3Rlcl9zdGF0ZS5wcm90bxIJc2x1aWNlLnYxIpcBCgtTeW5jUmVxdWVzdBIlCgVoZWxsbxgBIAEoCzIULnNsdWljZS52MS5TeW5jSGVsbG9IABImCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoSAASLgoMcmVzeW5jX2NodW5rGAMgASgLMhYuc2x1aWNlLnYxLlJlc3luY0NodW5rSABCCQoHbWVzc2FnZSJPCgtSZXN5bmNDaHVuaxIQCghzZXF1ZW5jZRgBIAEoBBIgCgZkZWx0YXMYAiADKAsyEC5zbHVpY2UudjEuRGVsdGESDAoEbGFzdBgDIAEoCCJOCglTeW5jSGVsbG8SDwoHY2x1c3RlchgBIAEoCRIXCg9yZXN1bWVfcmV2aXNpb24YAiABKAQSFwoPcmVzdW1lX3N0b3JlX2lkGAMgASgJIswBCgxTeW5jUmVzcG9uc2USKQoHd2VsY29tZRgBIAEoCzIWLnNsdWljZS52MS5TeW5jV2VsY29tZUgAEiIKA2FjaxgCIAEoCzITLnNsdWljZS52MS5CYXRjaEFja0gAEiwKCHJlamVjdGVkGAMgASgLMhguc2x1aWNlLnYxLkJhdGNoUmVqZWN0ZWRIABI0Cg9yZXN5bmNfcmVxdWlyZWQYBCABKAsyGS5zbHVpY2UudjEuUmVzeW5jUmVxdWlyZWRIAEIJCgdtZXNzYWdlIjEKC1N5bmNXZWxjb21lEhAKCHJldmlzaW9uGAEgASgEEhAKCHN0b3JlX2lkGAIgASgJIi4KCEJhdGNoQWNrEhAKCHNlcXVlbmNlGAEgASgEEhAKCHJldmlzaW9uGAIgASgEIjQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIpMBCg1CYXRjaFJlamVjdGVkEhAKCHNlcXVlbmNlGAEgASgEEgwKBGNvZGUYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRItCgp2aW9sYXRpb25zGAQgAygLMhkuc2x1aWNlLnYxLkZpZWxkVmlvbGF0aW9uEiIKBnN0YXR1cxgFIAEoCzISLmdvb2dsZS5ycGMuU3RhdHVzIjIKDlJlc3luY1JlcXVpcmVkEhAKCHJldmlzaW9uGAEgASgEEg4KBnJlYXNvbhgCIAEoCSJLChJBcHBseURlbHRhc1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgViYXRjaBgCIAEoCzIVLnNsdWljZS52MS5EZWx0YUJhdGNoIicKE0FwcGx5RGVsdGFzUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAQiVQoOR2V0Tm9kZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiQgoPR2V0Tm9kZVJlc3BvbnNlEh0KBG5vZGUYASABKAsyDy5zbHVpY2UudjEuTm9kZRIQCghyZXZpc2lvbhgCIAEoBCJwChBMaXN0Tm9kZXNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0Tm9kZXNSZXNwb25zZRIeCgVub2RlcxgBIAMoCzIPLnNsdWljZS52MS5Ob2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJWCg9HZXRRdWV1ZVJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIMCgRuYW1lGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiRQoQR2V0UXVldWVSZXNwb25zZRIfCgVxdWV1ZRgBIAEoCzIQLnNsdWljZS52MS5RdWV1ZRIQCghyZXZpc2lvbhgCIAEoBCJxChFMaXN0UXVldWVzUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiYQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEiAKBnF1ZXVlcxgBIAMoCzIQLnNsdWljZS52MS5RdWV1ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIcmV2aXNpb24YAyABKAQiZwoNR2V0Sm9iUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiPwoOR2V0Sm9iUmVzcG9uc2USGwoDam9iGAEgASgLMg4uc2x1aWNlLnYxLkpvYhIQCghyZXZpc2lvbhgCIAEoBCK2AQoPTGlzdEpvYnNSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSDQoFcXVldWUYBCABKAkSEQoJbmFtZXNwYWNlGAUgASgJEiMKBnBoYXNlcxgGIAMoDjITLnNsdWljZS52MS5Kb2JQaGFzZRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIlsKEExpc3RKb2JzUmVzcG9uc2USHAoEam9icxgBIAMoCzIOLnNsdWljZS52MS5Kb2ISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCHJldmlzaW9uGAMgASgEImgKDkdldFRhc2tSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJbmFtZXNwYWNlGAIgASgJEgwKBG5hbWUYAyABKAkSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJCCg9HZXRUYXNrUmVzcG9uc2USHQoEdGFzaxgBIAEoCzIPLnNsdWljZS52MS5UYXNrEhAKCHJldmlzaW9uGAIgASgEIscBChBMaXN0VGFza3NSZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSEQoJbmFtZXNwYWNlGAQgASgJEgsKA2pvYhgFIAEoCRIMCgRub2RlGAYgASgJEicKCHN0YXR1c2VzGAcgAygOMhUuc2x1aWNlLnYxLlRhc2tTdGF0dXMSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJeChFMaXN0VGFza3NSZXNwb25zZRIeCgV0YXNrcxgBIAMoCzIPLnNsdWljZS52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBCJiChNMaXN0Q2x1c3RlcnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiVQoUTGlzdENsdXN0ZXJzUmVzcG9uc2USJAoIY2x1c3RlcnMYASADKAsyEi5zbHVpY2UudjEuQ2x1c3RlchIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiSgoRR2V0Q2x1c3RlclJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIjkKEkdldENsdXN0ZXJSZXNwb25zZRIjCgdjbHVzdGVyGAEgASgLMhIuc2x1aWNlLnYxLkNsdXN0ZXIiJwoURGVsZXRlQ2x1c3RlclJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCSI8ChVEZWxldGVDbHVzdGVyUmVzcG9uc2USIwoHY2x1c3RlchgBIAEoCzISLnNsdWljZS52MS5DbHVzdGVyIosBCgdDbHVzdGVyEgwKBG5hbWUYASABKAkSEAoIcmV2aXNpb24YAiABKAQSKAoHb2JqZWN0cxgDIAEoCzIXLnNsdWljZS52MS5PYmplY3RDb3VudHMSEgoKaGFzX2NvbmZpZxgEIAEoCBITCgtjb25maWdfZXRhZxgFIAEoCRINCgVwbGFucxgGIAEoAyKvAQoMT2JqZWN0Q291bnRzEg0KBW5vZGVzGAEgASgDEg4KBnF1ZXVlcxgCIAEoAxIMCgRqb2JzGAMgASgDEg0KBXRhc2tzGAQgASgDEhgKEHByaW9yaXR5X2NsYXNzZXMYBSABKAMSGAoQbmFtZXNwYWNlX3F1b3RhcxgGIAEoAxIaChJkaXNydXB0aW9uX2J1ZGdldHMYByABKAMSEwoLaHlwZXJfbm9kZXMYCCABKAMyuAcKE0NsdXN0ZXJTdGF0ZVNlcnZpY2USOwoEU3luYxIWLnNsdWljZS52MS5TeW5jUmVxdWVzdBoXLnNsdWljZS52MS5TeW5jUmVzcG9uc2UoATABEkwKC0FwcGx5RGVsdGFzEh0uc2x1aWNlLnYxLkFwcGx5RGVsdGFzUmVxdWVzdBoeLnNsdWljZS52MS5BcHBseURlbHRhc1Jlc3BvbnNlEkAKB0dldE5vZGUSGS5zbHVpY2UudjEuR2V0Tm9kZVJlcXVlc3QaGi5zbHVpY2UudjEuR2V0Tm9kZVJlc3BvbnNlEkYKCUxpc3ROb2RlcxIbLnNsdWljZS52MS5MaXN0Tm9kZXNSZXF1ZXN0Ghwuc2x1aWNlLnYxLkxpc3ROb2Rlc1Jlc3BvbnNlEkMKCEdldFF1ZXVlEhouc2x1aWNlLnYxLkdldFF1ZXVlUmVxdWVzdBobLnNsdWljZS52MS5HZXRRdWV1ZVJlc3BvbnNlEkkKCkxpc3RRdWV1ZXMSHC5zbHVpY2UudjEuTGlzdFF1ZXVlc1JlcXVlc3QaHS5zbHVpY2UudjEuTGlzdFF1ZXVlc1Jlc3BvbnNlEj0KBkdldEpvYhIYLnNsdWljZS52MS5HZXRKb2JSZXF1ZXN0Ghkuc2x1aWNlLnYxLkdldEpvYlJlc3BvbnNlEkMKCExpc3RKb2JzEhouc2x1aWNlLnYxLkxpc3RKb2JzUmVxdWVzdBobLnNsdWljZS52MS5MaXN0Sm9ic1Jlc3BvbnNlEkAKB0dldFRhc2sSGS5zbHVpY2UudjEuR2V0VGFza1JlcXVlc3QaGi5zbHVpY2UudjEuR2V0VGFza1Jlc3BvbnNlEkYKCUxpc3RUYXNrcxIbLnNsdWljZS52MS5MaXN0VGFza3NSZXF1ZXN0Ghwuc2x1aWNlLnYxLkxpc3RUYXNrc1Jlc3BvbnNlEk8KDExpc3RDbHVzdGVycxIeLnNsdWljZS52MS5MaXN0Q2x1c3RlcnNSZXF1ZXN0Gh8uc2x1aWNlLnYxLkxpc3RDbHVzdGVyc1Jlc3BvbnNlEkkKCkdldENsdXN0ZXISHC5zbHVpY2UudjEuR2V0Q2x1c3RlclJlcXVlc3QaHS5zbHVpY2UudjEuR2V0Q2x1c3RlclJlc3BvbnNlElIKDURlbGV0ZUNsdXN0ZXISHy5zbHVpY2UudjEuRGVsZXRlQ2x1c3RlclJlcXVlc3QaIC5zbHVpY2UudjEuRGVsZXRlQ2x1c3RlclJlc3BvbnNlQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_google_rpc_status, file_sluice_v1_types, file_sluice_v1_reads]);
 
 /**
  * SyncRequest is one client message on a Sync stream.
@@ -43,6 +45,14 @@ export type SyncRequest = Message<"sluice.v1.SyncRequest"> & {
      */
     value: DeltaBatch;
     case: "batch";
+  } | {
+    /**
+     * One part of a chunked resync.
+     *
+     * @generated from field: sluice.v1.ResyncChunk resync_chunk = 3;
+     */
+    value: ResyncChunk;
+    case: "resyncChunk";
   } | { case: undefined; value?: undefined };
 };
 
@@ -52,6 +62,74 @@ export type SyncRequest = Message<"sluice.v1.SyncRequest"> & {
  */
 export const SyncRequestSchema: GenMessage<SyncRequest> = /*@__PURE__*/
   messageDesc(file_sluice_v1_cluster_state, 0);
+
+/**
+ * ResyncChunk is one message of a chunked resync, which replaces the whole
+ * cluster like a replace_all DeltaBatch but may span any number of messages,
+ * so that a cluster of any size can be resent within the message size limit
+ * (gRPC's default is 4 MiB).
+ *
+ * Framing: every chunk of one resync carries the resync's sequence number; the
+ * first chunk with a new sequence opens the resync, and the chunk with last set
+ * closes it. The server stages the chunks as they arrive (checking each
+ * object's fields at once) and, at the last chunk, replaces the cluster with
+ * the objects of all the chunks in one atomic write, checking references
+ * across the whole resync (a task in one chunk may name a job in another). It
+ * answers the resync once: with a BatchAck carrying the revision of the swap,
+ * or with a BatchRejected as soon as a chunk is refused; the remaining chunks
+ * of a refused resync are ignored. Readers and scheduling cycles see the old
+ * state until the swap. The resync is abandoned, with nothing changed and
+ * what was staged dropped, when the stream ends before the last chunk, or
+ * when another message (a DeltaBatch, a chunk with another sequence) arrives
+ * before it: the server then rejects the abandoned resync's sequence
+ * (INVALID_ARGUMENT) and goes on with that message. It is abandoned too when
+ * the cluster is deleted (DeleteCluster) before its last chunk: the server
+ * rejects its sequence with FAILED_PRECONDITION, reason RESYNC_REQUIRED, and
+ * ignores its remaining chunks; send it again. As in a replace_all batch, the
+ * server-owned fields the chunks leave unset keep their stored values. The
+ * server bounds the size of one resync, its chunks' encoded sizes added up
+ * with each chunk counting for at least 4 KiB (RESOURCE_EXHAUSTED, reason
+ * RESYNC_TOO_LARGE, beyond it; sluiced's --max-resync-bytes), and holds at
+ * most one open resync per stream.
+ *
+ * @generated from message sluice.v1.ResyncChunk
+ */
+export type ResyncChunk = Message<"sluice.v1.ResyncChunk"> & {
+  /**
+   * The resync's sequence number, the same on each of its chunks. It follows
+   * the rules of DeltaBatch.sequence: it must increase within a stream from one
+   * batch or resync to the next.
+   *
+   * @generated from field: uint64 sequence = 1;
+   */
+  sequence: bigint;
+
+  /**
+   * Upserts, as in a replace_all batch: delete deltas are not allowed, and an
+   * object may appear only once in the whole resync. The deltas of all the
+   * chunks together are the cluster's new state. A chunk may be empty. Field
+   * paths of a rejection are "chunks[K].deltas[I]...", K counting this
+   * resync's chunks from 0.
+   *
+   * @generated from field: repeated sluice.v1.Delta deltas = 2;
+   */
+  deltas: Delta[];
+
+  /**
+   * Set on the resync's last chunk: the server then swaps the cluster and
+   * answers the sequence.
+   *
+   * @generated from field: bool last = 3;
+   */
+  last: boolean;
+};
+
+/**
+ * Describes the message sluice.v1.ResyncChunk.
+ * Use `create(ResyncChunkSchema)` to create a new message.
+ */
+export const ResyncChunkSchema: GenMessage<ResyncChunk> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_cluster_state, 1);
 
 /**
  * SyncHello opens a Sync stream.
@@ -69,13 +147,25 @@ export type SyncHello = Message<"sluice.v1.SyncHello"> & {
   /**
    * The last revision this client saw acknowledged (from a BatchAck or a
    * SyncWelcome), to resume from. 0 means the client has no prior state and
-   * will send a replace_all batch. If the server's state does not continue
-   * from this revision (for example it restarted without persisted state, or
-   * the revision is ahead of the server's) it answers ResyncRequired.
+   * will send a replace_all batch or a chunked resync. If the server's state
+   * does not continue from this revision (for example it restarted without
+   * persisted state, or the revision is ahead of the server's) it answers
+   * ResyncRequired.
    *
    * @generated from field: uint64 resume_revision = 2;
    */
   resumeRevision: bigint;
+
+  /**
+   * The store_id of the SyncWelcome that came with resume_revision. With a
+   * resume_revision, a store id that is not the server's gets ResyncRequired
+   * whatever the revision says: the revisions are another store's. Empty
+   * means unknown, and only the revision is checked (a client that merges into
+   * whatever the server holds); clients that resume should always send it.
+   *
+   * @generated from field: string resume_store_id = 3;
+   */
+  resumeStoreId: string;
 };
 
 /**
@@ -83,7 +173,7 @@ export type SyncHello = Message<"sluice.v1.SyncHello"> & {
  * Use `create(SyncHelloSchema)` to create a new message.
  */
 export const SyncHelloSchema: GenMessage<SyncHello> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 1);
+  messageDesc(file_sluice_v1_cluster_state, 2);
 
 /**
  * SyncResponse is one server message on a Sync stream.
@@ -122,7 +212,8 @@ export type SyncResponse = Message<"sluice.v1.SyncResponse"> & {
     case: "rejected";
   } | {
     /**
-     * The client must send its whole state in a replace_all batch.
+     * The client must send its whole state in a replace_all batch or a
+     * chunked resync.
      *
      * @generated from field: sluice.v1.ResyncRequired resync_required = 4;
      */
@@ -136,7 +227,7 @@ export type SyncResponse = Message<"sluice.v1.SyncResponse"> & {
  * Use `create(SyncResponseSchema)` to create a new message.
  */
 export const SyncResponseSchema: GenMessage<SyncResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 2);
+  messageDesc(file_sluice_v1_cluster_state, 3);
 
 /**
  * SyncWelcome answers a SyncHello.
@@ -150,6 +241,18 @@ export type SyncWelcome = Message<"sluice.v1.SyncWelcome"> & {
    * @generated from field: uint64 revision = 1;
    */
   revision: bigint;
+
+  /**
+   * Identifies the server's state store: it changes whenever the store starts
+   * from nothing (a restart without a data directory, a new data directory)
+   * and stays the same across restarts with the same data directory and on
+   * every member of a replicated server. Revisions are only comparable under
+   * the same store id: keep it with the revision and send it back as
+   * SyncHello.resume_store_id.
+   *
+   * @generated from field: string store_id = 2;
+   */
+  storeId: string;
 };
 
 /**
@@ -157,7 +260,7 @@ export type SyncWelcome = Message<"sluice.v1.SyncWelcome"> & {
  * Use `create(SyncWelcomeSchema)` to create a new message.
  */
 export const SyncWelcomeSchema: GenMessage<SyncWelcome> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 3);
+  messageDesc(file_sluice_v1_cluster_state, 4);
 
 /**
  * BatchAck acknowledges an applied batch.
@@ -185,7 +288,7 @@ export type BatchAck = Message<"sluice.v1.BatchAck"> & {
  * Use `create(BatchAckSchema)` to create a new message.
  */
 export const BatchAckSchema: GenMessage<BatchAck> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 4);
+  messageDesc(file_sluice_v1_cluster_state, 5);
 
 /**
  * FieldViolation names one invalid field of a request, like google.rpc's
@@ -214,17 +317,18 @@ export type FieldViolation = Message<"sluice.v1.FieldViolation"> & {
  * Use `create(FieldViolationSchema)` to create a new message.
  */
 export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 5);
+  messageDesc(file_sluice_v1_cluster_state, 6);
 
 /**
- * BatchRejected reports a batch that was not applied, with the fields of a
- * google.rpc.Status.
+ * BatchRejected reports a batch (or a chunked resync) that was not applied.
+ * status says why, as ApplyDeltas would; code, message and violations repeat
+ * parts of it for older clients.
  *
  * @generated from message sluice.v1.BatchRejected
  */
 export type BatchRejected = Message<"sluice.v1.BatchRejected"> & {
   /**
-   * The batch's sequence number.
+   * The batch's (or the resync's) sequence number.
    *
    * @generated from field: uint64 sequence = 1;
    */
@@ -248,11 +352,21 @@ export type BatchRejected = Message<"sluice.v1.BatchRejected"> & {
 
   /**
    * The invalid fields, when the batch was invalid. Paths are relative to the
-   * DeltaBatch.
+   * DeltaBatch, or for a chunked resync "chunks[K].deltas[I]...".
    *
    * @generated from field: repeated sluice.v1.FieldViolation violations = 4;
    */
   violations: FieldViolation[];
+
+  /**
+   * The rejection as the status an ApplyDeltas call would fail with: the code,
+   * the message and the details (a google.rpc.ErrorInfo with the reason, a
+   * google.rpc.BadRequest naming the fields, paths relative to the DeltaBatch or,
+   * for a chunked resync, "chunks[K].deltas[I]..."). Always set.
+   *
+   * @generated from field: google.rpc.Status status = 5;
+   */
+  status?: Status | undefined;
 };
 
 /**
@@ -260,7 +374,7 @@ export type BatchRejected = Message<"sluice.v1.BatchRejected"> & {
  * Use `create(BatchRejectedSchema)` to create a new message.
  */
 export const BatchRejectedSchema: GenMessage<BatchRejected> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 6);
+  messageDesc(file_sluice_v1_cluster_state, 7);
 
 /**
  * ResyncRequired asks the client to resend its whole state.
@@ -288,7 +402,7 @@ export type ResyncRequired = Message<"sluice.v1.ResyncRequired"> & {
  * Use `create(ResyncRequiredSchema)` to create a new message.
  */
 export const ResyncRequiredSchema: GenMessage<ResyncRequired> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 7);
+  messageDesc(file_sluice_v1_cluster_state, 8);
 
 /**
  * ApplyDeltasRequest is the request of ApplyDeltas.
@@ -316,7 +430,7 @@ export type ApplyDeltasRequest = Message<"sluice.v1.ApplyDeltasRequest"> & {
  * Use `create(ApplyDeltasRequestSchema)` to create a new message.
  */
 export const ApplyDeltasRequestSchema: GenMessage<ApplyDeltasRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 8);
+  messageDesc(file_sluice_v1_cluster_state, 9);
 
 /**
  * ApplyDeltasResponse is the response of ApplyDeltas.
@@ -337,7 +451,7 @@ export type ApplyDeltasResponse = Message<"sluice.v1.ApplyDeltasResponse"> & {
  * Use `create(ApplyDeltasResponseSchema)` to create a new message.
  */
 export const ApplyDeltasResponseSchema: GenMessage<ApplyDeltasResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 9);
+  messageDesc(file_sluice_v1_cluster_state, 10);
 
 /**
  * GetNodeRequest is the request of GetNode.
@@ -372,7 +486,7 @@ export type GetNodeRequest = Message<"sluice.v1.GetNodeRequest"> & {
  * Use `create(GetNodeRequestSchema)` to create a new message.
  */
 export const GetNodeRequestSchema: GenMessage<GetNodeRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 10);
+  messageDesc(file_sluice_v1_cluster_state, 11);
 
 /**
  * GetNodeResponse is the response of GetNode.
@@ -400,7 +514,7 @@ export type GetNodeResponse = Message<"sluice.v1.GetNodeResponse"> & {
  * Use `create(GetNodeResponseSchema)` to create a new message.
  */
 export const GetNodeResponseSchema: GenMessage<GetNodeResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 11);
+  messageDesc(file_sluice_v1_cluster_state, 12);
 
 /**
  * ListNodesRequest is the request of ListNodes.
@@ -445,7 +559,7 @@ export type ListNodesRequest = Message<"sluice.v1.ListNodesRequest"> & {
  * Use `create(ListNodesRequestSchema)` to create a new message.
  */
 export const ListNodesRequestSchema: GenMessage<ListNodesRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 12);
+  messageDesc(file_sluice_v1_cluster_state, 13);
 
 /**
  * ListNodesResponse is the response of ListNodes.
@@ -480,7 +594,7 @@ export type ListNodesResponse = Message<"sluice.v1.ListNodesResponse"> & {
  * Use `create(ListNodesResponseSchema)` to create a new message.
  */
 export const ListNodesResponseSchema: GenMessage<ListNodesResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 13);
+  messageDesc(file_sluice_v1_cluster_state, 14);
 
 /**
  * GetQueueRequest is the request of GetQueue.
@@ -515,7 +629,7 @@ export type GetQueueRequest = Message<"sluice.v1.GetQueueRequest"> & {
  * Use `create(GetQueueRequestSchema)` to create a new message.
  */
 export const GetQueueRequestSchema: GenMessage<GetQueueRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 14);
+  messageDesc(file_sluice_v1_cluster_state, 15);
 
 /**
  * GetQueueResponse is the response of GetQueue.
@@ -543,7 +657,7 @@ export type GetQueueResponse = Message<"sluice.v1.GetQueueResponse"> & {
  * Use `create(GetQueueResponseSchema)` to create a new message.
  */
 export const GetQueueResponseSchema: GenMessage<GetQueueResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 15);
+  messageDesc(file_sluice_v1_cluster_state, 16);
 
 /**
  * ListQueuesRequest is the request of ListQueues.
@@ -588,7 +702,7 @@ export type ListQueuesRequest = Message<"sluice.v1.ListQueuesRequest"> & {
  * Use `create(ListQueuesRequestSchema)` to create a new message.
  */
 export const ListQueuesRequestSchema: GenMessage<ListQueuesRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 16);
+  messageDesc(file_sluice_v1_cluster_state, 17);
 
 /**
  * ListQueuesResponse is the response of ListQueues.
@@ -623,7 +737,7 @@ export type ListQueuesResponse = Message<"sluice.v1.ListQueuesResponse"> & {
  * Use `create(ListQueuesResponseSchema)` to create a new message.
  */
 export const ListQueuesResponseSchema: GenMessage<ListQueuesResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 17);
+  messageDesc(file_sluice_v1_cluster_state, 18);
 
 /**
  * GetJobRequest is the request of GetJob.
@@ -665,7 +779,7 @@ export type GetJobRequest = Message<"sluice.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 18);
+  messageDesc(file_sluice_v1_cluster_state, 19);
 
 /**
  * GetJobResponse is the response of GetJob.
@@ -693,7 +807,7 @@ export type GetJobResponse = Message<"sluice.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 19);
+  messageDesc(file_sluice_v1_cluster_state, 20);
 
 /**
  * ListJobsRequest is the request of ListJobs.
@@ -761,7 +875,7 @@ export type ListJobsRequest = Message<"sluice.v1.ListJobsRequest"> & {
  * Use `create(ListJobsRequestSchema)` to create a new message.
  */
 export const ListJobsRequestSchema: GenMessage<ListJobsRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 20);
+  messageDesc(file_sluice_v1_cluster_state, 21);
 
 /**
  * ListJobsResponse is the response of ListJobs.
@@ -796,7 +910,7 @@ export type ListJobsResponse = Message<"sluice.v1.ListJobsResponse"> & {
  * Use `create(ListJobsResponseSchema)` to create a new message.
  */
 export const ListJobsResponseSchema: GenMessage<ListJobsResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 21);
+  messageDesc(file_sluice_v1_cluster_state, 22);
 
 /**
  * GetTaskRequest is the request of GetTask.
@@ -838,7 +952,7 @@ export type GetTaskRequest = Message<"sluice.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 22);
+  messageDesc(file_sluice_v1_cluster_state, 23);
 
 /**
  * GetTaskResponse is the response of GetTask.
@@ -866,7 +980,7 @@ export type GetTaskResponse = Message<"sluice.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 23);
+  messageDesc(file_sluice_v1_cluster_state, 24);
 
 /**
  * ListTasksRequest is the request of ListTasks.
@@ -942,7 +1056,7 @@ export type ListTasksRequest = Message<"sluice.v1.ListTasksRequest"> & {
  * Use `create(ListTasksRequestSchema)` to create a new message.
  */
 export const ListTasksRequestSchema: GenMessage<ListTasksRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 24);
+  messageDesc(file_sluice_v1_cluster_state, 25);
 
 /**
  * ListTasksResponse is the response of ListTasks.
@@ -977,7 +1091,7 @@ export type ListTasksResponse = Message<"sluice.v1.ListTasksResponse"> & {
  * Use `create(ListTasksResponseSchema)` to create a new message.
  */
 export const ListTasksResponseSchema: GenMessage<ListTasksResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 25);
+  messageDesc(file_sluice_v1_cluster_state, 26);
 
 /**
  * ListClustersRequest is the request of ListClusters.
@@ -1014,7 +1128,7 @@ export type ListClustersRequest = Message<"sluice.v1.ListClustersRequest"> & {
  * Use `create(ListClustersRequestSchema)` to create a new message.
  */
 export const ListClustersRequestSchema: GenMessage<ListClustersRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 26);
+  messageDesc(file_sluice_v1_cluster_state, 27);
 
 /**
  * ListClustersResponse is the response of ListClusters.
@@ -1042,7 +1156,7 @@ export type ListClustersResponse = Message<"sluice.v1.ListClustersResponse"> & {
  * Use `create(ListClustersResponseSchema)` to create a new message.
  */
 export const ListClustersResponseSchema: GenMessage<ListClustersResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 27);
+  messageDesc(file_sluice_v1_cluster_state, 28);
 
 /**
  * GetClusterRequest is the request of GetCluster.
@@ -1070,7 +1184,7 @@ export type GetClusterRequest = Message<"sluice.v1.GetClusterRequest"> & {
  * Use `create(GetClusterRequestSchema)` to create a new message.
  */
 export const GetClusterRequestSchema: GenMessage<GetClusterRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 28);
+  messageDesc(file_sluice_v1_cluster_state, 29);
 
 /**
  * GetClusterResponse is the response of GetCluster.
@@ -1091,7 +1205,7 @@ export type GetClusterResponse = Message<"sluice.v1.GetClusterResponse"> & {
  * Use `create(GetClusterResponseSchema)` to create a new message.
  */
 export const GetClusterResponseSchema: GenMessage<GetClusterResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 29);
+  messageDesc(file_sluice_v1_cluster_state, 30);
 
 /**
  * DeleteClusterRequest is the request of DeleteCluster.
@@ -1112,7 +1226,7 @@ export type DeleteClusterRequest = Message<"sluice.v1.DeleteClusterRequest"> & {
  * Use `create(DeleteClusterRequestSchema)` to create a new message.
  */
 export const DeleteClusterRequestSchema: GenMessage<DeleteClusterRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 30);
+  messageDesc(file_sluice_v1_cluster_state, 31);
 
 /**
  * DeleteClusterResponse is the response of DeleteCluster.
@@ -1133,7 +1247,7 @@ export type DeleteClusterResponse = Message<"sluice.v1.DeleteClusterResponse"> &
  * Use `create(DeleteClusterResponseSchema)` to create a new message.
  */
 export const DeleteClusterResponseSchema: GenMessage<DeleteClusterResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 31);
+  messageDesc(file_sluice_v1_cluster_state, 32);
 
 /**
  * Cluster sums up what Sluice holds for one cluster.
@@ -1193,7 +1307,7 @@ export type Cluster = Message<"sluice.v1.Cluster"> & {
  * Use `create(ClusterSchema)` to create a new message.
  */
 export const ClusterSchema: GenMessage<Cluster> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 32);
+  messageDesc(file_sluice_v1_cluster_state, 33);
 
 /**
  * ObjectCounts counts a cluster's objects by kind.
@@ -1263,7 +1377,7 @@ export type ObjectCounts = Message<"sluice.v1.ObjectCounts"> & {
  * Use `create(ObjectCountsSchema)` to create a new message.
  */
 export const ObjectCountsSchema: GenMessage<ObjectCounts> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_cluster_state, 33);
+  messageDesc(file_sluice_v1_cluster_state, 34);
 
 /**
  * ClusterStateService is how a resource manager tells Sluice what its cluster
@@ -1279,12 +1393,22 @@ export const ObjectCountsSchema: GenMessage<ObjectCounts> = /*@__PURE__*/
 export const ClusterStateService: GenService<{
   /**
    * Sync streams changes from a resource manager. The client sends a SyncHello
-   * first, then DeltaBatch messages; the server answers the hello with a
-   * SyncWelcome and every batch, in order, with a BatchAck or a BatchRejected.
-   * A rejected batch has no effect and the stream stays open. When the server
-   * cannot continue from the client's state it sends ResyncRequired, after
-   * which it rejects every batch until one with replace_all arrives. A first
-   * message that is not a hello ends the stream with INVALID_ARGUMENT.
+   * first, then DeltaBatch messages and chunked resyncs (ResyncChunk); the
+   * server answers the hello with a SyncWelcome and every batch, and every
+   * resync as a whole, in order, with a BatchAck or a BatchRejected. A rejected
+   * batch or resync has no effect and the stream stays open. When the server
+   * cannot continue from the client's state (its store is not the one the
+   * client resumes from, or its revision is behind the client's) it sends
+   * ResyncRequired, after which it rejects every batch until a resync (a
+   * replace_all batch or a chunked resync) applies. A first message that is not
+   * a hello ends the stream with INVALID_ARGUMENT.
+   *
+   * A cluster too large for one message is resent as a chunked resync: several
+   * ResyncChunk messages with the same sequence, the last with last set. The
+   * server stages the chunks and, at the last one, replaces the cluster with
+   * all of them in one atomic write; until then readers and scheduling cycles
+   * see the old state. A stream that ends before the last chunk, or a chunk
+   * the server refuses, leaves the old state and drops what was staged.
    *
    * @generated from rpc sluice.v1.ClusterStateService.Sync
    */
@@ -1295,7 +1419,12 @@ export const ClusterStateService: GenService<{
   },
   /**
    * ApplyDeltas applies one batch atomically, for simple clients and grpcurl.
-   * A bad batch fails with INVALID_ARGUMENT and changes nothing.
+   * A bad batch fails with INVALID_ARGUMENT and changes nothing; a batch that
+   * would take the cluster beyond the server's limits (objects per cluster,
+   * tasks per job) fails with RESOURCE_EXHAUSTED (reason LIMIT_EXCEEDED). A
+   * batch (even an empty one) creates its cluster; every other call naming a
+   * cluster that no batch created fails with NOT_FOUND (reason
+   * CLUSTER_NOT_FOUND).
    *
    * @generated from rpc sluice.v1.ClusterStateService.ApplyDeltas
    */
@@ -1389,8 +1518,8 @@ export const ClusterStateService: GenService<{
   /**
    * ListClusters returns the clusters the caller's credentials cover, ordered by
    * name, a page at a time (every cluster when the server does not
-   * authenticate). A cluster exists from the first thing stored for it (a
-   * batch, a scheduler configuration or a plan) until DeleteCluster.
+   * authenticate). A cluster exists from its first accepted batch until
+   * DeleteCluster.
    *
    * @generated from rpc sluice.v1.ClusterStateService.ListClusters
    */
@@ -1416,8 +1545,9 @@ export const ClusterStateService: GenService<{
    * objects, plans, scheduler configuration, revision and metrics series. Its
    * WatchPlans stream ends with NOT_FOUND (reason CLUSTER_NOT_FOUND), and the
    * next batch of an open Sync stream is rejected with FAILED_PRECONDITION
-   * (reason RESYNC_REQUIRED) unless it has replace_all. The cluster starts
-   * again from revision 0 when something is next stored for it, so a resource
+   * (reason RESYNC_REQUIRED) unless it has replace_all or is a chunked resync,
+   * and a chunked resync open on a stream is abandoned. The cluster starts
+   * again from revision 0 when a batch next creates it, so a resource
    * manager still syncing it makes it again with a full resync: stop it first.
    * Needs an admin token that may write. NOT_FOUND (reason CLUSTER_NOT_FOUND) if
    * the cluster does not exist.

@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { JobPhase } from "./types_pb.js";
+import type { DeltaBatch, JobPhase, JobRef, TaskRef } from "./types_pb.js";
 import { file_sluice_v1_types } from "./types_pb.js";
 import type { ReadOptions } from "./reads_pb.js";
 import { file_sluice_v1_reads } from "./reads_pb.js";
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/scheduler.proto.
  */
 export const file_sluice_v1_scheduler: GenFile = /*@__PURE__*/
-  fileDesc("ChlzbHVpY2UvdjEvc2NoZWR1bGVyLnByb3RvEglzbHVpY2UudjEixAEKD1NjaGVkdWxlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEiUKBG1vZGUYAiABKA4yFy5zbHVpY2UudjEuU2NoZWR1bGVNb2RlEhcKD2NvbmZpZ19vdmVycmlkZRgDIAEoCRInCgNub3cYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBhZ2Vfc2l6ZRgFIAEoBRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zInkKEFNjaGVkdWxlUmVzcG9uc2USHQoEcGxhbhgBIAEoCzIPLnNsdWljZS52MS5QbGFuEi0KBmNvbW1pdBgCIAEoCzIdLnNsdWljZS52MS5Db21taXRQbGFuUmVzcG9uc2USFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIn8KDkdldFBsYW5SZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIkkKD0dldFBsYW5SZXNwb25zZRIdCgRwbGFuGAEgASgLMg8uc2x1aWNlLnYxLlBsYW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIm8KClBsYW5Db3VudHMSDQoFYmluZHMYASABKAUSEQoJcGlwZWxpbmVzGAIgASgFEg4KBmV2aWN0cxgDIAEoBRIMCgRqb2JzGAQgASgFEg8KB2FwcGxpZWQYBSABKAUSEAoIcmVqZWN0ZWQYBiABKAUikgMKBFBsYW4SCgoCaWQYASABKAkSDwoHY2x1c3RlchgCIAEoCRIVCg1iYXNlX3JldmlzaW9uGAMgASgEEiYKCWRlY2lzaW9ucxgEIAMoCzITLnNsdWljZS52MS5EZWNpc2lvbhIjCgRqb2JzGAUgAygLMhUuc2x1aWNlLnYxLkpvYk91dGNvbWUSJAoFc3RhdHMYBiABKAsyFS5zbHVpY2UudjEuQ3ljbGVTdGF0cxIjCgVzdGF0ZRgHIAEoDjIULnNsdWljZS52MS5QbGFuU3RhdGUSLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMc2NoZWR1bGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJjb21taXR0ZWRfcmV2aXNpb24YCiABKAQSJQoGY291bnRzGAsgASgLMhUuc2x1aWNlLnYxLlBsYW5Db3VudHMSGQoRZGVjaXNpb25zX2Ryb3BwZWQYDCABKAgi3QEKCERlY2lzaW9uEicKBGJpbmQYASABKAsyFy5zbHVpY2UudjEuQmluZERlY2lzaW9uSAASLwoIcGlwZWxpbmUYAiABKAsyGy5zbHVpY2UudjEuUGlwZWxpbmVEZWNpc2lvbkgAEikKBWV2aWN0GAMgASgLMhguc2x1aWNlLnYxLkV2aWN0RGVjaXNpb25IABIrCgdvdXRjb21lGAQgASgOMhouc2x1aWNlLnYxLkRlY2lzaW9uT3V0Y29tZRIXCg9yZWplY3RlZF9yZWFzb24YBSABKAlCBgoEa2luZCJLCgxCaW5kRGVjaXNpb24SDAoEdGFzaxgBIAEoCRILCgNqb2IYAiABKAkSDAoEbm9kZRgDIAEoCRISCgpkZXZpY2VfaWRzGAQgAygJIjsKEFBpcGVsaW5lRGVjaXNpb24SDAoEdGFzaxgBIAEoCRILCgNqb2IYAiABKAkSDAoEbm9kZRgDIAEoCSJqCg1FdmljdERlY2lzaW9uEgwKBHRhc2sYASABKAkSCwoDam9iGAIgASgJEgwKBG5vZGUYAyABKAkSDgoGcmVhc29uGAQgASgJEhAKCGZvcl90YXNrGAUgASgJEg4KBmFjdGlvbhgGIAEoCSIsCgtSZWFzb25Db3VudBIOCgZyZWFzb24YASABKAkSDQoFbm9kZXMYAiABKAUiNgoKR2FuZ1N0YXR1cxIRCglwbGFjZWFibGUYASABKAUSFQoNbWluX2F2YWlsYWJsZRgCIAEoBSKXAQoLRXhwbGFuYXRpb24SDwoHc3VtbWFyeRgBIAEoCRITCgtub2Rlc190b3RhbBgCIAEoBRInCgdyZWFzb25zGAMgAygLMhYuc2x1aWNlLnYxLlJlYXNvbkNvdW50EiMKBGdhbmcYBCABKAsyFS5zbHVpY2UudjEuR2FuZ1N0YXR1cxIUCgxxdWV1ZV9yZWFzb24YBSABKAkizgEKCkpvYk91dGNvbWUSCwoDam9iGAEgASgJEisKDnByZXZpb3VzX3BoYXNlGAIgASgOMhMuc2x1aWNlLnYxLkpvYlBoYXNlEiIKBXBoYXNlGAMgASgOMhMuc2x1aWNlLnYxLkpvYlBoYXNlEg0KBXJlYWR5GAQgASgFEg8KB3BlbmRpbmcYBSABKAUSFQoNbWluX2F2YWlsYWJsZRgGIAEoBRIrCgtleHBsYW5hdGlvbhgHIAEoCzIWLnNsdWljZS52MS5FeHBsYW5hdGlvbiJLCgxBY3Rpb25UaW1pbmcSDgoGYWN0aW9uGAEgASgJEisKCGR1cmF0aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uImAKCkN5Y2xlU3RhdHMSKAoHYWN0aW9ucxgBIAMoCzIXLnNsdWljZS52MS5BY3Rpb25UaW1pbmcSKAoFdG90YWwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iSAoRQ29tbWl0UGxhblJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIPCgdwbGFuX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBSJJChBSZWplY3RlZERlY2lzaW9uEiUKCGRlY2lzaW9uGAEgASgLMhMuc2x1aWNlLnYxLkRlY2lzaW9uEg4KBnJlYXNvbhgCIAEoCSKzAQoSQ29tbWl0UGxhblJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEiQKB2FwcGxpZWQYAiADKAsyEy5zbHVpY2UudjEuRGVjaXNpb24SLQoIcmVqZWN0ZWQYAyADKAsyGy5zbHVpY2UudjEuUmVqZWN0ZWREZWNpc2lvbhIdCgRwbGFuGAQgASgLMg8uc2x1aWNlLnYxLlBsYW4SFwoPbmV4dF9wYWdlX3Rva2VuGAUgASgJIjYKEkRpc2NhcmRQbGFuUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEg8KB3BsYW5faWQYAiABKAkiFQoTRGlzY2FyZFBsYW5SZXNwb25zZSJrChFFeHBsYWluSm9iUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiTQoSRXhwbGFpbkpvYlJlc3BvbnNlEiYKB291dGNvbWUYASABKAsyFS5zbHVpY2UudjEuSm9iT3V0Y29tZRIPCgdwbGFuX2lkGAIgASgJIsEBChFXYXRjaFBsYW5zUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEiUKBG1vZGUYAiABKA4yFy5zbHVpY2UudjEuU2NoZWR1bGVNb2RlEikKBnBlcmlvZBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCgh0YWtlb3ZlchgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJ7ChJXYXRjaFBsYW5zUmVzcG9uc2USHQoEcGxhbhgBIAEoCzIPLnNsdWljZS52MS5QbGFuEi0KBmNvbW1pdBgCIAEoCzIdLnNsdWljZS52MS5Db21taXRQbGFuUmVzcG9uc2USFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIlIKGUdldFNjaGVkdWxlckNvbmZpZ1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIjoKGkdldFNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlEg4KBmNvbmZpZxgBIAEoCRIMCgRldGFnGAIgASgJIk0KHFVwZGF0ZVNjaGVkdWxlckNvbmZpZ1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIOCgZjb25maWcYAiABKAkSDAoEZXRhZxgDIAEoCSI9Ch1VcGRhdGVTY2hlZHVsZXJDb25maWdSZXNwb25zZRIOCgZjb25maWcYASABKAkSDAoEZXRhZxgCIAEoCSqCAQoMU2NoZWR1bGVNb2RlEh0KGVNDSEVEVUxFX01PREVfVU5TUEVDSUZJRUQQABIZChVTQ0hFRFVMRV9NT0RFX1BST1BPU0UQARIdChlTQ0hFRFVMRV9NT0RFX0FVVE9fQ09NTUlUEAISGQoVU0NIRURVTEVfTU9ERV9EUllfUlVOEAMqpAEKCVBsYW5TdGF0ZRIaChZQTEFOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTUExBTl9TVEFURV9QUk9QT1NFRBABEhgKFFBMQU5fU1RBVEVfQ09NTUlUVEVEEAISGAoUUExBTl9TVEFURV9ESVNDQVJERUQQAxIWChJQTEFOX1NUQVRFX0VYUElSRUQQBBIWChJQTEFOX1NUQVRFX0RSWV9SVU4QBSpwCg9EZWNpc2lvbk91dGNvbWUSIAocREVDSVNJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGERFQ0lTSU9OX09VVENPTUVfQVBQTElFRBABEh0KGURFQ0lTSU9OX09VVENPTUVfUkVKRUNURUQQAjKZBQoQU2NoZWR1bGVyU2VydmljZRJDCghTY2hlZHVsZRIaLnNsdWljZS52MS5TY2hlZHVsZVJlcXVlc3QaGy5zbHVpY2UudjEuU2NoZWR1bGVSZXNwb25zZRJJCgpDb21taXRQbGFuEhwuc2x1aWNlLnYxLkNvbW1pdFBsYW5SZXF1ZXN0Gh0uc2x1aWNlLnYxLkNvbW1pdFBsYW5SZXNwb25zZRJMCgtEaXNjYXJkUGxhbhIdLnNsdWljZS52MS5EaXNjYXJkUGxhblJlcXVlc3QaHi5zbHVpY2UudjEuRGlzY2FyZFBsYW5SZXNwb25zZRJACgdHZXRQbGFuEhkuc2x1aWNlLnYxLkdldFBsYW5SZXF1ZXN0Ghouc2x1aWNlLnYxLkdldFBsYW5SZXNwb25zZRJJCgpFeHBsYWluSm9iEhwuc2x1aWNlLnYxLkV4cGxhaW5Kb2JSZXF1ZXN0Gh0uc2x1aWNlLnYxLkV4cGxhaW5Kb2JSZXNwb25zZRJLCgpXYXRjaFBsYW5zEhwuc2x1aWNlLnYxLldhdGNoUGxhbnNSZXF1ZXN0Gh0uc2x1aWNlLnYxLldhdGNoUGxhbnNSZXNwb25zZTABEmEKEkdldFNjaGVkdWxlckNvbmZpZxIkLnNsdWljZS52MS5HZXRTY2hlZHVsZXJDb25maWdSZXF1ZXN0GiUuc2x1aWNlLnYxLkdldFNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlEmoKFVVwZGF0ZVNjaGVkdWxlckNvbmZpZxInLnNsdWljZS52MS5VcGRhdGVTY2hlZHVsZXJDb25maWdSZXF1ZXN0Giguc2x1aWNlLnYxLlVwZGF0ZVNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_sluice_v1_types, file_sluice_v1_reads]);
+  fileDesc("ChlzbHVpY2UvdjEvc2NoZWR1bGVyLnByb3RvEglzbHVpY2UudjEi8QEKD1NjaGVkdWxlUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEiUKBG1vZGUYAiABKA4yFy5zbHVpY2UudjEuU2NoZWR1bGVNb2RlEhcKD2NvbmZpZ19vdmVycmlkZRgDIAEoCRInCgNub3cYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXBhZ2Vfc2l6ZRgFIAEoBRIrCgxoeXBvdGhldGljYWwYBiABKAsyFS5zbHVpY2UudjEuRGVsdGFCYXRjaBIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zInkKEFNjaGVkdWxlUmVzcG9uc2USHQoEcGxhbhgBIAEoCzIPLnNsdWljZS52MS5QbGFuEi0KBmNvbW1pdBgCIAEoCzIdLnNsdWljZS52MS5Db21taXRQbGFuUmVzcG9uc2USFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIn8KDkdldFBsYW5SZXF1ZXN0Eg8KB2NsdXN0ZXIYASABKAkSDwoHcGxhbl9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIkkKD0dldFBsYW5SZXNwb25zZRIdCgRwbGFuGAEgASgLMg8uc2x1aWNlLnYxLlBsYW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIm8KClBsYW5Db3VudHMSDQoFYmluZHMYASABKAUSEQoJcGlwZWxpbmVzGAIgASgFEg4KBmV2aWN0cxgDIAEoBRIMCgRqb2JzGAQgASgFEg8KB2FwcGxpZWQYBSABKAUSEAoIcmVqZWN0ZWQYBiABKAUikgMKBFBsYW4SCgoCaWQYASABKAkSDwoHY2x1c3RlchgCIAEoCRIVCg1iYXNlX3JldmlzaW9uGAMgASgEEiYKCWRlY2lzaW9ucxgEIAMoCzITLnNsdWljZS52MS5EZWNpc2lvbhIjCgRqb2JzGAUgAygLMhUuc2x1aWNlLnYxLkpvYk91dGNvbWUSJAoFc3RhdHMYBiABKAsyFS5zbHVpY2UudjEuQ3ljbGVTdGF0cxIjCgVzdGF0ZRgHIAEoDjIULnNsdWljZS52MS5QbGFuU3RhdGUSLgoKZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMc2NoZWR1bGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIaChJjb21taXR0ZWRfcmV2aXNpb24YCiABKAQSJQoGY291bnRzGAsgASgLMhUuc2x1aWNlLnYxLlBsYW5Db3VudHMSGQoRZGVjaXNpb25zX2Ryb3BwZWQYDCABKAgi8wEKCERlY2lzaW9uEicKBGJpbmQYASABKAsyFy5zbHVpY2UudjEuQmluZERlY2lzaW9uSAASLwoIcGlwZWxpbmUYAiABKAsyGy5zbHVpY2UudjEuUGlwZWxpbmVEZWNpc2lvbkgAEikKBWV2aWN0GAMgASgLMhguc2x1aWNlLnYxLkV2aWN0RGVjaXNpb25IABIrCgdvdXRjb21lGAQgASgOMhouc2x1aWNlLnYxLkRlY2lzaW9uT3V0Y29tZRIXCg9yZWplY3RlZF9yZWFzb24YBSABKAkSFAoMaHlwb3RoZXRpY2FsGAYgASgIQgYKBGtpbmQifgoMQmluZERlY2lzaW9uEiAKBHRhc2sYBSABKAsyEi5zbHVpY2UudjEuVGFza1JlZhIeCgNqb2IYBiABKAsyES5zbHVpY2UudjEuSm9iUmVmEgwKBG5vZGUYAyABKAkSEgoKZGV2aWNlX2lkcxgEIAMoCUoECAEQAkoECAIQAyJuChBQaXBlbGluZURlY2lzaW9uEiAKBHRhc2sYBCABKAsyEi5zbHVpY2UudjEuVGFza1JlZhIeCgNqb2IYBSABKAsyES5zbHVpY2UudjEuSm9iUmVmEgwKBG5vZGUYAyABKAlKBAgBEAJKBAgCEAMitwEKDUV2aWN0RGVjaXNpb24SIAoEdGFzaxgHIAEoCzISLnNsdWljZS52MS5UYXNrUmVmEh4KA2pvYhgIIAEoCzIRLnNsdWljZS52MS5Kb2JSZWYSDAoEbm9kZRgDIAEoCRIOCgZyZWFzb24YBCABKAkSJAoIZm9yX3Rhc2sYCSABKAsyEi5zbHVpY2UudjEuVGFza1JlZhIOCgZhY3Rpb24YBiABKAlKBAgBEAJKBAgCEANKBAgFEAYiLAoLUmVhc29uQ291bnQSDgoGcmVhc29uGAEgASgJEg0KBW5vZGVzGAIgASgFIjYKCkdhbmdTdGF0dXMSEQoJcGxhY2VhYmxlGAEgASgFEhUKDW1pbl9hdmFpbGFibGUYAiABKAUilwEKC0V4cGxhbmF0aW9uEg8KB3N1bW1hcnkYASABKAkSEwoLbm9kZXNfdG90YWwYAiABKAUSJwoHcmVhc29ucxgDIAMoCzIWLnNsdWljZS52MS5SZWFzb25Db3VudBIjCgRnYW5nGAQgASgLMhUuc2x1aWNlLnYxLkdhbmdTdGF0dXMSFAoMcXVldWVfcmVhc29uGAUgASgJIv0BCgpKb2JPdXRjb21lEh4KA2pvYhgIIAEoCzIRLnNsdWljZS52MS5Kb2JSZWYSKwoOcHJldmlvdXNfcGhhc2UYAiABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2USIgoFcGhhc2UYAyABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2USDQoFcmVhZHkYBCABKAUSDwoHcGVuZGluZxgFIAEoBRIVCg1taW5fYXZhaWxhYmxlGAYgASgFEisKC2V4cGxhbmF0aW9uGAcgASgLMhYuc2x1aWNlLnYxLkV4cGxhbmF0aW9uEhQKDGh5cG90aGV0aWNhbBgJIAEoCEoECAEQAiJLCgxBY3Rpb25UaW1pbmcSDgoGYWN0aW9uGAEgASgJEisKCGR1cmF0aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uImAKCkN5Y2xlU3RhdHMSKAoHYWN0aW9ucxgBIAMoCzIXLnNsdWljZS52MS5BY3Rpb25UaW1pbmcSKAoFdG90YWwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iSAoRQ29tbWl0UGxhblJlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIPCgdwbGFuX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBSJJChBSZWplY3RlZERlY2lzaW9uEiUKCGRlY2lzaW9uGAEgASgLMhMuc2x1aWNlLnYxLkRlY2lzaW9uEg4KBnJlYXNvbhgCIAEoCSKzAQoSQ29tbWl0UGxhblJlc3BvbnNlEhAKCHJldmlzaW9uGAEgASgEEiQKB2FwcGxpZWQYAiADKAsyEy5zbHVpY2UudjEuRGVjaXNpb24SLQoIcmVqZWN0ZWQYAyADKAsyGy5zbHVpY2UudjEuUmVqZWN0ZWREZWNpc2lvbhIdCgRwbGFuGAQgASgLMg8uc2x1aWNlLnYxLlBsYW4SFwoPbmV4dF9wYWdlX3Rva2VuGAUgASgJIjYKEkRpc2NhcmRQbGFuUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEg8KB3BsYW5faWQYAiABKAkiFQoTRGlzY2FyZFBsYW5SZXNwb25zZSJrChFFeHBsYWluSm9iUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEiQKBHJlYWQYDyABKAsyFi5zbHVpY2UudjEuUmVhZE9wdGlvbnMiTQoSRXhwbGFpbkpvYlJlc3BvbnNlEiYKB291dGNvbWUYASABKAsyFS5zbHVpY2UudjEuSm9iT3V0Y29tZRIPCgdwbGFuX2lkGAIgASgJIsEBChFXYXRjaFBsYW5zUmVxdWVzdBIPCgdjbHVzdGVyGAEgASgJEiUKBG1vZGUYAiABKA4yFy5zbHVpY2UudjEuU2NoZWR1bGVNb2RlEikKBnBlcmlvZBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCgh0YWtlb3ZlchgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSJAoEcmVhZBgPIAEoCzIWLnNsdWljZS52MS5SZWFkT3B0aW9ucyJ7ChJXYXRjaFBsYW5zUmVzcG9uc2USHQoEcGxhbhgBIAEoCzIPLnNsdWljZS52MS5QbGFuEi0KBmNvbW1pdBgCIAEoCzIdLnNsdWljZS52MS5Db21taXRQbGFuUmVzcG9uc2USFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIlIKGUdldFNjaGVkdWxlckNvbmZpZ1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIkCgRyZWFkGA8gASgLMhYuc2x1aWNlLnYxLlJlYWRPcHRpb25zIjoKGkdldFNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlEg4KBmNvbmZpZxgBIAEoCRIMCgRldGFnGAIgASgJIk0KHFVwZGF0ZVNjaGVkdWxlckNvbmZpZ1JlcXVlc3QSDwoHY2x1c3RlchgBIAEoCRIOCgZjb25maWcYAiABKAkSDAoEZXRhZxgDIAEoCSI9Ch1VcGRhdGVTY2hlZHVsZXJDb25maWdSZXNwb25zZRIOCgZjb25maWcYASABKAkSDAoEZXRhZxgCIAEoCSqCAQoMU2NoZWR1bGVNb2RlEh0KGVNDSEVEVUxFX01PREVfVU5TUEVDSUZJRUQQABIZChVTQ0hFRFVMRV9NT0RFX1BST1BPU0UQARIdChlTQ0hFRFVMRV9NT0RFX0FVVE9fQ09NTUlUEAISGQoVU0NIRURVTEVfTU9ERV9EUllfUlVOEAMqpAEKCVBsYW5TdGF0ZRIaChZQTEFOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTUExBTl9TVEFURV9QUk9QT1NFRBABEhgKFFBMQU5fU1RBVEVfQ09NTUlUVEVEEAISGAoUUExBTl9TVEFURV9ESVNDQVJERUQQAxIWChJQTEFOX1NUQVRFX0VYUElSRUQQBBIWChJQTEFOX1NUQVRFX0RSWV9SVU4QBSpwCg9EZWNpc2lvbk91dGNvbWUSIAocREVDSVNJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGERFQ0lTSU9OX09VVENPTUVfQVBQTElFRBABEh0KGURFQ0lTSU9OX09VVENPTUVfUkVKRUNURUQQAjKZBQoQU2NoZWR1bGVyU2VydmljZRJDCghTY2hlZHVsZRIaLnNsdWljZS52MS5TY2hlZHVsZVJlcXVlc3QaGy5zbHVpY2UudjEuU2NoZWR1bGVSZXNwb25zZRJJCgpDb21taXRQbGFuEhwuc2x1aWNlLnYxLkNvbW1pdFBsYW5SZXF1ZXN0Gh0uc2x1aWNlLnYxLkNvbW1pdFBsYW5SZXNwb25zZRJMCgtEaXNjYXJkUGxhbhIdLnNsdWljZS52MS5EaXNjYXJkUGxhblJlcXVlc3QaHi5zbHVpY2UudjEuRGlzY2FyZFBsYW5SZXNwb25zZRJACgdHZXRQbGFuEhkuc2x1aWNlLnYxLkdldFBsYW5SZXF1ZXN0Ghouc2x1aWNlLnYxLkdldFBsYW5SZXNwb25zZRJJCgpFeHBsYWluSm9iEhwuc2x1aWNlLnYxLkV4cGxhaW5Kb2JSZXF1ZXN0Gh0uc2x1aWNlLnYxLkV4cGxhaW5Kb2JSZXNwb25zZRJLCgpXYXRjaFBsYW5zEhwuc2x1aWNlLnYxLldhdGNoUGxhbnNSZXF1ZXN0Gh0uc2x1aWNlLnYxLldhdGNoUGxhbnNSZXNwb25zZTABEmEKEkdldFNjaGVkdWxlckNvbmZpZxIkLnNsdWljZS52MS5HZXRTY2hlZHVsZXJDb25maWdSZXF1ZXN0GiUuc2x1aWNlLnYxLkdldFNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlEmoKFVVwZGF0ZVNjaGVkdWxlckNvbmZpZxInLnNsdWljZS52MS5VcGRhdGVTY2hlZHVsZXJDb25maWdSZXF1ZXN0Giguc2x1aWNlLnYxLlVwZGF0ZVNjaGVkdWxlckNvbmZpZ1Jlc3BvbnNlQjpaOGdpdGh1Yi5jb20vc2x1aWNlLXNjaGVkL3NsdWljZS9nZW4vZ28vc2x1aWNlL3YxO3NsdWljZXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_sluice_v1_types, file_sluice_v1_reads]);
 
 /**
  * ScheduleRequest is the request of Schedule.
@@ -63,6 +63,19 @@ export type ScheduleRequest = Message<"sluice.v1.ScheduleRequest"> & {
    * @generated from field: int32 page_size = 5;
    */
   pageSize: number;
+
+  /**
+   * What-if changes, only with SCHEDULE_MODE_DRY_RUN (INVALID_ARGUMENT
+   * otherwise): the cycle sees the cluster as if this batch had been applied,
+   * and nothing of it is ever stored. The batch is checked exactly as
+   * ApplyDeltas checks one (violations name "hypothetical.deltas[i]...");
+   * replace_all is refused and sequence is ignored. Decisions and job outcomes
+   * that concern its objects are marked hypothetical. Needs only the scope of
+   * a dry run.
+   *
+   * @generated from field: sluice.v1.DeltaBatch hypothetical = 6;
+   */
+  hypothetical?: DeltaBatch | undefined;
 
   /**
    * How consistent the read must be; unset means linearizable. For Schedule
@@ -405,6 +418,15 @@ export type Decision = Message<"sluice.v1.Decision"> & {
    * @generated from field: string rejected_reason = 5;
    */
   rejectedReason: string;
+
+  /**
+   * In a what-if dry run (ScheduleRequest.hypothetical), set when the
+   * decision concerns a hypothetical object: its task, job or node is one the
+   * batch upserts, or it evicts to make room for such a task.
+   *
+   * @generated from field: bool hypothetical = 6;
+   */
+  hypothetical: boolean;
 };
 
 /**
@@ -421,18 +443,18 @@ export const DecisionSchema: GenMessage<Decision> = /*@__PURE__*/
  */
 export type BindDecision = Message<"sluice.v1.BindDecision"> & {
   /**
-   * The task's full name, "namespace/name".
+   * The task.
    *
-   * @generated from field: string task = 1;
+   * @generated from field: sluice.v1.TaskRef task = 5;
    */
-  task: string;
+  task?: TaskRef | undefined;
 
   /**
-   * The task's job's full name, "namespace/name".
+   * The task's job.
    *
-   * @generated from field: string job = 2;
+   * @generated from field: sluice.v1.JobRef job = 6;
    */
-  job: string;
+  job?: JobRef | undefined;
 
   /**
    * Node to bind to.
@@ -465,18 +487,18 @@ export const BindDecisionSchema: GenMessage<BindDecision> = /*@__PURE__*/
  */
 export type PipelineDecision = Message<"sluice.v1.PipelineDecision"> & {
   /**
-   * The task's full name, "namespace/name".
+   * The task.
    *
-   * @generated from field: string task = 1;
+   * @generated from field: sluice.v1.TaskRef task = 4;
    */
-  task: string;
+  task?: TaskRef | undefined;
 
   /**
-   * The task's job's full name, "namespace/name".
+   * The task's job.
    *
-   * @generated from field: string job = 2;
+   * @generated from field: sluice.v1.JobRef job = 5;
    */
-  job: string;
+  job?: JobRef | undefined;
 
   /**
    * Node reserved.
@@ -500,18 +522,18 @@ export const PipelineDecisionSchema: GenMessage<PipelineDecision> = /*@__PURE__*
  */
 export type EvictDecision = Message<"sluice.v1.EvictDecision"> & {
   /**
-   * The victim's full name, "namespace/name".
+   * The victim.
    *
-   * @generated from field: string task = 1;
+   * @generated from field: sluice.v1.TaskRef task = 7;
    */
-  task: string;
+  task?: TaskRef | undefined;
 
   /**
-   * The victim's job's full name, "namespace/name".
+   * The victim's job.
    *
-   * @generated from field: string job = 2;
+   * @generated from field: sluice.v1.JobRef job = 8;
    */
-  job: string;
+  job?: JobRef | undefined;
 
   /**
    * Node the victim is on.
@@ -528,12 +550,12 @@ export type EvictDecision = Message<"sluice.v1.EvictDecision"> & {
   reason: string;
 
   /**
-   * Full name ("namespace/name") of the task the eviction makes room for;
-   * empty when there is none (for example a shuffle).
+   * The task the eviction makes room for; unset when there is none (for
+   * example a shuffle).
    *
-   * @generated from field: string for_task = 5;
+   * @generated from field: sluice.v1.TaskRef for_task = 9;
    */
-  forTask: string;
+  forTask?: TaskRef | undefined;
 
   /**
    * Action that decided the eviction: "preempt", "reclaim", "shuffle", ...
@@ -665,11 +687,11 @@ export const ExplanationSchema: GenMessage<Explanation> = /*@__PURE__*/
  */
 export type JobOutcome = Message<"sluice.v1.JobOutcome"> & {
   /**
-   * The job's full name, "namespace/name".
+   * The job.
    *
-   * @generated from field: string job = 1;
+   * @generated from field: sluice.v1.JobRef job = 8;
    */
-  job: string;
+  job?: JobRef | undefined;
 
   /**
    * Phase before the cycle.
@@ -712,6 +734,14 @@ export type JobOutcome = Message<"sluice.v1.JobOutcome"> & {
    * @generated from field: sluice.v1.Explanation explanation = 7;
    */
   explanation?: Explanation | undefined;
+
+  /**
+   * In a what-if dry run (ScheduleRequest.hypothetical), set when the batch
+   * upserts the job or one of its tasks.
+   *
+   * @generated from field: bool hypothetical = 9;
+   */
+  hypothetical: boolean;
 };
 
 /**
@@ -828,7 +858,7 @@ export type RejectedDecision = Message<"sluice.v1.RejectedDecision"> & {
 
   /**
    * Why it was rejected, for example "task default/a changed since revision
-   * 12".
+   * 12". The decision names the task and job.
    *
    * @generated from field: string reason = 2;
    */
@@ -1029,17 +1059,20 @@ export type WatchPlansRequest = Message<"sluice.v1.WatchPlansRequest"> & {
   mode: ScheduleMode;
 
   /**
-   * Longest time between cycles when nothing changes. Unset or zero means the
-   * server's default (--schedule-period, 1 second unless configured).
+   * Accepted and ignored: a watch runs a cycle when the cluster's state or
+   * configuration changes, or at a time a time-based plugin (sla, tdm, cdp,
+   * rescheduling, usage) names; never just because a period passed.
    *
    * @generated from field: google.protobuf.Duration period = 3;
    */
   period?: Duration | undefined;
 
   /**
-   * Replace the cluster's current WatchPlans subscriber, if any: its stream
-   * ends with ABORTED and its plan still proposed is discarded. Without it, a
-   * second subscriber for a cluster fails with ALREADY_EXISTS.
+   * Replace the cluster's current subscriber that proposes or auto-commits,
+   * if any: its stream ends with ABORTED and its plan still proposed is
+   * discarded. Without it, a second such subscriber for a cluster fails with
+   * ALREADY_EXISTS. Not allowed with SCHEDULE_MODE_DRY_RUN (INVALID_ARGUMENT):
+   * dry-run subscribers never replace another.
    *
    * @generated from field: bool takeover = 4;
    */
@@ -1432,7 +1465,7 @@ export const SchedulerService: GenService<{
   },
   /**
    * ExplainJob returns a job's outcome in the most recent cycle that
-   * considered it. NOT_FOUND if the job does not exist.
+   * considered it and was not a dry run. NOT_FOUND if the job does not exist.
    *
    * @generated from rpc sluice.v1.SchedulerService.ExplainJob
    */
@@ -1442,8 +1475,12 @@ export const SchedulerService: GenService<{
     output: typeof ExplainJobResponseSchema;
   },
   /**
-   * WatchPlans runs cycles as the cluster changes (and periodically) and
-   * streams each cycle's plan until the client cancels.
+   * WatchPlans runs cycles as the cluster or its configuration changes (and when
+   * a time-based plugin asks) and streams each cycle's plan until the client
+   * cancels. A cluster has at most one subscriber that proposes or
+   * auto-commits (a writer's), and up to the server's limit of dry-run
+   * subscribers (RESOURCE_EXHAUSTED, reason LIMIT_EXCEEDED, beyond it), which
+   * never block, take over or end the writer's.
    *
    * @generated from rpc sluice.v1.SchedulerService.WatchPlans
    */

@@ -13,7 +13,65 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/types.proto.
  */
 export const file_sluice_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIzCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSDgoGZWZmZWN0GAMgASgJIkoKClRvbGVyYXRpb24SCwoDa2V5GAEgASgJEhAKCG9wZXJhdG9yGAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBmVmZmVjdBgEIAEoCSJIChdOb2RlU2VsZWN0b3JSZXF1aXJlbWVudBILCgNrZXkYASABKAkSEAoIb3BlcmF0b3IYAiABKAkSDgoGdmFsdWVzGAMgAygJIlEKEE5vZGVTZWxlY3RvclRlcm0SPQoRbWF0Y2hfZXhwcmVzc2lvbnMYASADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiaAoXUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SDgoGd2VpZ2h0GAEgASgFEj0KEW1hdGNoX2V4cHJlc3Npb25zGAIgAygLMiIuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclJlcXVpcmVtZW50IrgBChBUYXNrQWZmaW5pdHlUZXJtEjsKCHNlbGVjdG9yGAEgAygLMikuc2x1aWNlLnYxLlRhc2tBZmZpbml0eVRlcm0uU2VsZWN0b3JFbnRyeRIUCgx0b3BvbG9neV9rZXkYAiABKAkSEAoIcmVxdWlyZWQYAyABKAgSDgoGd2VpZ2h0GAQgASgFGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLnAQoIQWZmaW5pdHkSMgoNbm9kZV9yZXF1aXJlZBgBIAMoCzIbLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JUZXJtEjoKDm5vZGVfcHJlZmVycmVkGAIgAygLMiIuc2x1aWNlLnYxLlByZWZlcnJlZFNjaGVkdWxpbmdUZXJtEjIKDXRhc2tfYWZmaW5pdHkYAyADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybRI3ChJ0YXNrX2FudGlfYWZmaW5pdHkYBCADKAsyGy5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybSLUAQoYVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50EhAKCG1heF9za2V3GAEgASgFEhQKDHRvcG9sb2d5X2tleRgCIAEoCRIaChJ3aGVuX3Vuc2F0aXNmaWFibGUYAyABKAkSQwoIc2VsZWN0b3IYBCADKAsyMS5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50LlNlbGVjdG9yRW50cnkaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIroBCgZEZXZpY2USCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIOCgZtZW1vcnkYBCABKAkSDQoFY29yZXMYBSABKAUSNQoKYXR0cmlidXRlcxgGIAMoCzIhLnNsdWljZS52MS5EZXZpY2UuQXR0cmlidXRlc0VudHJ5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKDURldmljZVJlcXVlc3QSDAoEdHlwZRgBIAEoCRINCgVjb3VudBgCIAEoBRIOCgZtZW1vcnkYAyABKAkSDQoFY29yZXMYBCABKAUSDQoFbW9kZWwYBSABKAkijgQKBE5vZGUSEwoEbmFtZRgBIAEoCUIF4kECAgUSOwoLYWxsb2NhdGFibGUYAiADKAsyIC5zbHVpY2UudjEuTm9kZS5BbGxvY2F0YWJsZUVudHJ5QgTiQQECEjEKBmxhYmVscxgDIAMoCzIbLnNsdWljZS52MS5Ob2RlLkxhYmVsc0VudHJ5QgTiQQEBEiYKBnRhaW50cxgEIAMoCzIQLnNsdWljZS52MS5UYWludEIE4kEBARIbCg11bnNjaGVkdWxhYmxlGAUgASgIQgTiQQEBEi8KBXVzYWdlGAYgAygLMhouc2x1aWNlLnYxLk5vZGUuVXNhZ2VFbnRyeUIE4kEBARIoCgdkZXZpY2VzGAcgAygLMhEuc2x1aWNlLnYxLkRldmljZUIE4kEBARI0Cg1udW1hX3RvcG9sb2d5GAggASgLMhcuc2x1aWNlLnYxLk51bWFUb3BvbG9neUIE4kEBARIaCgxtb2RfcmV2aXNpb24YCSABKARCBOJBAQMaMgoQQWxsb2NhdGFibGVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKVXNhZ2VFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIkMKB051bWFDcHUSCgoCaWQYASABKAUSDgoGc29ja2V0GAIgASgFEgwKBGNvcmUYAyABKAUSDgoGaG9sZGVyGAQgASgJIjgKCE51bWFDZWxsEgoKAmlkGAEgASgFEiAKBGNwdXMYAiADKAsyEi5zbHVpY2UudjEuTnVtYUNwdSKFAQoMTnVtYVRvcG9sb2d5Eh8KF3RvcG9sb2d5X21hbmFnZXJfcG9saWN5GAEgASgJEhoKEmNwdV9tYW5hZ2VyX3BvbGljeRgCIAEoCRIiCgVjZWxscxgDIAMoCzITLnNsdWljZS52MS5OdW1hQ2VsbBIUCgxyZXNlcnZlZF9jcHUYBCABKAkiOAoRTm9kZUdyb3VwQWZmaW5pdHkSEAoIcmVxdWlyZWQYASADKAkSEQoJcHJlZmVycmVkGAIgAygJIpsCCgtRdWV1ZVN0YXR1cxI4CglhbGxvY2F0ZWQYASADKAsyJS5zbHVpY2UudjEuUXVldWVTdGF0dXMuQWxsb2NhdGVkRW50cnkSNgoIZGVzZXJ2ZWQYAiADKAsyJC5zbHVpY2UudjEuUXVldWVTdGF0dXMuRGVzZXJ2ZWRFbnRyeRINCgVzaGFyZRgDIAEoCRIQCghvdmVydXNlZBgEIAEoCBIWCg5hc19vZl9yZXZpc2lvbhgFIAEoBBowCg5BbGxvY2F0ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi8KDURlc2VydmVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKmBwoFUXVldWUSEwoEbmFtZRgBIAEoCUIF4kECAgUSFAoGcGFyZW50GAIgASgJQgTiQQEBEhQKBndlaWdodBgDIAEoBUIE4kEBARI6CgpjYXBhYmlsaXR5GAQgAygLMiAuc2x1aWNlLnYxLlF1ZXVlLkNhcGFiaWxpdHlFbnRyeUIE4kEBARI2CghkZXNlcnZlZBgFIAMoCzIeLnNsdWljZS52MS5RdWV1ZS5EZXNlcnZlZEVudHJ5QgTiQQEBEjgKCWd1YXJhbnRlZRgGIAMoCzIfLnNsdWljZS52MS5RdWV1ZS5HdWFyYW50ZWVFbnRyeUIE4kEBARIWCghwcmlvcml0eRgHIAEoBUIE4kEBARIqCgVzdGF0ZRgIIAEoDjIVLnNsdWljZS52MS5RdWV1ZVN0YXRlQgTiQQEBEh4KC3JlY2xhaW1hYmxlGAkgASgIQgTiQQEBSACIAQESPwoTbm9kZV9ncm91cF9hZmZpbml0eRgKIAEoCzIcLnNsdWljZS52MS5Ob2RlR3JvdXBBZmZpbml0eUIE4kEBARJEChhub2RlX2dyb3VwX2FudGlfYWZmaW5pdHkYCyABKAsyHC5zbHVpY2UudjEuTm9kZUdyb3VwQWZmaW5pdHlCBOJBAQESMgoGbGFiZWxzGAwgAygLMhwuc2x1aWNlLnYxLlF1ZXVlLkxhYmVsc0VudHJ5QgTiQQEBEjwKC2Fubm90YXRpb25zGA0gAygLMiEuc2x1aWNlLnYxLlF1ZXVlLkFubm90YXRpb25zRW50cnlCBOJBAQESLAoGc3RhdHVzGA4gASgLMhYuc2x1aWNlLnYxLlF1ZXVlU3RhdHVzQgTiQQEDEhoKDG1vZF9yZXZpc2lvbhgPIAEoBEIE4kEBAxoxCg9DYXBhYmlsaXR5RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1EZXNlcnZlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOR3VhcmFudGVlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfcmVjbGFpbWFibGUiPQoPTmV0d29ya1RvcG9sb2d5EgwKBG1vZGUYASABKAkSHAoUaGlnaGVzdF90aWVyX2FsbG93ZWQYAiABKAUiygYKA0pvYhITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEhMKBXF1ZXVlGAMgASgJQgTiQQEBEhwKDnByaW9yaXR5X2NsYXNzGAQgASgJQgTiQQEBEhsKCHByaW9yaXR5GAUgASgFQgTiQQEBSACIAQESIAoNbWluX2F2YWlsYWJsZRgGIAEoBUIE4kEBAUgBiAEBEksKFW1pbl9hdmFpbGFibGVfYnlfcm9sZRgHIAMoCzImLnNsdWljZS52MS5Kb2IuTWluQXZhaWxhYmxlQnlSb2xlRW50cnlCBOJBAQESPQoNbWluX3Jlc291cmNlcxgIIAMoCzIgLnNsdWljZS52MS5Kb2IuTWluUmVzb3VyY2VzRW50cnlCBOJBAQESKAoFcGhhc2UYCSABKA4yEy5zbHVpY2UudjEuSm9iUGhhc2VCBOJBAQESNAoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESMAoGbGFiZWxzGAsgAygLMhouc2x1aWNlLnYxLkpvYi5MYWJlbHNFbnRyeUIE4kEBARI6Cgthbm5vdGF0aW9ucxgMIAMoCzIfLnNsdWljZS52MS5Kb2IuQW5ub3RhdGlvbnNFbnRyeUIE4kEBARI6ChBuZXR3b3JrX3RvcG9sb2d5GA0gASgLMhouc2x1aWNlLnYxLk5ldHdvcmtUb3BvbG9neUIE4kEBARIaCgxtb2RfcmV2aXNpb24YDiABKARCBOJBAQMaOQoXTWluQXZhaWxhYmxlQnlSb2xlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ARozChFNaW5SZXNvdXJjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgsKCV9wcmlvcml0eUIQCg5fbWluX2F2YWlsYWJsZSK3CAoEVGFzaxITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEhEKA2pvYhgDIAEoCUIE4kEBAhISCgRyb2xlGAQgASgJQgTiQQEBEjcKCXJlc291cmNlcxgFIAMoCzIeLnNsdWljZS52MS5UYXNrLlJlc291cmNlc0VudHJ5QgTiQQEBEisKBnN0YXR1cxgGIAEoDjIVLnNsdWljZS52MS5UYXNrU3RhdHVzQgTiQQEBEhIKBG5vZGUYByABKAlCBOJBAQESHAoOcHJpb3JpdHlfY2xhc3MYCCABKAlCBOJBAQESGwoIcHJpb3JpdHkYCSABKAVCBOJBAQFIAIgBARI0CgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBARI+Cg1ub2RlX3NlbGVjdG9yGAsgAygLMiEuc2x1aWNlLnYxLlRhc2suTm9kZVNlbGVjdG9yRW50cnlCBOJBAQESMAoLdG9sZXJhdGlvbnMYDCADKAsyFS5zbHVpY2UudjEuVG9sZXJhdGlvbkIE4kEBARIrCghhZmZpbml0eRgNIAEoCzITLnNsdWljZS52MS5BZmZpbml0eUIE4kEBARJCCg90b3BvbG9neV9zcHJlYWQYDiADKAsyIy5zbHVpY2UudjEuVG9wb2xvZ3lTcHJlYWRDb25zdHJhaW50QgTiQQEBEhMKBXBvcnRzGA8gAygFQgTiQQEBEi8KB2RldmljZXMYECADKAsyGC5zbHVpY2UudjEuRGV2aWNlUmVxdWVzdEIE4kEBARIxCgZsYWJlbHMYESADKAsyGy5zbHVpY2UudjEuVGFzay5MYWJlbHNFbnRyeUIE4kEBARI7Cgthbm5vdGF0aW9ucxgSIAMoCzIgLnNsdWljZS52MS5UYXNrLkFubm90YXRpb25zRW50cnlCBOJBAQESHgoLcHJlZW1wdGFibGUYEyABKAhCBOJBAQFIAYgBARIYCgpkZXZpY2VfaWRzGBQgAygJQgTiQQEBEhgKCmd1YXJhbnRlZWQYFSABKAhCBOJBAQESGgoMbW9kX3JldmlzaW9uGBYgASgEQgTiQQEDGjAKDlJlc291cmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMwoRTm9kZVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfcHJpb3JpdHlCDgoMX3ByZWVtcHRhYmxlIlUKDVByaW9yaXR5Q2xhc3MSEwoEbmFtZRgBIAEoCUIF4kECAgUSEwoFdmFsdWUYAiABKAVCBOJBAQESGgoMbW9kX3JldmlzaW9uGAMgASgEQgTiQQEDIqwBCg5OYW1lc3BhY2VRdW90YRIYCgluYW1lc3BhY2UYASABKAlCBeJBAgIFEjcKBGhhcmQYAiADKAsyIy5zbHVpY2UudjEuTmFtZXNwYWNlUXVvdGEuSGFyZEVudHJ5QgTiQQEBEhoKDG1vZF9yZXZpc2lvbhgDIAEoBEIE4kEBAxorCglIYXJkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK9AgoQRGlzcnVwdGlvbkJ1ZGdldBITCgRuYW1lGAEgASgJQgXiQQICBRIYCgluYW1lc3BhY2UYAiABKAlCBeJBAgEFEkEKCHNlbGVjdG9yGAMgAygLMikuc2x1aWNlLnYxLkRpc3J1cHRpb25CdWRnZXQuU2VsZWN0b3JFbnRyeUIE4kEBARIgCg1taW5fYXZhaWxhYmxlGAQgASgJQgTiQQEBSACIAQESIgoPbWF4X3VuYXZhaWxhYmxlGAUgASgJQgTiQQEBSAGIAQESGgoMbW9kX3JldmlzaW9uGAYgASgEQgTiQQEDGi8KDVNlbGVjdG9yRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIQCg5fbWluX2F2YWlsYWJsZUISChBfbWF4X3VuYXZhaWxhYmxlImcKCUh5cGVyTm9kZRITCgRuYW1lGAEgASgJQgXiQQICBRISCgR0aWVyGAIgASgFQgTiQQECEhUKB21lbWJlcnMYAyADKAlCBOJBAQESGgoMbW9kX3JldmlzaW9uGAQgASgEQgTiQQEDIlEKCU9iamVjdFJlZhIjCgRraW5kGAEgASgOMhUuc2x1aWNlLnYxLk9iamVjdEtpbmQSEQoJbmFtZXNwYWNlGAIgASgJEgwKBG5hbWUYAyABKAkixQMKBURlbHRhEiYKC3Vwc2VydF9ub2RlGAEgASgLMg8uc2x1aWNlLnYxLk5vZGVIABIoCgx1cHNlcnRfcXVldWUYAiABKAsyEC5zbHVpY2UudjEuUXVldWVIABIkCgp1cHNlcnRfam9iGAMgASgLMg4uc2x1aWNlLnYxLkpvYkgAEiYKC3Vwc2VydF90YXNrGAQgASgLMg8uc2x1aWNlLnYxLlRhc2tIABI5ChV1cHNlcnRfcHJpb3JpdHlfY2xhc3MYBSABKAsyGC5zbHVpY2UudjEuUHJpb3JpdHlDbGFzc0gAEjsKFnVwc2VydF9uYW1lc3BhY2VfcXVvdGEYBiABKAsyGS5zbHVpY2UudjEuTmFtZXNwYWNlUXVvdGFIABI/Chh1cHNlcnRfZGlzcnVwdGlvbl9idWRnZXQYByABKAsyGy5zbHVpY2UudjEuRGlzcnVwdGlvbkJ1ZGdldEgAEjEKEXVwc2VydF9oeXBlcl9ub2RlGAggASgLMhQuc2x1aWNlLnYxLkh5cGVyTm9kZUgAEiYKBmRlbGV0ZRgJIAEoCzIULnNsdWljZS52MS5PYmplY3RSZWZIAEIICgZjaGFuZ2UiVQoKRGVsdGFCYXRjaBIQCghzZXF1ZW5jZRgBIAEoBBIgCgZkZWx0YXMYAiADKAsyEC5zbHVpY2UudjEuRGVsdGESEwoLcmVwbGFjZV9hbGwYAyABKAgqcAoKUXVldWVTdGF0ZRIbChdRVUVVRV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEFFVRVVFX1NUQVRFX09QRU4QARIWChJRVUVVRV9TVEFURV9DTE9TRUQQAhIXChNRVUVVRV9TVEFURV9DTE9TSU5HEAMqmgEKCEpvYlBoYXNlEhkKFUpPQl9QSEFTRV9VTlNQRUNJRklFRBAAEhUKEUpPQl9QSEFTRV9QRU5ESU5HEAESFQoRSk9CX1BIQVNFX0lOUVVFVUUQAhIVChFKT0JfUEhBU0VfUlVOTklORxADEhcKE0pPQl9QSEFTRV9DT01QTEVURUQQBBIVChFKT0JfUEhBU0VfVU5LTk9XThAFKqgCCgpUYXNrU3RhdHVzEhsKF1RBU0tfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTVEFTS19TVEFUVVNfUEVORElORxABEhkKFVRBU0tfU1RBVFVTX0FMTE9DQVRFRBACEhkKFVRBU0tfU1RBVFVTX1BJUEVMSU5FRBADEhcKE1RBU0tfU1RBVFVTX0JJTkRJTkcQBBIVChFUQVNLX1NUQVRVU19CT1VORBAFEhcKE1RBU0tfU1RBVFVTX1JVTk5JTkcQBhIZChVUQVNLX1NUQVRVU19SRUxFQVNJTkcQBxIZChVUQVNLX1NUQVRVU19TVUNDRUVERUQQCBIWChJUQVNLX1NUQVRVU19GQUlMRUQQCRIXChNUQVNLX1NUQVRVU19VTktOT1dOEAoqgQIKCk9iamVjdEtpbmQSGwoXT0JKRUNUX0tJTkRfVU5TUEVDSUZJRUQQABIUChBPQkpFQ1RfS0lORF9OT0RFEAESFQoRT0JKRUNUX0tJTkRfUVVFVUUQAhITCg9PQkpFQ1RfS0lORF9KT0IQAxIUChBPQkpFQ1RfS0lORF9UQVNLEAQSHgoaT0JKRUNUX0tJTkRfUFJJT1JJVFlfQ0xBU1MQBRIfChtPQkpFQ1RfS0lORF9OQU1FU1BBQ0VfUVVPVEEQBhIhCh1PQkpFQ1RfS0lORF9ESVNSVVBUSU9OX0JVREdFVBAHEhoKFk9CSkVDVF9LSU5EX0hZUEVSX05PREUQCEI6WjhnaXRodWIuY29tL3NsdWljZS1zY2hlZC9zbHVpY2UvZ2VuL2dvL3NsdWljZS92MTtzbHVpY2V2MWIGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("ChVzbHVpY2UvdjEvdHlwZXMucHJvdG8SCXNsdWljZS52MSIqCgdUYXNrUmVmEhEKCW5hbWVzcGFjZRgBIAEoCRIMCgRuYW1lGAIgASgJIikKBkpvYlJlZhIRCgluYW1lc3BhY2UYASABKAkSDAoEbmFtZRgCIAEoCSJRCgVUYWludBILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSJgoGZWZmZWN0GAQgASgOMhYuc2x1aWNlLnYxLlRhaW50RWZmZWN0SgQIAxAEIo0BCgpUb2xlcmF0aW9uEgsKA2tleRgBIAEoCRIvCghvcGVyYXRvchgFIAEoDjIdLnNsdWljZS52MS5Ub2xlcmF0aW9uT3BlcmF0b3ISDQoFdmFsdWUYAyABKAkSJgoGZWZmZWN0GAYgASgOMhYuc2x1aWNlLnYxLlRhaW50RWZmZWN0SgQIAhADSgQIBBAFIkgKF05vZGVTZWxlY3RvclJlcXVpcmVtZW50EgsKA2tleRgBIAEoCRIQCghvcGVyYXRvchgCIAEoCRIOCgZ2YWx1ZXMYAyADKAkiUQoQTm9kZVNlbGVjdG9yVGVybRI9ChFtYXRjaF9leHByZXNzaW9ucxgBIAMoCzIiLnNsdWljZS52MS5Ob2RlU2VsZWN0b3JSZXF1aXJlbWVudCJoChdQcmVmZXJyZWRTY2hlZHVsaW5nVGVybRIOCgZ3ZWlnaHQYASABKAUSPQoRbWF0Y2hfZXhwcmVzc2lvbnMYAiADKAsyIi5zbHVpY2UudjEuTm9kZVNlbGVjdG9yUmVxdWlyZW1lbnQiuAEKEFRhc2tBZmZpbml0eVRlcm0SOwoIc2VsZWN0b3IYASADKAsyKS5zbHVpY2UudjEuVGFza0FmZmluaXR5VGVybS5TZWxlY3RvckVudHJ5EhQKDHRvcG9sb2d5X2tleRgCIAEoCRIQCghyZXF1aXJlZBgDIAEoCBIOCgZ3ZWlnaHQYBCABKAUaLwoNU2VsZWN0b3JFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIucBCghBZmZpbml0eRIyCg1ub2RlX3JlcXVpcmVkGAEgAygLMhsuc2x1aWNlLnYxLk5vZGVTZWxlY3RvclRlcm0SOgoObm9kZV9wcmVmZXJyZWQYAiADKAsyIi5zbHVpY2UudjEuUHJlZmVycmVkU2NoZWR1bGluZ1Rlcm0SMgoNdGFza19hZmZpbml0eRgDIAMoCzIbLnNsdWljZS52MS5UYXNrQWZmaW5pdHlUZXJtEjcKEnRhc2tfYW50aV9hZmZpbml0eRgEIAMoCzIbLnNsdWljZS52MS5UYXNrQWZmaW5pdHlUZXJtIvgBChhUb3BvbG9neVNwcmVhZENvbnN0cmFpbnQSEAoIbWF4X3NrZXcYASABKAUSFAoMdG9wb2xvZ3lfa2V5GAIgASgJEjgKEndoZW5fdW5zYXRpc2ZpYWJsZRgFIAEoDjIcLnNsdWljZS52MS5XaGVuVW5zYXRpc2ZpYWJsZRJDCghzZWxlY3RvchgEIAMoCzIxLnNsdWljZS52MS5Ub3BvbG9neVNwcmVhZENvbnN0cmFpbnQuU2VsZWN0b3JFbnRyeRovCg1TZWxlY3RvckVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFKBAgDEAQiugEKBkRldmljZRIKCgJpZBgBIAEoCRIMCgR0eXBlGAIgASgJEg0KBW1vZGVsGAMgASgJEg4KBm1lbW9yeRgEIAEoCRINCgVjb3JlcxgFIAEoBRI1CgphdHRyaWJ1dGVzGAYgAygLMiEuc2x1aWNlLnYxLkRldmljZS5BdHRyaWJ1dGVzRW50cnkaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWgoNRGV2aWNlUmVxdWVzdBIMCgR0eXBlGAEgASgJEg0KBWNvdW50GAIgASgFEg4KBm1lbW9yeRgDIAEoCRINCgVjb3JlcxgEIAEoBRINCgVtb2RlbBgFIAEoCSKOBAoETm9kZRITCgRuYW1lGAEgASgJQgXiQQICBRI7CgthbGxvY2F0YWJsZRgCIAMoCzIgLnNsdWljZS52MS5Ob2RlLkFsbG9jYXRhYmxlRW50cnlCBOJBAQISMQoGbGFiZWxzGAMgAygLMhsuc2x1aWNlLnYxLk5vZGUuTGFiZWxzRW50cnlCBOJBAQESJgoGdGFpbnRzGAQgAygLMhAuc2x1aWNlLnYxLlRhaW50QgTiQQEBEhsKDXVuc2NoZWR1bGFibGUYBSABKAhCBOJBAQESLwoFdXNhZ2UYBiADKAsyGi5zbHVpY2UudjEuTm9kZS5Vc2FnZUVudHJ5QgTiQQEBEigKB2RldmljZXMYByADKAsyES5zbHVpY2UudjEuRGV2aWNlQgTiQQEBEjQKDW51bWFfdG9wb2xvZ3kYCCABKAsyFy5zbHVpY2UudjEuTnVtYVRvcG9sb2d5QgTiQQEBEhoKDG1vZF9yZXZpc2lvbhgJIAEoBEIE4kEBAxoyChBBbGxvY2F0YWJsZUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARosCgpVc2FnZUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEiQwoHTnVtYUNwdRIKCgJpZBgBIAEoBRIOCgZzb2NrZXQYAiABKAUSDAoEY29yZRgDIAEoBRIOCgZob2xkZXIYBCABKAkiOAoITnVtYUNlbGwSCgoCaWQYASABKAUSIAoEY3B1cxgCIAMoCzISLnNsdWljZS52MS5OdW1hQ3B1IoUBCgxOdW1hVG9wb2xvZ3kSHwoXdG9wb2xvZ3lfbWFuYWdlcl9wb2xpY3kYASABKAkSGgoSY3B1X21hbmFnZXJfcG9saWN5GAIgASgJEiIKBWNlbGxzGAMgAygLMhMuc2x1aWNlLnYxLk51bWFDZWxsEhQKDHJlc2VydmVkX2NwdRgEIAEoCSI4ChFOb2RlR3JvdXBBZmZpbml0eRIQCghyZXF1aXJlZBgBIAMoCRIRCglwcmVmZXJyZWQYAiADKAkimwIKC1F1ZXVlU3RhdHVzEjgKCWFsbG9jYXRlZBgBIAMoCzIlLnNsdWljZS52MS5RdWV1ZVN0YXR1cy5BbGxvY2F0ZWRFbnRyeRI2CghkZXNlcnZlZBgCIAMoCzIkLnNsdWljZS52MS5RdWV1ZVN0YXR1cy5EZXNlcnZlZEVudHJ5Eg0KBXNoYXJlGAMgASgJEhAKCG92ZXJ1c2VkGAQgASgIEhYKDmFzX29mX3JldmlzaW9uGAUgASgEGjAKDkFsbG9jYXRlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLwoNRGVzZXJ2ZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqYHCgVRdWV1ZRITCgRuYW1lGAEgASgJQgXiQQICBRIUCgZwYXJlbnQYAiABKAlCBOJBAQESFAoGd2VpZ2h0GAMgASgFQgTiQQEBEjoKCmNhcGFiaWxpdHkYBCADKAsyIC5zbHVpY2UudjEuUXVldWUuQ2FwYWJpbGl0eUVudHJ5QgTiQQEBEjYKCGRlc2VydmVkGAUgAygLMh4uc2x1aWNlLnYxLlF1ZXVlLkRlc2VydmVkRW50cnlCBOJBAQESOAoJZ3VhcmFudGVlGAYgAygLMh8uc2x1aWNlLnYxLlF1ZXVlLkd1YXJhbnRlZUVudHJ5QgTiQQEBEhYKCHByaW9yaXR5GAcgASgFQgTiQQEBEioKBXN0YXRlGAggASgOMhUuc2x1aWNlLnYxLlF1ZXVlU3RhdGVCBOJBAQESHgoLcmVjbGFpbWFibGUYCSABKAhCBOJBAQFIAIgBARI/ChNub2RlX2dyb3VwX2FmZmluaXR5GAogASgLMhwuc2x1aWNlLnYxLk5vZGVHcm91cEFmZmluaXR5QgTiQQEBEkQKGG5vZGVfZ3JvdXBfYW50aV9hZmZpbml0eRgLIAEoCzIcLnNsdWljZS52MS5Ob2RlR3JvdXBBZmZpbml0eUIE4kEBARIyCgZsYWJlbHMYDCADKAsyHC5zbHVpY2UudjEuUXVldWUuTGFiZWxzRW50cnlCBOJBAQESPAoLYW5ub3RhdGlvbnMYDSADKAsyIS5zbHVpY2UudjEuUXVldWUuQW5ub3RhdGlvbnNFbnRyeUIE4kEBARIsCgZzdGF0dXMYDiABKAsyFi5zbHVpY2UudjEuUXVldWVTdGF0dXNCBOJBAQMSGgoMbW9kX3JldmlzaW9uGA8gASgEQgTiQQEDGjEKD0NhcGFiaWxpdHlFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi8KDURlc2VydmVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARowCg5HdWFyYW50ZWVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9yZWNsYWltYWJsZSJjCg9OZXR3b3JrVG9wb2xvZ3kSLAoEbW9kZRgDIAEoDjIeLnNsdWljZS52MS5OZXR3b3JrVG9wb2xvZ3lNb2RlEhwKFGhpZ2hlc3RfdGllcl9hbGxvd2VkGAIgASgFSgQIARACIsoGCgNKb2ISEwoEbmFtZRgBIAEoCUIF4kECAgUSGAoJbmFtZXNwYWNlGAIgASgJQgXiQQIBBRITCgVxdWV1ZRgDIAEoCUIE4kEBARIcCg5wcmlvcml0eV9jbGFzcxgEIAEoCUIE4kEBARIbCghwcmlvcml0eRgFIAEoBUIE4kEBAUgAiAEBEiAKDW1pbl9hdmFpbGFibGUYBiABKAVCBOJBAQFIAYgBARJLChVtaW5fYXZhaWxhYmxlX2J5X3JvbGUYByADKAsyJi5zbHVpY2UudjEuSm9iLk1pbkF2YWlsYWJsZUJ5Um9sZUVudHJ5QgTiQQEBEj0KDW1pbl9yZXNvdXJjZXMYCCADKAsyIC5zbHVpY2UudjEuSm9iLk1pblJlc291cmNlc0VudHJ5QgTiQQEBEigKBXBoYXNlGAkgASgOMhMuc2x1aWNlLnYxLkpvYlBoYXNlQgTiQQEBEjQKCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEBEjAKBmxhYmVscxgLIAMoCzIaLnNsdWljZS52MS5Kb2IuTGFiZWxzRW50cnlCBOJBAQESOgoLYW5ub3RhdGlvbnMYDCADKAsyHy5zbHVpY2UudjEuSm9iLkFubm90YXRpb25zRW50cnlCBOJBAQESOgoQbmV0d29ya190b3BvbG9neRgNIAEoCzIaLnNsdWljZS52MS5OZXR3b3JrVG9wb2xvZ3lCBOJBAQESGgoMbW9kX3JldmlzaW9uGA4gASgEQgTiQQEDGjkKF01pbkF2YWlsYWJsZUJ5Um9sZUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEaMwoRTWluUmVzb3VyY2VzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUILCglfcHJpb3JpdHlCEAoOX21pbl9hdmFpbGFibGUitwgKBFRhc2sSEwoEbmFtZRgBIAEoCUIF4kECAgUSGAoJbmFtZXNwYWNlGAIgASgJQgXiQQIBBRIRCgNqb2IYAyABKAlCBOJBAQISEgoEcm9sZRgEIAEoCUIE4kEBARI3CglyZXNvdXJjZXMYBSADKAsyHi5zbHVpY2UudjEuVGFzay5SZXNvdXJjZXNFbnRyeUIE4kEBARIrCgZzdGF0dXMYBiABKA4yFS5zbHVpY2UudjEuVGFza1N0YXR1c0IE4kEBARISCgRub2RlGAcgASgJQgTiQQEBEhwKDnByaW9yaXR5X2NsYXNzGAggASgJQgTiQQEBEhsKCHByaW9yaXR5GAkgASgFQgTiQQEBSACIAQESNAoKc3RhcnRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESPgoNbm9kZV9zZWxlY3RvchgLIAMoCzIhLnNsdWljZS52MS5UYXNrLk5vZGVTZWxlY3RvckVudHJ5QgTiQQEBEjAKC3RvbGVyYXRpb25zGAwgAygLMhUuc2x1aWNlLnYxLlRvbGVyYXRpb25CBOJBAQESKwoIYWZmaW5pdHkYDSABKAsyEy5zbHVpY2UudjEuQWZmaW5pdHlCBOJBAQESQgoPdG9wb2xvZ3lfc3ByZWFkGA4gAygLMiMuc2x1aWNlLnYxLlRvcG9sb2d5U3ByZWFkQ29uc3RyYWludEIE4kEBARITCgVwb3J0cxgPIAMoBUIE4kEBARIvCgdkZXZpY2VzGBAgAygLMhguc2x1aWNlLnYxLkRldmljZVJlcXVlc3RCBOJBAQESMQoGbGFiZWxzGBEgAygLMhsuc2x1aWNlLnYxLlRhc2suTGFiZWxzRW50cnlCBOJBAQESOwoLYW5ub3RhdGlvbnMYEiADKAsyIC5zbHVpY2UudjEuVGFzay5Bbm5vdGF0aW9uc0VudHJ5QgTiQQEBEh4KC3ByZWVtcHRhYmxlGBMgASgIQgTiQQEBSAGIAQESGAoKZGV2aWNlX2lkcxgUIAMoCUIE4kEBARIYCgpndWFyYW50ZWVkGBUgASgIQgTiQQEBEhoKDG1vZF9yZXZpc2lvbhgWIAEoBEIE4kEBAxowCg5SZXNvdXJjZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjMKEU5vZGVTZWxlY3RvckVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCwoJX3ByaW9yaXR5Qg4KDF9wcmVlbXB0YWJsZSJVCg1Qcmlvcml0eUNsYXNzEhMKBG5hbWUYASABKAlCBeJBAgIFEhMKBXZhbHVlGAIgASgFQgTiQQEBEhoKDG1vZF9yZXZpc2lvbhgDIAEoBEIE4kEBAyKsAQoOTmFtZXNwYWNlUXVvdGESGAoJbmFtZXNwYWNlGAEgASgJQgXiQQICBRI3CgRoYXJkGAIgAygLMiMuc2x1aWNlLnYxLk5hbWVzcGFjZVF1b3RhLkhhcmRFbnRyeUIE4kEBARIaCgxtb2RfcmV2aXNpb24YAyABKARCBOJBAQMaKwoJSGFyZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEivQIKEERpc3J1cHRpb25CdWRnZXQSEwoEbmFtZRgBIAEoCUIF4kECAgUSGAoJbmFtZXNwYWNlGAIgASgJQgXiQQIBBRJBCghzZWxlY3RvchgDIAMoCzIpLnNsdWljZS52MS5EaXNydXB0aW9uQnVkZ2V0LlNlbGVjdG9yRW50cnlCBOJBAQESIAoNbWluX2F2YWlsYWJsZRgEIAEoCUIE4kEBAUgAiAEBEiIKD21heF91bmF2YWlsYWJsZRgFIAEoCUIE4kEBAUgBiAEBEhoKDG1vZF9yZXZpc2lvbhgGIAEoBEIE4kEBAxovCg1TZWxlY3RvckVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX21pbl9hdmFpbGFibGVCEgoQX21heF91bmF2YWlsYWJsZSJnCglIeXBlck5vZGUSEwoEbmFtZRgBIAEoCUIF4kECAgUSEgoEdGllchgCIAEoBUIE4kEBAhIVCgdtZW1iZXJzGAMgAygJQgTiQQEBEhoKDG1vZF9yZXZpc2lvbhgEIAEoBEIE4kEBAyJRCglPYmplY3RSZWYSIwoEa2luZBgBIAEoDjIVLnNsdWljZS52MS5PYmplY3RLaW5kEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJIsUDCgVEZWx0YRImCgt1cHNlcnRfbm9kZRgBIAEoCzIPLnNsdWljZS52MS5Ob2RlSAASKAoMdXBzZXJ0X3F1ZXVlGAIgASgLMhAuc2x1aWNlLnYxLlF1ZXVlSAASJAoKdXBzZXJ0X2pvYhgDIAEoCzIOLnNsdWljZS52MS5Kb2JIABImCgt1cHNlcnRfdGFzaxgEIAEoCzIPLnNsdWljZS52MS5UYXNrSAASOQoVdXBzZXJ0X3ByaW9yaXR5X2NsYXNzGAUgASgLMhguc2x1aWNlLnYxLlByaW9yaXR5Q2xhc3NIABI7ChZ1cHNlcnRfbmFtZXNwYWNlX3F1b3RhGAYgASgLMhkuc2x1aWNlLnYxLk5hbWVzcGFjZVF1b3RhSAASPwoYdXBzZXJ0X2Rpc3J1cHRpb25fYnVkZ2V0GAcgASgLMhsuc2x1aWNlLnYxLkRpc3J1cHRpb25CdWRnZXRIABIxChF1cHNlcnRfaHlwZXJfbm9kZRgIIAEoCzIULnNsdWljZS52MS5IeXBlck5vZGVIABImCgZkZWxldGUYCSABKAsyFC5zbHVpY2UudjEuT2JqZWN0UmVmSABCCAoGY2hhbmdlIlUKCkRlbHRhQmF0Y2gSEAoIc2VxdWVuY2UYASABKAQSIAoGZGVsdGFzGAIgAygLMhAuc2x1aWNlLnYxLkRlbHRhEhMKC3JlcGxhY2VfYWxsGAMgASgIKosBCgtUYWludEVmZmVjdBIcChhUQUlOVF9FRkZFQ1RfVU5TUEVDSUZJRUQQABIcChhUQUlOVF9FRkZFQ1RfTk9fU0NIRURVTEUQARIjCh9UQUlOVF9FRkZFQ1RfUFJFRkVSX05PX1NDSEVEVUxFEAISGwoXVEFJTlRfRUZGRUNUX05PX0VYRUNVVEUQAyp4ChJUb2xlcmF0aW9uT3BlcmF0b3ISIwofVE9MRVJBVElPTl9PUEVSQVRPUl9VTlNQRUNJRklFRBAAEh0KGVRPTEVSQVRJT05fT1BFUkFUT1JfRVFVQUwQARIeChpUT0xFUkFUSU9OX09QRVJBVE9SX0VYSVNUUxACKocBChFXaGVuVW5zYXRpc2ZpYWJsZRIiCh5XSEVOX1VOU0FUSVNGSUFCTEVfVU5TUEVDSUZJRUQQABImCiJXSEVOX1VOU0FUSVNGSUFCTEVfRE9fTk9UX1NDSEVEVUxFEAESJgoiV0hFTl9VTlNBVElTRklBQkxFX1NDSEVEVUxFX0FOWVdBWRACKnAKClF1ZXVlU3RhdGUSGwoXUVVFVUVfU1RBVEVfVU5TUEVDSUZJRUQQABIUChBRVUVVRV9TVEFURV9PUEVOEAESFgoSUVVFVUVfU1RBVEVfQ0xPU0VEEAISFwoTUVVFVUVfU1RBVEVfQ0xPU0lORxADKpoBCghKb2JQaGFzZRIZChVKT0JfUEhBU0VfVU5TUEVDSUZJRUQQABIVChFKT0JfUEhBU0VfUEVORElORxABEhUKEUpPQl9QSEFTRV9JTlFVRVVFEAISFQoRSk9CX1BIQVNFX1JVTk5JTkcQAxIXChNKT0JfUEhBU0VfQ09NUExFVEVEEAQSFQoRSk9CX1BIQVNFX1VOS05PV04QBSp8ChNOZXR3b3JrVG9wb2xvZ3lNb2RlEiUKIU5FVFdPUktfVE9QT0xPR1lfTU9ERV9VTlNQRUNJRklFRBAAEh4KGk5FVFdPUktfVE9QT0xPR1lfTU9ERV9IQVJEEAESHgoaTkVUV09SS19UT1BPTE9HWV9NT0RFX1NPRlQQAiqoAgoKVGFza1N0YXR1cxIbChdUQVNLX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RBU0tfU1RBVFVTX1BFTkRJTkcQARIZChVUQVNLX1NUQVRVU19BTExPQ0FURUQQAhIZChVUQVNLX1NUQVRVU19QSVBFTElORUQQAxIXChNUQVNLX1NUQVRVU19CSU5ESU5HEAQSFQoRVEFTS19TVEFUVVNfQk9VTkQQBRIXChNUQVNLX1NUQVRVU19SVU5OSU5HEAYSGQoVVEFTS19TVEFUVVNfUkVMRUFTSU5HEAcSGQoVVEFTS19TVEFUVVNfU1VDQ0VFREVEEAgSFgoSVEFTS19TVEFUVVNfRkFJTEVEEAkSFwoTVEFTS19TVEFUVVNfVU5LTk9XThAKKoECCgpPYmplY3RLaW5kEhsKF09CSkVDVF9LSU5EX1VOU1BFQ0lGSUVEEAASFAoQT0JKRUNUX0tJTkRfTk9ERRABEhUKEU9CSkVDVF9LSU5EX1FVRVVFEAISEwoPT0JKRUNUX0tJTkRfSk9CEAMSFAoQT0JKRUNUX0tJTkRfVEFTSxAEEh4KGk9CSkVDVF9LSU5EX1BSSU9SSVRZX0NMQVNTEAUSHwobT0JKRUNUX0tJTkRfTkFNRVNQQUNFX1FVT1RBEAYSIQodT0JKRUNUX0tJTkRfRElTUlVQVElPTl9CVURHRVQQBxIaChZPQkpFQ1RfS0lORF9IWVBFUl9OT0RFEAhCOlo4Z2l0aHViLmNvbS9zbHVpY2Utc2NoZWQvc2x1aWNlL2dlbi9nby9zbHVpY2UvdjE7c2x1aWNldjFiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+
+/**
+ * TaskRef names a task, as requests name one (namespace and name). Responses
+ * always spell the namespace out, "default" included.
+ *
+ * @generated from message sluice.v1.TaskRef
+ */
+export type TaskRef = Message<"sluice.v1.TaskRef"> & {
+  /**
+   * Namespace of the task. Empty means "default" (never empty in responses).
+   *
+   * @generated from field: string namespace = 1;
+   */
+  namespace: string;
+
+  /**
+   * Task name, unique in its namespace.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message sluice.v1.TaskRef.
+ * Use `create(TaskRefSchema)` to create a new message.
+ */
+export const TaskRefSchema: GenMessage<TaskRef> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_types, 0);
+
+/**
+ * JobRef names a job, as requests name one (namespace and name). Responses
+ * always spell the namespace out, "default" included.
+ *
+ * @generated from message sluice.v1.JobRef
+ */
+export type JobRef = Message<"sluice.v1.JobRef"> & {
+  /**
+   * Namespace of the job. Empty means "default" (never empty in responses).
+   *
+   * @generated from field: string namespace = 1;
+   */
+  namespace: string;
+
+  /**
+   * Job name, unique in its namespace.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message sluice.v1.JobRef.
+ * Use `create(JobRefSchema)` to create a new message.
+ */
+export const JobRefSchema: GenMessage<JobRef> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_types, 1);
 
 /**
  * Taint repels tasks from a node unless they tolerate it.
@@ -36,11 +94,11 @@ export type Taint = Message<"sluice.v1.Taint"> & {
   value: string;
 
   /**
-   * Effect: "NoSchedule", "PreferNoSchedule" or "NoExecute". Required.
+   * Effect. Required: TAINT_EFFECT_UNSPECIFIED is refused.
    *
-   * @generated from field: string effect = 3;
+   * @generated from field: sluice.v1.TaintEffect effect = 4;
    */
-  effect: string;
+  effect: TaintEffect;
 };
 
 /**
@@ -48,7 +106,7 @@ export type Taint = Message<"sluice.v1.Taint"> & {
  * Use `create(TaintSchema)` to create a new message.
  */
 export const TaintSchema: GenMessage<Taint> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 0);
+  messageDesc(file_sluice_v1_types, 2);
 
 /**
  * Toleration lets a task ignore matching taints.
@@ -57,33 +115,33 @@ export const TaintSchema: GenMessage<Taint> = /*@__PURE__*/
  */
 export type Toleration = Message<"sluice.v1.Toleration"> & {
   /**
-   * Taint key to match. Empty with operator "Exists" matches every taint.
+   * Taint key to match. Empty with operator EXISTS matches every taint.
    *
    * @generated from field: string key = 1;
    */
   key: string;
 
   /**
-   * Operator: "Equal" or "Exists". Empty means "Equal".
+   * Operator. Unspecified means TOLERATION_OPERATOR_EQUAL.
    *
-   * @generated from field: string operator = 2;
+   * @generated from field: sluice.v1.TolerationOperator operator = 5;
    */
-  operator: string;
+  operator: TolerationOperator;
 
   /**
-   * Value to compare with the taint's value when operator is "Equal".
+   * Value to compare with the taint's value when the operator is EQUAL; must
+   * be empty with EXISTS.
    *
    * @generated from field: string value = 3;
    */
   value: string;
 
   /**
-   * Effect to match: "NoSchedule", "PreferNoSchedule" or "NoExecute". Empty
-   * matches every effect.
+   * Effect to match. Unspecified matches every effect.
    *
-   * @generated from field: string effect = 4;
+   * @generated from field: sluice.v1.TaintEffect effect = 6;
    */
-  effect: string;
+  effect: TaintEffect;
 };
 
 /**
@@ -91,7 +149,7 @@ export type Toleration = Message<"sluice.v1.Toleration"> & {
  * Use `create(TolerationSchema)` to create a new message.
  */
 export const TolerationSchema: GenMessage<Toleration> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 1);
+  messageDesc(file_sluice_v1_types, 3);
 
 /**
  * NodeSelectorRequirement is one test on a node label.
@@ -127,7 +185,7 @@ export type NodeSelectorRequirement = Message<"sluice.v1.NodeSelectorRequirement
  * Use `create(NodeSelectorRequirementSchema)` to create a new message.
  */
 export const NodeSelectorRequirementSchema: GenMessage<NodeSelectorRequirement> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 2);
+  messageDesc(file_sluice_v1_types, 4);
 
 /**
  * NodeSelectorTerm is an AND of node label requirements.
@@ -148,7 +206,7 @@ export type NodeSelectorTerm = Message<"sluice.v1.NodeSelectorTerm"> & {
  * Use `create(NodeSelectorTermSchema)` to create a new message.
  */
 export const NodeSelectorTermSchema: GenMessage<NodeSelectorTerm> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 3);
+  messageDesc(file_sluice_v1_types, 5);
 
 /**
  * PreferredSchedulingTerm is a soft node preference with a weight.
@@ -176,7 +234,7 @@ export type PreferredSchedulingTerm = Message<"sluice.v1.PreferredSchedulingTerm
  * Use `create(PreferredSchedulingTermSchema)` to create a new message.
  */
 export const PreferredSchedulingTermSchema: GenMessage<PreferredSchedulingTerm> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 4);
+  messageDesc(file_sluice_v1_types, 6);
 
 /**
  * TaskAffinityTerm attracts a task to (affinity) or repels it from
@@ -221,7 +279,7 @@ export type TaskAffinityTerm = Message<"sluice.v1.TaskAffinityTerm"> & {
  * Use `create(TaskAffinityTermSchema)` to create a new message.
  */
 export const TaskAffinityTermSchema: GenMessage<TaskAffinityTerm> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 5);
+  messageDesc(file_sluice_v1_types, 7);
 
 /**
  * Affinity holds a task's node and task placement constraints.
@@ -264,7 +322,7 @@ export type Affinity = Message<"sluice.v1.Affinity"> & {
  * Use `create(AffinitySchema)` to create a new message.
  */
 export const AffinitySchema: GenMessage<Affinity> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 6);
+  messageDesc(file_sluice_v1_types, 8);
 
 /**
  * TopologySpreadConstraint spreads matching tasks evenly across topology
@@ -288,12 +346,12 @@ export type TopologySpreadConstraint = Message<"sluice.v1.TopologySpreadConstrai
   topologyKey: string;
 
   /**
-   * "DoNotSchedule" (hard) or "ScheduleAnyway" (soft). Empty means
-   * "DoNotSchedule".
+   * What to do when no node keeps the skew. Unspecified means
+   * WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE.
    *
-   * @generated from field: string when_unsatisfiable = 3;
+   * @generated from field: sluice.v1.WhenUnsatisfiable when_unsatisfiable = 5;
    */
-  whenUnsatisfiable: string;
+  whenUnsatisfiable: WhenUnsatisfiable;
 
   /**
    * Labels a task must all carry to be counted (exact match).
@@ -308,7 +366,7 @@ export type TopologySpreadConstraint = Message<"sluice.v1.TopologySpreadConstrai
  * Use `create(TopologySpreadConstraintSchema)` to create a new message.
  */
 export const TopologySpreadConstraintSchema: GenMessage<TopologySpreadConstraint> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 7);
+  messageDesc(file_sluice_v1_types, 9);
 
 /**
  * Device is one accelerator (or other shareable device) on a node.
@@ -365,7 +423,7 @@ export type Device = Message<"sluice.v1.Device"> & {
  * Use `create(DeviceSchema)` to create a new message.
  */
 export const DeviceSchema: GenMessage<Device> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 8);
+  messageDesc(file_sluice_v1_types, 10);
 
 /**
  * DeviceRequest asks for devices of a type, whole or as a share of one device.
@@ -415,7 +473,7 @@ export type DeviceRequest = Message<"sluice.v1.DeviceRequest"> & {
  * Use `create(DeviceRequestSchema)` to create a new message.
  */
 export const DeviceRequestSchema: GenMessage<DeviceRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 9);
+  messageDesc(file_sluice_v1_types, 11);
 
 /**
  * Node is a machine that runs tasks. Every field is the resource manager's
@@ -509,7 +567,7 @@ export type Node = Message<"sluice.v1.Node"> & {
  * Use `create(NodeSchema)` to create a new message.
  */
 export const NodeSchema: GenMessage<Node> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 10);
+  messageDesc(file_sluice_v1_types, 12);
 
 /**
  * NumaCpu is one logical CPU (hardware thread) of a node.
@@ -555,7 +613,7 @@ export type NumaCpu = Message<"sluice.v1.NumaCpu"> & {
  * Use `create(NumaCpuSchema)` to create a new message.
  */
 export const NumaCpuSchema: GenMessage<NumaCpu> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 11);
+  messageDesc(file_sluice_v1_types, 13);
 
 /**
  * NumaCell is one NUMA node of a machine with its CPUs.
@@ -583,7 +641,7 @@ export type NumaCell = Message<"sluice.v1.NumaCell"> & {
  * Use `create(NumaCellSchema)` to create a new message.
  */
 export const NumaCellSchema: GenMessage<NumaCell> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 12);
+  messageDesc(file_sluice_v1_types, 14);
 
 /**
  * NumaTopology is a node's NUMA layout and the state of its CPUs as the
@@ -634,7 +692,7 @@ export type NumaTopology = Message<"sluice.v1.NumaTopology"> & {
  * Use `create(NumaTopologySchema)` to create a new message.
  */
 export const NumaTopologySchema: GenMessage<NumaTopology> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 13);
+  messageDesc(file_sluice_v1_types, 15);
 
 /**
  * NodeGroupAffinity names node groups (values of the node label
@@ -663,7 +721,7 @@ export type NodeGroupAffinity = Message<"sluice.v1.NodeGroupAffinity"> & {
  * Use `create(NodeGroupAffinitySchema)` to create a new message.
  */
 export const NodeGroupAffinitySchema: GenMessage<NodeGroupAffinity> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 14);
+  messageDesc(file_sluice_v1_types, 16);
 
 /**
  * QueueStatus holds derived, read-only figures of a queue. It is filled in by
@@ -716,7 +774,7 @@ export type QueueStatus = Message<"sluice.v1.QueueStatus"> & {
  * Use `create(QueueStatusSchema)` to create a new message.
  */
 export const QueueStatusSchema: GenMessage<QueueStatus> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 15);
+  messageDesc(file_sluice_v1_types, 17);
 
 /**
  * Queue is a share of the cluster that jobs are submitted to. Queues may form a
@@ -856,7 +914,7 @@ export type Queue = Message<"sluice.v1.Queue"> & {
  * Use `create(QueueSchema)` to create a new message.
  */
 export const QueueSchema: GenMessage<Queue> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 16);
+  messageDesc(file_sluice_v1_types, 18);
 
 /**
  * NetworkTopology asks for a job's tasks to be placed within one hypernode.
@@ -865,11 +923,12 @@ export const QueueSchema: GenMessage<Queue> = /*@__PURE__*/
  */
 export type NetworkTopology = Message<"sluice.v1.NetworkTopology"> & {
   /**
-   * "hard" (must) or "soft" (prefer). Required when the message is set.
+   * Mode. Required when the message is set: NETWORK_TOPOLOGY_MODE_UNSPECIFIED
+   * is refused.
    *
-   * @generated from field: string mode = 1;
+   * @generated from field: sluice.v1.NetworkTopologyMode mode = 3;
    */
-  mode: string;
+  mode: NetworkTopologyMode;
 
   /**
    * Highest hypernode tier the job may span, at least 1.
@@ -884,7 +943,7 @@ export type NetworkTopology = Message<"sluice.v1.NetworkTopology"> & {
  * Use `create(NetworkTopologySchema)` to create a new message.
  */
 export const NetworkTopologySchema: GenMessage<NetworkTopology> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 17);
+  messageDesc(file_sluice_v1_types, 19);
 
 /**
  * Job is a group of tasks scheduled together (Volcano's PodGroup). Its tasks
@@ -1019,7 +1078,7 @@ export type Job = Message<"sluice.v1.Job"> & {
  * Use `create(JobSchema)` to create a new message.
  */
 export const JobSchema: GenMessage<Job> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 18);
+  messageDesc(file_sluice_v1_types, 20);
 
 /**
  * Task is one schedulable unit of a job (Volcano's task, a pod in Kubernetes).
@@ -1236,7 +1295,7 @@ export type Task = Message<"sluice.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 19);
+  messageDesc(file_sluice_v1_types, 21);
 
 /**
  * PriorityClass names a priority value. Every field is the resource manager's
@@ -1275,7 +1334,7 @@ export type PriorityClass = Message<"sluice.v1.PriorityClass"> & {
  * Use `create(PriorityClassSchema)` to create a new message.
  */
 export const PriorityClassSchema: GenMessage<PriorityClass> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 20);
+  messageDesc(file_sluice_v1_types, 22);
 
 /**
  * NamespaceQuota caps what a namespace's running tasks may request in total.
@@ -1314,7 +1373,7 @@ export type NamespaceQuota = Message<"sluice.v1.NamespaceQuota"> & {
  * Use `create(NamespaceQuotaSchema)` to create a new message.
  */
 export const NamespaceQuotaSchema: GenMessage<NamespaceQuota> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 21);
+  messageDesc(file_sluice_v1_types, 23);
 
 /**
  * DisruptionBudget limits how many matching tasks may be evicted.
@@ -1380,7 +1439,7 @@ export type DisruptionBudget = Message<"sluice.v1.DisruptionBudget"> & {
  * Use `create(DisruptionBudgetSchema)` to create a new message.
  */
 export const DisruptionBudgetSchema: GenMessage<DisruptionBudget> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 22);
+  messageDesc(file_sluice_v1_types, 24);
 
 /**
  * HyperNode is a network topology domain: a set of nodes (tier 1) or of
@@ -1428,7 +1487,7 @@ export type HyperNode = Message<"sluice.v1.HyperNode"> & {
  * Use `create(HyperNodeSchema)` to create a new message.
  */
 export const HyperNodeSchema: GenMessage<HyperNode> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 23);
+  messageDesc(file_sluice_v1_types, 25);
 
 /**
  * ObjectRef identifies one cluster object.
@@ -1464,7 +1523,7 @@ export type ObjectRef = Message<"sluice.v1.ObjectRef"> & {
  * Use `create(ObjectRefSchema)` to create a new message.
  */
 export const ObjectRefSchema: GenMessage<ObjectRef> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 24);
+  messageDesc(file_sluice_v1_types, 26);
 
 /**
  * Delta is one change to a cluster: an upsert of one object (create it, or
@@ -1560,7 +1619,7 @@ export type Delta = Message<"sluice.v1.Delta"> & {
  * Use `create(DeltaSchema)` to create a new message.
  */
 export const DeltaSchema: GenMessage<Delta> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 25);
+  messageDesc(file_sluice_v1_types, 27);
 
 /**
  * DeltaBatch is an atomic group of changes: either every delta applies or none
@@ -1602,7 +1661,121 @@ export type DeltaBatch = Message<"sluice.v1.DeltaBatch"> & {
  * Use `create(DeltaBatchSchema)` to create a new message.
  */
 export const DeltaBatchSchema: GenMessage<DeltaBatch> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_types, 26);
+  messageDesc(file_sluice_v1_types, 28);
+
+/**
+ * TaintEffect is what a taint does to tasks that do not tolerate it
+ * (Kubernetes' taint effects).
+ *
+ * @generated from enum sluice.v1.TaintEffect
+ */
+export enum TaintEffect {
+  /**
+   * Not set. Invalid on a taint; on a toleration, matches every effect.
+   *
+   * @generated from enum value: TAINT_EFFECT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * "NoSchedule": no new task is placed on the node.
+   *
+   * @generated from enum value: TAINT_EFFECT_NO_SCHEDULE = 1;
+   */
+  NO_SCHEDULE = 1,
+
+  /**
+   * "PreferNoSchedule": a preference; the node scores lower for tasks that do
+   * not tolerate it.
+   *
+   * @generated from enum value: TAINT_EFFECT_PREFER_NO_SCHEDULE = 2;
+   */
+  PREFER_NO_SCHEDULE = 2,
+
+  /**
+   * "NoExecute": like NO_SCHEDULE when placing tasks (tasks already on the
+   * node are not evicted for it).
+   *
+   * @generated from enum value: TAINT_EFFECT_NO_EXECUTE = 3;
+   */
+  NO_EXECUTE = 3,
+}
+
+/**
+ * Describes the enum sluice.v1.TaintEffect.
+ */
+export const TaintEffectSchema: GenEnum<TaintEffect> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_types, 0);
+
+/**
+ * TolerationOperator is how a toleration compares a taint's value.
+ *
+ * @generated from enum sluice.v1.TolerationOperator
+ */
+export enum TolerationOperator {
+  /**
+   * Not set; means TOLERATION_OPERATOR_EQUAL.
+   *
+   * @generated from enum value: TOLERATION_OPERATOR_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * "Equal": the taint's key and value equal the toleration's.
+   *
+   * @generated from enum value: TOLERATION_OPERATOR_EQUAL = 1;
+   */
+  EQUAL = 1,
+
+  /**
+   * "Exists": the taint's key equals the toleration's (any value); with an
+   * empty key, every taint.
+   *
+   * @generated from enum value: TOLERATION_OPERATOR_EXISTS = 2;
+   */
+  EXISTS = 2,
+}
+
+/**
+ * Describes the enum sluice.v1.TolerationOperator.
+ */
+export const TolerationOperatorSchema: GenEnum<TolerationOperator> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_types, 1);
+
+/**
+ * WhenUnsatisfiable is what a topology spread constraint does when no node
+ * keeps the skew (Kubernetes' whenUnsatisfiable).
+ *
+ * @generated from enum sluice.v1.WhenUnsatisfiable
+ */
+export enum WhenUnsatisfiable {
+  /**
+   * Not set; means WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE.
+   *
+   * @generated from enum value: WHEN_UNSATISFIABLE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * "DoNotSchedule": a hard constraint; the task waits.
+   *
+   * @generated from enum value: WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE = 1;
+   */
+  DO_NOT_SCHEDULE = 1,
+
+  /**
+   * "ScheduleAnyway": a preference; nodes that keep the skew score higher.
+   *
+   * @generated from enum value: WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY = 2;
+   */
+  SCHEDULE_ANYWAY = 2,
+}
+
+/**
+ * Describes the enum sluice.v1.WhenUnsatisfiable.
+ */
+export const WhenUnsatisfiableSchema: GenEnum<WhenUnsatisfiable> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_types, 2);
 
 /**
  * QueueState is whether a queue accepts jobs.
@@ -1644,7 +1817,7 @@ export enum QueueState {
  * Describes the enum sluice.v1.QueueState.
  */
 export const QueueStateSchema: GenEnum<QueueState> = /*@__PURE__*/
-  enumDesc(file_sluice_v1_types, 0);
+  enumDesc(file_sluice_v1_types, 3);
 
 /**
  * JobPhase is the phase of a job (Volcano's PodGroup phase).
@@ -1700,7 +1873,44 @@ export enum JobPhase {
  * Describes the enum sluice.v1.JobPhase.
  */
 export const JobPhaseSchema: GenEnum<JobPhase> = /*@__PURE__*/
-  enumDesc(file_sluice_v1_types, 1);
+  enumDesc(file_sluice_v1_types, 4);
+
+/**
+ * NetworkTopologyMode is how strictly a job keeps to one hypernode (Volcano's
+ * networkTopology mode).
+ *
+ * @generated from enum sluice.v1.NetworkTopologyMode
+ */
+export enum NetworkTopologyMode {
+  /**
+   * Not set; invalid (a NetworkTopology must say its mode).
+   *
+   * @generated from enum value: NETWORK_TOPOLOGY_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * "hard": the job's tasks must all be placed within one hypernode of at most
+   * highest_tier_allowed.
+   *
+   * @generated from enum value: NETWORK_TOPOLOGY_MODE_HARD = 1;
+   */
+  HARD = 1,
+
+  /**
+   * "soft": a preference; nodes close, in the hypernode tree, to where the
+   * job's tasks already run score higher.
+   *
+   * @generated from enum value: NETWORK_TOPOLOGY_MODE_SOFT = 2;
+   */
+  SOFT = 2,
+}
+
+/**
+ * Describes the enum sluice.v1.NetworkTopologyMode.
+ */
+export const NetworkTopologyModeSchema: GenEnum<NetworkTopologyMode> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_types, 5);
 
 /**
  * TaskStatus is the status of a task (Volcano's TaskStatus). A committed bind
@@ -1799,7 +2009,7 @@ export enum TaskStatus {
  * Describes the enum sluice.v1.TaskStatus.
  */
 export const TaskStatusSchema: GenEnum<TaskStatus> = /*@__PURE__*/
-  enumDesc(file_sluice_v1_types, 2);
+  enumDesc(file_sluice_v1_types, 6);
 
 /**
  * ObjectKind names a kind of cluster object.
@@ -1875,5 +2085,5 @@ export enum ObjectKind {
  * Describes the enum sluice.v1.ObjectKind.
  */
 export const ObjectKindSchema: GenEnum<ObjectKind> = /*@__PURE__*/
-  enumDesc(file_sluice_v1_types, 3);
+  enumDesc(file_sluice_v1_types, 7);
 

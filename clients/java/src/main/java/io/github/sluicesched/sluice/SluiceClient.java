@@ -42,7 +42,9 @@ import sluice.v1.SchedulerServiceGrpc;
 import sluice.v1.SchedulerServiceGrpc.SchedulerServiceBlockingStub;
 import sluice.v1.Types.Delta;
 import sluice.v1.Types.DeltaBatch;
+import sluice.v1.Types.JobRef;
 import sluice.v1.Types.Node;
+import sluice.v1.Types.TaskRef;
 
 /**
  * A connection to a Sluice server, bound to one cluster by default. Calls block and throw
@@ -330,12 +332,34 @@ public final class SluiceClient implements AutoCloseable {
     return b.build();
   }
 
-  /** Maps each bound task ("namespace/name") to its node. */
+  /**
+   * A task reference (a decision's task, an eviction's for_task) as "namespace/name", an empty
+   * namespace being "default"; "" for an unset one (an eviction that makes room for no task).
+   * A namespace never holds "/", so the full name of a valid reference is unambiguous, even
+   * for a name that holds one.
+   */
+  public static String fullName(TaskRef ref) {
+    return fullName(ref.getNamespace(), ref.getName());
+  }
+
+  /** A job reference (a decision's job, a job outcome's) as "namespace/name"; see above. */
+  public static String fullName(JobRef ref) {
+    return fullName(ref.getNamespace(), ref.getName());
+  }
+
+  private static String fullName(String namespace, String name) {
+    if (name.isEmpty()) {
+      return "";
+    }
+    return (namespace.isEmpty() ? "default" : namespace) + "/" + name;
+  }
+
+  /** Maps each bound task, by its full name ("namespace/name", see fullName), to its node. */
   public static Map<String, String> binds(List<Decision> decisions) {
     Map<String, String> out = new LinkedHashMap<>();
     for (Decision d : decisions) {
       if (d.hasBind()) {
-        out.put(d.getBind().getTask(), d.getBind().getNode());
+        out.put(fullName(d.getBind().getTask()), d.getBind().getNode());
       }
     }
     return out;

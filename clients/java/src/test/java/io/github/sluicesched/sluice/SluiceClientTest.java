@@ -22,18 +22,27 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import sluice.v1.ClusterState.GetTaskRequest;
 import sluice.v1.Errors.ErrorReason;
 import sluice.v1.Scheduler.CommitPlanResponse;
 import sluice.v1.Scheduler.Decision;
 import sluice.v1.Scheduler.DecisionOutcome;
-import sluice.v1.Scheduler.JobOutcome;
 import sluice.v1.Scheduler.Plan;
 import sluice.v1.Scheduler.PlanState;
 import sluice.v1.Scheduler.ScheduleMode;
 import sluice.v1.Scheduler.ScheduleRequest;
 import sluice.v1.Scheduler.ScheduleResponse;
 import sluice.v1.Types.Delta;
+import sluice.v1.Types.Job;
+import sluice.v1.Types.JobRef;
+import sluice.v1.Types.Node;
 import sluice.v1.Types.ObjectKind;
+import sluice.v1.Types.Taint;
+import sluice.v1.Types.TaintEffect;
+import sluice.v1.Types.Task;
+import sluice.v1.Types.TaskRef;
+import sluice.v1.Types.Toleration;
+import sluice.v1.Types.TolerationOperator;
 
 /**
  * The client against a real sluiced: the one the system property sluice.server or the
@@ -76,7 +85,49 @@ class SluiceClientTest {
   }
 
   private static String bindTask(Decision d) {
-    return d.getBind().getTask();
+    return SluiceClient.fullName(d.getBind().getTask());
+  }
+
+  @Test
+  void fullNames() {
+    assertEquals("team/etl/a", SluiceClient.fullName(TaskRef.newBuilder().setNamespace("team").setName("etl/a").build()));
+    assertEquals("default/j", SluiceClient.fullName(JobRef.newBuilder().setName("j").build()));
+    assertEquals("", SluiceClient.fullName(TaskRef.getDefaultInstance()));
+  }
+
+  /** Decisions name tasks and jobs by reference; closed sets are enums. */
+  @Test
+  void referencesAndClosedSets() {
+    // n1 is tainted; only the task that tolerates the taint may go there. The toleration's
+    // operator is left unspecified: it means EQUAL.
+    Node tainted = Node.newBuilder().setName("n1").putAllocatable("cpu", "4")
+        .addTaints(Taint.newBuilder().setKey("dedicated").setValue("gpu").setEffect(TaintEffect.TAINT_EFFECT_NO_SCHEDULE))
+        .build();
+    Task tolerant = Task.newBuilder().setName("gpu-0").setNamespace("team").setJob("gpu").putResources("cpu", "1")
+        .addTolerations(Toleration.newBuilder().setKey("dedicated").setValue("gpu")).build();
+    c.apply(List.of(Deltas.upsert(tainted),
+        Deltas.upsert(Job.newBuilder().setName("gpu").setNamespace("team").setMinAvailable(1).build()),
+        Deltas.upsert(tolerant), Deltas.job("plain", 1), Deltas.task("plain-0", "plain", Map.of("cpu", "1"))), true);
+
+    Plan dry = c.schedule(ScheduleMode.SCHEDULE_MODE_DRY_RUN);
+    assertEquals(1, dry.getDecisionsCount());
+    assertEquals(TaskRef.newBuilder().setNamespace("team").setName("gpu-0").build(), dry.getDecisions(0).getBind().getTask());
+    assertEquals(JobRef.newBuilder().setNamespace("team").setName("gpu").build(), dry.getDecisions(0).getBind().getJob());
+    assertEquals(Set.of("team/gpu", "default/plain"),
+        dry.getJobsList().stream().map(o -> SluiceClient.fullName(o.getJob())).collect(Collectors.toSet()));
+    assertEquals("default/plain", SluiceClient.fullName(c.explain("plain").getOutcome().getJob()));
+
+    assertEquals(TaintEffect.TAINT_EFFECT_NO_SCHEDULE, c.nodes().get(0).getTaints(0).getEffect());
+    Toleration tol = c.state().getTask(GetTaskRequest.newBuilder().setCluster(c.cluster()).setNamespace("team")
+        .setName("gpu-0").build()).getTask().getTolerations(0);
+    assertEquals(TolerationOperator.TOLERATION_OPERATOR_EQUAL, tol.getOperator());
+    assertEquals(TaintEffect.TAINT_EFFECT_UNSPECIFIED, tol.getEffect());
+
+    // A taint must say its effect.
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> c.apply(List.of(Deltas.upsert(
+        Node.newBuilder().setName("n2").putAllocatable("cpu", "1").addTaints(Taint.newBuilder().setKey("k")).build())), false));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+    assertTrue(e.getStatus().getDescription().contains("taints[0].effect"), e.getStatus().getDescription());
   }
 
   @Test
@@ -136,7 +187,7 @@ class SluiceClientTest {
     Set<String> tasks = plan.getDecisionsList().stream().map(SluiceClientTest::bindTask).collect(Collectors.toSet());
     assertEquals(N, tasks.size());
     assertEquals(IntStream.range(0, N).mapToObj(i -> String.format("default/j%04d", i)).toList(),
-        plan.getJobsList().stream().map(JobOutcome::getJob).toList());
+        plan.getJobsList().stream().map(o -> SluiceClient.fullName(o.getJob())).toList());
   }
 
   @Test
@@ -162,8 +213,9 @@ class SluiceClientTest {
     assertWhole(plan);
     // A change to a task whose bind is on the last page: the commit rejects that decision, and
     // only the committed record (not the first page's lists) can say so.
-    String victim = bindTask(plan.getDecisions(N - 1));
-    c.apply(List.of(Deltas.delete(ObjectKind.OBJECT_KIND_TASK, "", victim.split("/", 2)[1])), false);
+    TaskRef ref = plan.getDecisions(N - 1).getBind().getTask();
+    String victim = SluiceClient.fullName(ref);
+    c.apply(List.of(Deltas.delete(ObjectKind.OBJECT_KIND_TASK, ref.getNamespace(), ref.getName())), false);
     CommitPlanResponse resp = c.commit(plan);
     assertEquals(N - 1, resp.getAppliedCount());
     assertEquals(List.of(victim),

@@ -81,7 +81,7 @@ public final class RoundTrip {
       }
 
       JobOutcome outcome = c.explain("rt").getOutcome();
-      System.out.printf("job %s: %d ready of %d%n", outcome.getJob(), outcome.getReady(), outcome.getMinAvailable());
+      System.out.printf("job %s: %d ready of %d%n", SluiceClient.fullName(outcome.getJob()), outcome.getReady(), outcome.getMinAvailable());
       if (outcome.getReady() != 2) {
         System.err.println("FAIL: job ready " + outcome.getReady() + ", want 2");
         return 1;

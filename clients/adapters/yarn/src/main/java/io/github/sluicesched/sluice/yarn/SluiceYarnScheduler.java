@@ -304,16 +304,17 @@ public final class SluiceYarnScheduler {
   }
 
   /**
-   * Installs the scheduler configuration (unless the options say null) and sends the whole
-   * state in a replace_all batch, so that Sluice's copy of the cluster is exactly the
-   * adapter's (empty on a fresh start): what a RM does when it starts or fails over.
+   * Sends the whole state in a replace_all batch, so that Sluice's copy of the cluster is
+   * exactly the adapter's (empty on a fresh start), then installs the scheduler configuration
+   * (unless the options say null): what a RM does when it starts or fails over.
    */
   public synchronized void start() {
+    // The batch first: it creates the cluster, which a configuration alone does not.
+    resync();
     if (opts.schedulerConfig != null) {
       client.scheduler().updateSchedulerConfig(UpdateSchedulerConfigRequest.newBuilder()
           .setCluster(client.cluster()).setConfig(opts.schedulerConfig).build());
     }
-    resync();
   }
 
   /** Sends the whole state (nodes, queues, jobs, tasks) in one replace_all batch. */
@@ -715,7 +716,7 @@ public final class SluiceYarnScheduler {
     for (Decision d : resp.getAppliedList()) {
       if (d.hasBind()) {
         BindDecision b = d.getBind();
-        TaskInfo t = tasks.get(b.getTask());
+        TaskInfo t = tasks.get(SluiceClient.fullName(b.getTask()));
         NodeInfo n = nodes.get(b.getNode());
         if (t == null || !t.pending() || n == null) {
           continue; // cannot happen while the adapter is Sluice's only writer
@@ -737,7 +738,7 @@ public final class SluiceYarnScheduler {
           touched.computeIfAbsent(t.app, x -> new LinkedHashSet<>()).add(key);
         }
       } else if (d.hasEvict()) {
-        TaskInfo t = tasks.get(d.getEvict().getTask());
+        TaskInfo t = tasks.get(SluiceClient.fullName(d.getEvict().getTask()));
         if (t == null || t.pending()) {
           continue;
         }

@@ -134,7 +134,7 @@ final class SimulatedResourceManager implements AutoCloseable {
     Map<String, String> bindNode = new LinkedHashMap<>();
     for (Decision d : r.plan().getDecisionsList()) {
       if (d.hasBind()) {
-        bindNode.put(d.getBind().getTask(), d.getBind().getNode());
+        bindNode.put(SluiceClient.fullName(d.getBind().getTask()), d.getBind().getNode());
       }
     }
     for (Container c : r.allocated()) {

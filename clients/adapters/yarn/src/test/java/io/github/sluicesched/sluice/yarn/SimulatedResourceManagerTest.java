@@ -25,8 +25,10 @@ import sluice.v1.ClusterState.GetQueueRequest;
 import sluice.v1.ClusterState.ListTasksRequest;
 import sluice.v1.Scheduler.Decision;
 import sluice.v1.Scheduler.ExplainJobResponse;
+import sluice.v1.Types.JobRef;
 import sluice.v1.Types.Queue;
 import sluice.v1.Types.Task;
+import sluice.v1.Types.TaskRef;
 import sluice.v1.Types.TaskStatus;
 
 /**
@@ -183,6 +185,7 @@ class SimulatedResourceManagerTest {
     assertEquals(0, count(r, Decision.KindCase.BIND));
     assertEquals(0, rm.running(gang).size());
     ExplainJobResponse ex = rm.client.explain("yarn", gang);
+    assertEquals(JobRef.newBuilder().setNamespace("yarn").setName(gang).build(), ex.getOutcome().getJob());
     assertEquals(9, ex.getOutcome().getMinAvailable());
     assertTrue(ex.getOutcome().getPending() == 8, ex.toString());
 
@@ -317,7 +320,8 @@ class SimulatedResourceManagerTest {
     for (Decision d : r.plan().getDecisionsList()) {
       if (d.hasEvict()) {
         assertEquals("preempt", d.getEvict().getAction());
-        assertTrue(d.getEvict().getForTask().startsWith("yarn/" + high), d.toString());
+        assertEquals("yarn", d.getEvict().getForTask().getNamespace(), d.toString());
+        assertTrue(d.getEvict().getForTask().getName().startsWith(high), d.toString());
       }
     }
 
@@ -358,7 +362,7 @@ class SimulatedResourceManagerTest {
     assertFalse(r.preempted().get(0).am(), "AM containers are not preempted");
     Decision evict = r.plan().getDecisionsList().stream().filter(Decision::hasEvict).findFirst().orElseThrow();
     assertEquals("reclaim", evict.getEvict().getAction());
-    assertEquals("yarn/" + b + "-am", evict.getEvict().getForTask());
+    assertEquals(TaskRef.newBuilder().setNamespace("yarn").setName(b + "-am").build(), evict.getEvict().getForTask());
     rm.pullAll();
     assertEquals(1, rm.appMasters.get(a).preemptionNotices.size());
     rm.heartbeatAll();

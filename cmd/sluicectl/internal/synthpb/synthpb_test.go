@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-sched/sluice/clients/go/synthpb"
 	"github.com/sluice-sched/sluice/cmd/builtin"
+	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
@@ -132,7 +132,7 @@ func TestSameClusterThroughSync(t *testing.T) {
 		want = append(want, d.Task+"@"+d.Node)
 	}
 	for _, d := range resp.GetPlan().GetDecisions() {
-		got = append(got, d.GetBind().GetTask()+"@"+d.GetBind().GetNode())
+		got = append(got, d.GetBind().GetTask().GetNamespace()+"/"+d.GetBind().GetTask().GetName()+"@"+d.GetBind().GetNode())
 	}
 	if len(want) == 0 {
 		t.Fatal("the in-process cycle placed nothing")

@@ -85,6 +85,18 @@ func (ca *CA) Server(t testing.TB, name string) Pair {
 	})
 }
 
+// Peer issues a certificate for a member of a cluster: a server and a client at once, for
+// 127.0.0.1, ::1 and localhost, with common name cn.
+func (ca *CA) Peer(t testing.TB, cn string) Pair {
+	t.Helper()
+	return ca.issue(t, cn, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	})
+}
+
 // Client issues a client certificate with common name cn.
 func (ca *CA) Client(t testing.TB, cn string) Pair {
 	t.Helper()

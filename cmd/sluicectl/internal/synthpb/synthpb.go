@@ -1,7 +1,8 @@
 // Package synthpb converts a generated cluster (engine/synth) into sluice.v1 deltas, so that
 // benchmarks and load tests can stream the same cluster through ClusterStateService.Sync that
-// they load directly into a store. (The engine may not import generated code, hence a package
-// of its own.)
+// they load directly into a store. (The engine may not import generated code, and clients may
+// not import the engine, hence a package of its own, internal to sluicectl, whose bench is
+// its user.)
 //
 // It converts the fields synth generates: node allocatable and labels; queue weight, state
 // and reclaimability; job queue, gang size, phase, priority and creation time; task job, role,

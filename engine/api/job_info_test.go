@@ -1,0 +1,156 @@
+package api
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// naiveRoleCounts is the definition the incremental counts must agree with: a walk of every
+// task of the job.
+func naiveRoleCounts(ji *JobInfo, keep func(TaskStatus) bool, countBestEffort bool) map[string]int32 {
+	out := map[string]int32{}
+	for _, t := range ji.Tasks {
+		if keep(t.Status) || (countBestEffort && t.Status == Pending && t.BestEffort) {
+			out[t.Role]++
+		}
+	}
+	return out
+}
+
+func naiveMeetMin(ji *JobInfo, counts map[string]int32) bool {
+	for role, min := range ji.TaskMinAvailable {
+		if counts[role] < min {
+			return false
+		}
+	}
+	return true
+}
+
+// naive answers every incrementally counted question by walking the job's tasks.
+func naive(ji *JobInfo) map[string]any {
+	pendingBE := int32(0)
+	for _, t := range ji.Tasks {
+		if t.Status == Pending && t.BestEffort {
+			pendingBE++
+		}
+	}
+	gated := len(ji.TaskMinAvailable) == 0 || ji.MinAvailable < ji.TaskMinAvailableTotal
+	valid := gated || naiveMeetMin(ji, naiveRoleCounts(ji, func(s TaskStatus) bool { return pipelinedStatus(s) || s == Pending }, false))
+	ready := gated || naiveMeetMin(ji, naiveRoleCounts(ji, readyStatus, true))
+	piped := gated || naiveMeetMin(ji, naiveRoleCounts(ji, pipelinedStatus, true))
+	starving := ji.MinAvailable < ji.TaskMinAvailableTotal ||
+		(len(ji.TaskMinAvailable) > 0 && !naiveMeetMin(ji, naiveRoleCounts(ji, pipelinedStatus, false)))
+	return map[string]any{
+		"PendingBestEffortTaskNum": pendingBE,
+		"CheckTaskValid":           valid,
+		"CheckTaskReady":           ready,
+		"CheckTaskPipelined":       piped,
+		"CheckTaskStarving":        starving,
+		"NeedContinueAllocating":   naiveNeedContinue(ji),
+	}
+}
+
+// naiveNeedContinue is NeedContinueAllocating as it was written before the counts: pending
+// tasks and placed tasks per role counted by walking the job.
+func naiveNeedContinue(ji *JobInfo) bool {
+	if int(ji.MinAvailable) == len(ji.Tasks) {
+		return false
+	}
+	failed := ji.FitFailedRoles()
+	pending := map[string]int32{}
+	for _, t := range ji.TaskStatusIndex[Pending] {
+		pending[t.Role]++
+	}
+	if ji.MinAvailable < ji.TaskMinAvailableTotal {
+		left := int32(0)
+		for role, n := range pending {
+			if _, ok := failed[role]; !ok {
+				left += n
+			}
+		}
+		return ji.ReadyTaskNum()+left >= ji.MinAvailable
+	}
+	allocated := naiveRoleCounts(ji, readyStatus, true)
+	for role := range failed {
+		if min := ji.TaskMinAvailable[role]; min > 0 && allocated[role] < min {
+			return false
+		}
+	}
+	return true
+}
+
+func counted(ji *JobInfo) map[string]any {
+	return map[string]any{
+		"PendingBestEffortTaskNum": ji.PendingBestEffortTaskNum(),
+		"CheckTaskValid":           ji.CheckTaskValid(),
+		"CheckTaskReady":           ji.CheckTaskReady(),
+		"CheckTaskPipelined":       ji.CheckTaskPipelined(),
+		"CheckTaskStarving":        ji.CheckTaskStarving(),
+		"NeedContinueAllocating":   ji.NeedContinueAllocating(),
+	}
+}
+
+// TestJobCountsMatchAWalk drives jobs through random additions, status changes and removals of
+// tasks of several roles, some best-effort, and requires every count-based answer to equal the
+// answer of a walk over the job's tasks, after every step and in a clone.
+func TestJobCountsMatchAWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	roles := []string{"ps", "worker", "chief"}
+	statuses := []TaskStatus{Pending, Allocated, Pipelined, Binding, Bound, Running, Releasing, Succeeded, Failed, Unknown}
+	for trial := 0; trial < 200; trial++ {
+		byRole := map[string]int32{}
+		for _, r := range roles[:rng.IntN(len(roles)+1)] {
+			byRole[r] = int32(rng.IntN(3))
+		}
+		ji := NewJobInfo(&Job{Name: "j", Namespace: "ns", MinAvailable: int32(rng.IntN(6)), MinAvailableByRole: byRole}, 0)
+		var tasks []*TaskInfo
+		for step := 0; step < 60; step++ {
+			switch op := rng.IntN(10); {
+			case op < 4 || len(tasks) == 0:
+				res := map[string]float64{"cpu": 1}
+				if rng.IntN(3) == 0 {
+					res = nil // best effort
+				}
+				ti := NewTaskInfo(&Task{Name: fmt.Sprintf("t%d", step), Namespace: "ns", Job: "j", Role: roles[rng.IntN(len(roles))],
+					Status: statuses[rng.IntN(len(statuses))], Resources: *NewResource(res)}, 0)
+				ji.AddTaskInfo(ti)
+				tasks = append(tasks, ti)
+			case op < 8:
+				ji.UpdateTaskStatus(tasks[rng.IntN(len(tasks))], statuses[rng.IntN(len(statuses))])
+			case op < 9:
+				i := rng.IntN(len(tasks))
+				ji.DeleteTaskInfo(tasks[i])
+				tasks = append(tasks[:i], tasks[i+1:]...)
+			default:
+				if len(tasks) > 0 {
+					ji.NodesFitErrors[tasks[rng.IntN(len(tasks))].UID] = NewFitErrors()
+				}
+			}
+			sorted := make([]*TaskInfo, 0, len(ji.Tasks))
+			for _, t := range ji.Tasks {
+				sorted = append(sorted, t)
+			}
+			slices.SortFunc(sorted, func(a, b *TaskInfo) int { return strings.Compare(a.UID, b.UID) })
+			if got := ji.SortedTasks(); !slices.Equal(got, sorted) {
+				t.Fatalf("trial %d step %d: SortedTasks is not the job's tasks by UID", trial, step)
+			}
+			want, got := naive(ji), counted(ji)
+			for k, w := range want {
+				if got[k] != w {
+					t.Fatalf("trial %d step %d: %s = %v, a walk of the tasks says %v", trial, step, k, got[k], w)
+				}
+			}
+		}
+		c := ji.Clone()
+		c.NodesFitErrors = ji.NodesFitErrors
+		want, got := naive(ji), counted(c)
+		for k, w := range want {
+			if got[k] != w {
+				t.Fatalf("trial %d clone: %s = %v, want %v", trial, k, got[k], w)
+			}
+		}
+	}
+}
