@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -49,7 +50,13 @@ func yamlLine(err error) int {
 	return 1
 }
 
-func yamlMsg(err error) string { return strings.TrimPrefix(err.Error(), "yaml: ") }
+func yamlMsg(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
+	return err.Error()
+}
 
 func deref(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
