@@ -196,6 +196,7 @@ func New(opts Options) *Server {
 	s.metrics = m
 	s.admission = newAdmission(opts.MaxConcurrentCycles, opts.CycleQuantum, opts.MaxQueuedCycles, opts.CycleShare, nil)
 	if s.admission != nil {
+		s.admission.exists = func(cluster string) bool { return s.store.Revision(cluster) > 0 }
 		if err := s.admission.instrument(s.mp); err != nil {
 			s.log.Error("admission metrics disabled", "error", err.Error())
 			_ = s.admission.instrument(nil)
