@@ -356,7 +356,8 @@ func TestHeavyCyclesShareTheTime(t *testing.T) {
 }
 
 // TestUnknownClustersLeaveNoRecord: calls and cycles naming a cluster without state are
-// served, but leave no admission record (and so no metric series).
+// served, but leave no admission record (and so no metric series) and no counts for the log
+// summary.
 func TestUnknownClustersLeaveNoRecord(t *testing.T) {
 	h := newHarness(t)
 	ctx := ctxT(t)
@@ -368,6 +369,14 @@ func TestUnknownClustersLeaveNoRecord(t *testing.T) {
 	if _, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "real", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN}); err != nil {
 		t.Fatal(err)
 	}
+	m := h.srv.metrics
+	m.mu.Lock()
+	for _, c := range []string{"ghost-1", "ghost-2"} {
+		if _, ok := m.perCluster[c]; ok {
+			t.Errorf("the dry runs on %s left counts behind", c)
+		}
+	}
+	m.mu.Unlock()
 	a := h.srv.admission
 	a.mu.Lock()
 	defer a.mu.Unlock()
