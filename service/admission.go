@@ -105,8 +105,9 @@ type admission struct {
 	share     float64
 	now       func() time.Time
 	wait      metric.Float64Histogram
-	// exists, if set, tells whether a cluster exists: the series of one that does not (a
-	// call that named an unknown cluster, a deleted one) are not observed.
+	// exists tells the clusters that have state (nil: every name): work on other names is
+	// not recorded, so that calls naming clusters that do not exist leave no record and no
+	// metric series behind.
 	exists func(cluster string) bool
 
 	mu      sync.Mutex
@@ -248,7 +249,7 @@ func (a *admission) markLocked(t *tenant) {
 // call records a call of a cluster in progress until the returned function is called; with
 // charge, the call's time is added to the cluster's usage (cycles charge their own run time).
 func (a *admission) call(cluster string, charge bool) func() {
-	if a == nil || cluster == "" {
+	if a == nil || cluster == "" || (a.exists != nil && !a.exists(cluster)) {
 		return func() {}
 	}
 	a.mu.Lock()
@@ -389,12 +390,13 @@ type cycleTicket struct {
 
 // admitCycle admits a cycle of a cluster: it takes the cluster's lock in locks (the cycle lock
 // of the cycles whose plans may be committed, or the dry-run lock: cycles under one lock never
-// overlap) and a slot, in that order, within the call's deadline (see the
-// package comment above). The ticket's pacer goes to the engine; done must be called when the
+// overlap) and a slot, in that order, within the call's deadline (see the package comment
+// above). A cycle of a cluster without state only takes the lock. The ticket's pacer goes to
+// the engine; done must be called when the
 // cycle ends.
 func (s *Server) admitCycle(ctx context.Context, cluster string, locks *keylock.Map) (*cycleTicket, error) {
 	a := s.admission
-	if a == nil {
+	if a == nil || (a.exists != nil && !a.exists(cluster)) {
 		unlock, err := locks.LockContext(ctx, cluster)
 		if err != nil {
 			return nil, err

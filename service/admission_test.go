@@ -355,6 +355,40 @@ func TestHeavyCyclesShareTheTime(t *testing.T) {
 	}
 }
 
+// TestUnknownClustersLeaveNoRecord: calls and cycles naming a cluster without state are
+// served, but leave no admission record (and so no metric series) and no counts for the log
+// summary.
+func TestUnknownClustersLeaveNoRecord(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	smallCluster(h, "real")
+	for _, c := range []string{"ghost-1", "ghost-2"} {
+		_, _ = h.cs.ListNodes(ctx, &sluicev1.ListNodesRequest{Cluster: c})
+		_, _ = h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: c, Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN})
+	}
+	if _, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "real", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN}); err != nil {
+		t.Fatal(err)
+	}
+	m := h.srv.metrics
+	m.mu.Lock()
+	for _, c := range []string{"ghost-1", "ghost-2"} {
+		if _, ok := m.perCluster[c]; ok {
+			t.Errorf("the dry runs on %s left counts behind", c)
+		}
+	}
+	m.mu.Unlock()
+	a := h.srv.admission
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.tenants["real"]; !ok || len(a.tenants) != 1 {
+		var names []string
+		for n := range a.tenants {
+			names = append(names, n)
+		}
+		t.Fatalf("admission records %v, want only the real cluster's", names)
+	}
+}
+
 // TestUsageDecays: a cluster's usage halves every usageHalfLife.
 func TestUsageDecays(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}

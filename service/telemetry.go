@@ -343,8 +343,14 @@ var modeNames = map[sluicev1.ScheduleMode]string{
 func (m *metrics) cycleDone(ctx context.Context, cluster string, mode sluicev1.ScheduleMode, p *engine.Plan) {
 	c := attribute.String("cluster", cluster)
 	m.cycleDuration.Record(ctx, p.Duration.Seconds(), metric.WithAttributes(c, attribute.String("mode", modeNames[mode])))
-	m.count(cluster, func(cc *clusterCounts) { cc.cycles[modeNames[mode]]++ })
 	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN || p.Result == nil {
+		// Only counted for a cluster already counted (one with batches or plans), so that dry
+		// runs on names nobody wrote leave nothing behind.
+		m.mu.Lock()
+		if c, ok := m.perCluster[cluster]; ok {
+			c.cycles[modeNames[mode]]++
+		}
+		m.mu.Unlock()
 		return
 	}
 	kinds := map[framework.DecisionKind]int64{}
@@ -358,6 +364,7 @@ func (m *metrics) cycleDone(ctx context.Context, cluster string, mode sluicev1.S
 		}
 	}
 	m.count(cluster, func(cc *clusterCounts) {
+		cc.cycles[modeNames[mode]]++
 		for _, k := range []framework.DecisionKind{framework.DecisionBind, framework.DecisionPipeline, framework.DecisionEvict} {
 			// Adding zero too makes every kind's series exist from the first cycle on.
 			cc.decisions[k.String()] += kinds[k]

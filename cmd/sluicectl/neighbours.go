@@ -99,12 +99,8 @@ func (a *app) benchNeighbours(args []string) error {
 		return usagef("bench neighbours: --rate, --phase and --timeout must be positive")
 	}
 	ctx := a.ctx
-	var conn *grpc.ClientConn
-	if a.server.set {
-		if conn, err = a.dial(); err != nil {
-			return err
-		}
-	} else {
+	dial := a.dial
+	if !a.server.set {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		addr, stop, err := service.StartInProcess(sctx, builtin.Registry())
@@ -112,21 +108,34 @@ func (a *app) benchNeighbours(args []string) error {
 			return fmt.Errorf("bench neighbours: %w", err)
 		}
 		defer stop()
-		if conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
-			return fmt.Errorf("bench neighbours: %w", err)
+		dial = func() (*grpc.ClientConn, error) {
+			return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		}
 	}
-	defer conn.Close()
-	n := &neighbours{a: a, o: o, cs: sluicev1.NewClusterStateServiceClient(conn), sc: sluicev1.NewSchedulerServiceClient(conn)}
+	// Each client has a connection of its own, as the resource managers of different
+	// clusters would: the small cluster's calls do not queue behind the large one's frames.
+	n := &neighbours{a: a, o: o}
+	for i := 0; i <= o.callers; i++ {
+		conn, err := dial()
+		if err != nil {
+			return fmt.Errorf("bench neighbours: %w", err)
+		}
+		defer conn.Close()
+		n.conns = append(n.conns, conn)
+	}
+	n.cs, n.sc = sluicev1.NewClusterStateServiceClient(n.conns[0]), sluicev1.NewSchedulerServiceClient(n.conns[0])
 	return n.run(ctx)
 }
 
 // neighbours is one run of "bench neighbours".
 type neighbours struct {
-	a  *app
-	o  neighbourOptions
-	cs sluicev1.ClusterStateServiceClient
-	sc sluicev1.SchedulerServiceClient
+	a *app
+	o neighbourOptions
+	// conns[0] is the small cluster's client's (cs, sc), conns[1:] the large cluster's
+	// callers'.
+	conns []*grpc.ClientConn
+	cs    sluicev1.ClusterStateServiceClient
+	sc    sluicev1.SchedulerServiceClient
 
 	// The small cluster's Sync stream and the sequence of its last batch.
 	sync sluicev1.ClusterStateService_SyncClient
@@ -271,11 +280,12 @@ func (n *neighbours) phase(ctx context.Context, name string, round int, d time.D
 	var mu sync.Mutex
 	lctx, stopLarge := context.WithCancel(ctx)
 	if noisy {
-		for c := 0; c < n.o.callers; c++ {
+		for c := 1; c <= n.o.callers; c++ {
+			sc := sluicev1.NewSchedulerServiceClient(n.conns[c])
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				n.hammer(lctx, res, &mu)
+				n.hammer(lctx, sc, res, &mu)
 			}()
 		}
 	}
@@ -310,10 +320,10 @@ func (n *neighbours) phase(ctx context.Context, name string, round int, d time.D
 }
 
 // hammer runs back-to-back dry runs on the large cluster until ctx ends.
-func (n *neighbours) hammer(ctx context.Context, res *phaseResult, mu *sync.Mutex) {
+func (n *neighbours) hammer(ctx context.Context, sc sluicev1.SchedulerServiceClient, res *phaseResult, mu *sync.Mutex) {
 	for ctx.Err() == nil {
 		start := time.Now()
-		_, err := n.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: n.o.largeName, Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN, PageSize: 1})
+		_, err := sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: n.o.largeName, Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN, PageSize: 1})
 		d := time.Since(start)
 		mu.Lock()
 		switch {
