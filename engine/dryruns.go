@@ -6,7 +6,7 @@ import (
 )
 
 // The engine keeps at most maxDryRuns dry runs' plans, across clusters, for GetPlan, holding
-// at most maxDryRunDecisions decisions between them.
+// at most maxDryRunDecisions decisions between them (see dryRunCache.add for which go first).
 const (
 	maxDryRuns         = 16
 	maxDryRunDecisions = 200000
@@ -20,8 +20,10 @@ type dryRunCache struct {
 	plans []*Plan // oldest first
 }
 
-// add keeps a dry run's plan, dropping the oldest beyond the bounds (a plan larger than the
-// decision bound alone is not kept).
+// add keeps a dry run's plan, dropping plans beyond the bounds (a plan larger than the
+// decision bound alone is not kept). The plan dropped is the oldest of the cluster that holds
+// the most, so that one cluster's flood of dry runs pushes out its own plans before a quieter
+// cluster's.
 func (c *dryRunCache) add(p *Plan) {
 	n := len(p.Result.Decisions)
 	if n > maxDryRunDecisions {
@@ -29,15 +31,33 @@ func (c *dryRunCache) add(p *Plan) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	total := n
+	c.plans = append(c.plans, p)
+	total := 0
 	for _, q := range c.plans {
 		total += len(q.Result.Decisions)
 	}
-	for len(c.plans) > 0 && (len(c.plans) >= maxDryRuns || total > maxDryRunDecisions) {
-		total -= len(c.plans[0].Result.Decisions)
-		c.plans = c.plans[1:]
+	for len(c.plans) > maxDryRuns || total > maxDryRunDecisions {
+		i := c.victim()
+		total -= len(c.plans[i].Result.Decisions)
+		c.plans = append(c.plans[:i], c.plans[i+1:]...)
 	}
-	c.plans = append(c.plans, p)
+}
+
+// victim returns the index of the plan add drops: the oldest plan of the cluster with the
+// most plans (of those, the one whose oldest plan is oldest).
+func (c *dryRunCache) victim() int {
+	count := make(map[string]int, len(c.plans))
+	most := 0
+	for _, q := range c.plans {
+		count[q.Cluster]++
+		most = max(most, count[q.Cluster])
+	}
+	for i, q := range c.plans {
+		if count[q.Cluster] == most {
+			return i
+		}
+	}
+	return 0
 }
 
 // get returns a kept dry run's plan that has not expired at now, or nil.

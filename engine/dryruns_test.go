@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-sched/sluice/engine/framework"
+)
+
+func dryRunPlan(cluster string, seq, decisions int) *Plan {
+	return &Plan{
+		ID:        fmt.Sprintf("%s-dry%d", cluster, seq),
+		Cluster:   cluster,
+		ExpiresAt: time.Unix(1000, 0),
+		Result:    &framework.Result{Decisions: make([]framework.Decision, decisions)},
+	}
+}
+
+// TestDryRunCacheBounds: the cache keeps at most maxDryRuns plans and maxDryRunDecisions
+// decisions; a cluster flooding it with dry runs pushes out its own plans, not a quieter
+// cluster's; a plan past its expiry is not handed out.
+func TestDryRunCacheBounds(t *testing.T) {
+	now := time.Unix(500, 0)
+	tests := []struct {
+		name string
+		// adds, in order: cluster and decision count.
+		adds       []dryRunAdd
+		kept, gone []string
+	}{
+		{
+			name: "one cluster keeps its newest",
+			adds: repeat("big", maxDryRuns+3, 1),
+			kept: []string{"big-dry3", fmt.Sprintf("big-dry%d", maxDryRuns+2)},
+			gone: []string{"big-dry0", "big-dry2"},
+		},
+		{
+			name: "a quiet cluster's plan survives a neighbour's flood",
+			adds: append(repeat("quiet", 1, 1), repeat("big", 3*maxDryRuns, 1)...),
+			kept: []string{"quiet-dry0", fmt.Sprintf("big-dry%d", 3*maxDryRuns-1)},
+			gone: []string{"big-dry0"},
+		},
+		{
+			name: "the decision bound drops the noisiest cluster's oldest",
+			adds: append(append(repeat("quiet", 1, 10), repeat("big", 2, maxDryRunDecisions/2)...), repeat("big", 1, 5)...),
+			kept: []string{"quiet-dry0", "big-dry1", "big-dry2"},
+			gone: []string{"big-dry0"},
+		},
+		{
+			name: "a plan over the decision bound alone is not kept",
+			adds: repeat("big", 1, maxDryRunDecisions+1),
+			gone: []string{"big-dry0"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var c dryRunCache
+			seq := map[string]int{}
+			for _, a := range tc.adds {
+				c.add(dryRunPlan(a.cluster, seq[a.cluster], a.decisions))
+				seq[a.cluster]++
+			}
+			total := 0
+			for _, p := range c.plans {
+				total += len(p.Result.Decisions)
+			}
+			if len(c.plans) > maxDryRuns || total > maxDryRunDecisions {
+				t.Fatalf("kept %d plans, %d decisions: over the bounds", len(c.plans), total)
+			}
+			for _, id := range tc.kept {
+				if p := c.get(clusterOf(id), id, now); p == nil {
+					t.Errorf("%s was dropped", id)
+				}
+			}
+			for _, id := range tc.gone {
+				if p := c.get(clusterOf(id), id, now); p != nil {
+					t.Errorf("%s is still kept", id)
+				}
+			}
+		})
+	}
+	var c dryRunCache
+	c.add(dryRunPlan("a", 0, 1))
+	if c.get("a", "a-dry0", time.Unix(1001, 0)) != nil {
+		t.Errorf("an expired dry run was handed out")
+	}
+	if c.get("b", "a-dry0", now) != nil {
+		t.Errorf("a dry run was handed out for another cluster")
+	}
+}
+
+// dryRunAdd is a dry run added to the cache: its cluster and decision count.
+type dryRunAdd struct {
+	cluster   string
+	decisions int
+}
+
+// repeat returns n dry runs of a cluster with the same decision count.
+func repeat(cluster string, n, decisions int) []dryRunAdd {
+	out := make([]dryRunAdd, n)
+	for i := range out {
+		out[i] = dryRunAdd{cluster, decisions}
+	}
+	return out
+}
+
+// clusterOf returns the cluster of a dry run's id (what precedes its last dash).
+func clusterOf(id string) string {
+	return id[:strings.LastIndexByte(id, '-')]
+}
