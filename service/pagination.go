@@ -46,14 +46,7 @@ type page struct {
 // readPage checks a List request's page size and token (field "page_token"). A token that
 // does not decode, or was issued for another cluster, list or filters, is refused.
 func readPage(fe *fieldErrors, size int32, token string, scope pageScope) page {
-	checkPageSize(fe, size)
-	pg := page{size: int(size), scope: scope}
-	switch {
-	case pg.size <= 0:
-		pg.size = defaultPageSize
-	case pg.size > maxPageSize:
-		pg.size = maxPageSize
-	}
+	pg := page{size: pageSize(fe, size, defaultPageSize, maxPageSize), scope: scope}
 	if token == "" {
 		return pg
 	}

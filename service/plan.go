@@ -39,14 +39,7 @@ type planPage struct {
 
 // readPlanPage checks a plan request's page size and token; a token is bound to its plan.
 func readPlanPage(fe *fieldErrors, size int32, token, planID string) planPage {
-	checkPageSize(fe, size)
-	pg := planPage{size: int(size)}
-	switch {
-	case pg.size <= 0:
-		pg.size = defaultPlanPageSize
-	case pg.size > maxPlanPageSize:
-		pg.size = maxPlanPageSize
-	}
+	pg := planPage{size: pageSize(fe, size, defaultPlanPageSize, maxPlanPageSize)}
 	if token == "" {
 		return pg
 	}

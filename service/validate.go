@@ -709,9 +709,16 @@ func checkEtag(fe *fieldErrors, field, etag string) {
 	}
 }
 
-// checkPageSize checks a List request's page size.
-func checkPageSize(fe *fieldErrors, size int32) {
-	if size < 0 {
+// pageSize checks a request's page size (field "page_size") and returns the size to use:
+// def when it is 0, at most limit.
+func pageSize(fe *fieldErrors, size int32, def, limit int) int {
+	switch {
+	case size < 0:
 		fe.add("page_size", "must not be negative, got %d", size)
+		return def
+	case size == 0:
+		return def
+	default:
+		return min(int(size), limit)
 	}
 }
