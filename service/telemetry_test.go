@@ -15,6 +15,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 )
@@ -136,6 +138,9 @@ func TestMetricsOnPrometheusEndpoint(t *testing.T) {
 	if _, err := w.Recv(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := h.sc.Schedule(ctx, &sluicev1.ScheduleRequest{Cluster: "ghost", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN}); status.Code(err) != codes.NotFound {
+		t.Fatalf("Schedule of a cluster nobody created: %v, want NotFound", err)
+	}
 
 	fams := scrape(t, handler)
 	for name := range fams {
@@ -173,6 +178,7 @@ func TestMetricsOnPrometheusEndpoint(t *testing.T) {
 		{"sluice_cycle_slots", nil, float64(runtime.GOMAXPROCS(0))},
 		{"sluice_cycles_running", nil, 0},
 		{"sluice_cycle_admission_wait_seconds", c1, 5},
+		{"sluice_cycle_admission_wait_seconds", map[string]string{"cluster": "c2"}, 1},
 		{"sluice_cluster_usage_seconds", c1, -1},
 		// The runtime's and the process's, and the build.
 		{"go_goroutines", nil, -1},
@@ -193,9 +199,9 @@ func TestMetricsOnPrometheusEndpoint(t *testing.T) {
 			t.Errorf("%s%v = %g, want %g", c.name, c.labels, got, c.want)
 		}
 	}
-	// c2 has no state: its watch's cycles leave no admission series.
-	if _, ok := value(fams, "sluice_cluster_usage_seconds", map[string]string{"cluster": "c2"}); ok {
-		t.Error("a cluster without state has an admission series")
+	// A cluster nobody created leaves no admission series.
+	if _, ok := value(fams, "sluice_cycle_admission_wait_seconds", map[string]string{"cluster": "ghost"}); ok {
+		t.Error("a cluster that does not exist has an admission series")
 	}
 	if t.Failed() {
 		var names []string
