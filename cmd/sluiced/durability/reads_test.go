@@ -158,8 +158,9 @@ func refusedByCutOff(err error) bool {
 // default reads with UNAVAILABLE (not a stale value); the others elect a leader and take a
 // write; the cut-off member still answers a STALE read with a generous max_staleness, with
 // its old value and a staleness header that says so, and refuses one with a small
-// max_staleness (STALE_READ_REFUSED). Healed, it rejoins and answers default reads with the
-// new value.
+// max_staleness (STALE_READ_REFUSED). A Go client attached to it that knows every member
+// moves on and has a write acknowledged within 10 s. Healed, it rejoins and answers default
+// reads with the new value.
 func TestPartitionedLeaderReads(t *testing.T) {
 	need(t)
 	members := startCluster(t, 3, faultFlag)
@@ -179,11 +180,33 @@ func TestPartitionedLeaderReads(t *testing.T) {
 		t.Fatalf("default read on the leader %s before the partition: %d, %v", old.name, w, err)
 	}
 
+	var endpoints []string
+	for _, m := range members {
+		endpoints = append(endpoints, m.grpc)
+	}
+	writer := dial(t, old.grpc, sluice.WithEndpoints(endpoints...))
+
 	if err := isolate(members, old); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = heal(members) }()
 	cut := time.Now()
+	// A client attached to the cut-off leader, that knows every member, writes until a write
+	// is acknowledged: how long writers are without service.
+	writeBack := make(chan time.Duration, 1)
+	go func() {
+		for i := int32(1); time.Since(cut) < 20*time.Second; i++ {
+			wctx, wcancel := context.WithTimeout(ctx, time.Second)
+			_, err := writer.Apply(wctx, "rd", false, sluice.UpsertQueue(&sluicev1.Queue{Name: "w", Weight: i}))
+			wcancel()
+			if err == nil {
+				writeBack <- time.Since(cut)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		writeBack <- -1
+	}()
 	var readErr error
 	reads := 0
 	for readErr == nil && time.Since(cut) < 10*time.Second {
@@ -199,6 +222,11 @@ func TestPartitionedLeaderReads(t *testing.T) {
 	}
 
 	waitFor(t, 15*time.Second, "a new leader on the majority side", func() bool { return leaderOf(members, old) != nil })
+	elected := time.Since(cut)
+	writesBack := <-writeBack
+	if writesBack < 0 || writesBack > 10*time.Second {
+		t.Fatalf("a client attached to the cut-off leader, knowing every member, had no write acknowledged within %v of the cut (%v)", 10*time.Second, writesBack)
+	}
 	queueWeight(t, ctx, dial(t, leaderOf(members, old).grpc), 2)
 	if w, err := get(nil, &hdr); !refusedByCutOff(err) {
 		t.Fatalf("default read on the cut-off member after a newer write: %d, %v; want it refused", w, err)
@@ -230,6 +258,9 @@ func TestPartitionedLeaderReads(t *testing.T) {
 		w, err := get(nil, &hdr)
 		return err == nil && w == 2
 	})
-	report(t, "partitioned leader: %s refused default reads %v after it was cut off (%d reads tried; reason %s), answered a stale read %d ms stale, refused one bounded at 200ms; it answered default reads again %v after the heal",
-		old.name, refusedAfter.Round(time.Millisecond), reads, reasonOf(readErr), ms, time.Since(healed).Round(time.Millisecond))
+	report(t, "partitioned leader: %s refused default reads %v after it was cut off (%d reads tried; reason %s); a new leader %v after the cut; "+
+		"a client attached to the cut-off leader had a write acknowledged %v after the cut; the cut-off member answered a stale read %d ms stale, "+
+		"refused one bounded at 200ms, and answered default reads again %v after the heal",
+		old.name, refusedAfter.Round(time.Millisecond), reads, reasonOf(readErr), elected.Round(time.Millisecond),
+		writesBack.Round(time.Millisecond), ms, time.Since(healed).Round(time.Millisecond))
 }
