@@ -80,8 +80,9 @@ fuzz-short:
 
 ## durability-short: crash consistency (5 kill -9 points), failover of a 3-member cluster,
 ## load (50 Sync streams and a scheduling loop for 10s) and storage faults (full and
-## read-only data directory), against real sluiced processes on loopback (part of make test);
-## the measurements are printed and appended to DURABILITY_REPORT
+## read-only data directory), linearizability (porcupine, 15s of faults: a leader partition,
+## a kill -9, a pause) and reads on a partitioned leader, against real sluiced processes on
+## loopback (part of make test); the measurements are printed and appended to DURABILITY_REPORT
 DURABILITY_REPORT ?= $(CURDIR)/.cache/durability-report.txt
 durability-short:
 	@mkdir -p $(dir $(DURABILITY_REPORT))
@@ -94,11 +95,13 @@ test-durability:
 	SLUICE_DURABILITY=full SLUICE_DURABILITY_REPORT=$(DURABILITY_REPORT) go test -count=1 -timeout 30m -v ./cmd/sluiced/durability
 
 ## test-jepsen: the linearizability check of reads and writes (porcupine) on a 3-member
-## cluster for 3 minutes while members are killed, restarted, paused and resumed
+## cluster for 3 minutes while the leader or a follower is partitioned from the others (its
+## gRPC port still reachable) and healed, and members are killed, restarted, paused and
+## resumed; and the read tests (a paused leader, a partitioned leader, a restarted member)
 .PHONY: test-jepsen
 test-jepsen:
 	@mkdir -p $(dir $(DURABILITY_REPORT))
-	SLUICE_DURABILITY=full SLUICE_DURABILITY_REPORT=$(DURABILITY_REPORT) go test -count=1 -timeout 20m -v -run 'TestLinearizable|TestReadsAreLinearizable' ./cmd/sluiced/durability
+	SLUICE_DURABILITY=full SLUICE_DURABILITY_REPORT=$(DURABILITY_REPORT) go test -count=1 -timeout 20m -v -run 'TestLinearizable|TestReadsAreLinearizable|TestPartitionedLeaderReads' ./cmd/sluiced/durability
 
 ## bench: the Go benchmarks of the hot paths
 bench:

@@ -33,6 +33,13 @@ func TestDurableFlagErrors(t *testing.T) {
 		{[]string{"--raft-tls-ca", "ca.pem"}, "need --raft-listen"},
 		{[]string{"--data-dir", "d", "--node-id", "a", "--raft-listen", "127.0.0.1:7000", "--raft-peers", "a=127.0.0.1:7000", "--raft-tls"}, "needs a certificate and a CA"},
 		{[]string{"--data-dir", "d", "--node-id", "a", "--raft-listen", "127.0.0.1:7000", "--raft-peers", "a=127.0.0.1:7000", "--raft-tls-cert", "c.pem"}, "go together"},
+		// The test-only fault injection: a cluster member, on a loopback admin address without
+		// credentials unless --insecure.
+		{[]string{"--data-dir", "d", "--unsafe-fault-injection"}, "needs a replicated cluster"},
+		{[]string{"--data-dir", "d", "--node-id", "a", "--raft-listen", "127.0.0.1:7000", "--raft-peers", "a=127.0.0.1:7000",
+			"--unsafe-fault-injection", "--admin-listen", "0.0.0.0:9090"}, "needs a loopback --admin-listen"},
+		{[]string{"--data-dir", "d", "--node-id", "a", "--raft-listen", "127.0.0.1:7000", "--raft-peers", "a=127.0.0.1:7000",
+			"--unsafe-fault-injection", "--tokens", "t.yaml"}, "refused with --tokens"},
 	}
 	for _, tc := range tests {
 		var stderr lockedBuffer

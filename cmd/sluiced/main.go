@@ -162,6 +162,8 @@ type options struct {
 	// server's, --tls-cert, --tls-key and --client-ca, where not given).
 	raftTLS      bool
 	raftTLSFiles certs.Files
+	// faultInjection serves PartitionPath (tests only; see checkFaultInjection).
+	faultInjection bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -220,6 +222,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.raftTLSFiles.Cert, "raft-tls-cert", "", "this member's raft certificate (PEM; for server and client authentication); turns on --raft-tls")
 	fs.StringVar(&o.raftTLSFiles.Key, "raft-tls-key", "", "the key of --raft-tls-cert (PEM)")
 	fs.StringVar(&o.raftTLSFiles.CA, "raft-tls-ca", "", "CA certificates (PEM) that sign the members' raft certificates; turns on --raft-tls")
+	fs.BoolVar(&o.faultInjection, "unsafe-fault-injection", false, "TESTS ONLY: serve "+PartitionPath+" on the admin listener, unauthenticated, to cut this member off from raft peers (loopback admin address and no credentials, unless --insecure)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -240,6 +243,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	if err := o.resolveRaftTLS(); err != nil {
+		return o, err
+	}
+	if err := checkFaultInjection(o); err != nil {
 		return o, err
 	}
 	switch {
@@ -482,6 +488,9 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 
 	var draining atomic.Bool
 	mux := adminMux(metricsHandler, &draining, node)
+	if o.faultInjection {
+		handlePartition(mux, node, log)
+	}
 	if o.pprof {
 		// Sample 1 in 100 contention events, so that the mutex profile has something to show.
 		runtime.SetMutexProfileFraction(100)
@@ -836,6 +845,7 @@ func openDurable(store *state.Store, o options, raftTLS *certs.Reloader, listenA
 		Logger:            log,
 		RaftLogOutput:     raftLog,
 		RaftLogLevel:      max(o.logLevel, slog.LevelInfo),
+		FaultInjection:    o.faultInjection,
 	}
 	if raftTLS != nil {
 		opts.TLS = raftTLS

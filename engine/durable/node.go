@@ -44,6 +44,11 @@ type Options struct {
 	// TLS, when set, makes the raft transport mutual TLS (see RaftTLS); without it raft's
 	// traffic is plaintext and unauthenticated.
 	TLS RaftTLS
+	// FaultInjection lets tests cut this member's raft traffic to chosen peers
+	// (Node.Partition). Never in production: every connection the member dials then starts
+	// with a short header naming it (see faults.go), which members without fault injection
+	// tolerate.
+	FaultInjection bool
 
 	// SnapshotThreshold is how many log entries since the last snapshot trigger the next
 	// one (default 8192); SnapshotInterval how often that is checked (default 5s; raft waits one to two intervals).
@@ -80,6 +85,8 @@ type Node struct {
 	fsm   *fsm
 	guard *guard
 	log   *slog.Logger
+	// faults cuts raft connections, with Options.FaultInjection; nil otherwise.
+	faults *faultLayer
 	// clientAddrs maps node ids to gRPC addresses.
 	clientAddrs map[string]string
 
@@ -175,9 +182,12 @@ func Open(store *state.Store, opts Options) (*Node, error) {
 			return nil, fmt.Errorf("durable: raft advertise address: %w", err)
 		}
 		var tcp *raft.NetworkTransport
-		if opts.TLS != nil {
+		switch {
+		case opts.FaultInjection:
+			tcp, n.faults, err = newFaultTransport(opts.RaftAddr, adv, opts.RaftAdvertise, opts.TLS, hlog, n.log)
+		case opts.TLS != nil:
 			tcp, err = newTLSTransport(opts.RaftAddr, adv, opts.TLS, hlog)
-		} else {
+		default:
 			tcp, err = raft.NewTCPTransportWithLogger(opts.RaftAddr, adv, 3, 10*time.Second, hlog)
 		}
 		if err != nil {

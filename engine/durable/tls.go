@@ -38,14 +38,28 @@ func newTLSTransport(bind string, advertise net.Addr, t RaftTLS, logger hclog.Lo
 	if tcp, ok := advertise.(*net.TCPAddr); !ok || tcp.IP == nil || tcp.IP.IsUnspecified() {
 		return nil, fmt.Errorf("raft advertise address %s is not one a peer can reach", advertise)
 	}
+	layer, err := newTLSStreamLayer(bind, advertise, t)
+	if err != nil {
+		return nil, err
+	}
+	return newNetworkTransport(layer, logger), nil
+}
+
+// newTLSStreamLayer listens on bind for mutual TLS connections.
+func newTLSStreamLayer(bind string, advertise net.Addr, t RaftTLS) (*tlsStreamLayer, error) {
 	lis, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, err
 	}
-	layer := &tlsStreamLayer{Listener: tls.NewListener(lis, t.ServerConfig()), advertise: advertise, tls: t}
+	return &tlsStreamLayer{Listener: tls.NewListener(lis, t.ServerConfig()), advertise: advertise, tls: t}, nil
+}
+
+// newNetworkTransport is raft's network transport over layer, configured as
+// raft.NewTCPTransport configures it.
+func newNetworkTransport(layer raft.StreamLayer, logger hclog.Logger) *raft.NetworkTransport {
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: layer, MaxPool: 3, Timeout: 10 * time.Second, Logger: logger,
-	}), nil
+	})
 }
 
 // Accept is the TLS listener's: the handshake, and so the check of the peer's certificate,

@@ -21,7 +21,9 @@ import (
 // Against a replicated server (several sluiced with --raft-peers) the Client follows the
 // leader: a call a follower refuses with UNAVAILABLE and the NOT_LEADER reason is sent again
 // to the leader it names, and later calls and streams go there too; when the member in use
-// is unreachable, later calls try the next address given with WithEndpoints.
+// is unreachable, or answers UNAVAILABLE with the STORE_UNAVAILABLE or STALE_READ_REFUSED
+// reason (it knows no leader, or is too far behind), later calls try the next address given
+// with WithEndpoints.
 type Client struct {
 	lc *leaderConn
 	// State is the raw ClusterStateService stub.

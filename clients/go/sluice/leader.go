@@ -23,6 +23,16 @@ const (
 	errorDomain = "sluice.sched"
 )
 
+// Reasons of a member that cannot serve the call, whichever member it goes to: the client
+// tries the next endpoint for later calls.
+const (
+	// reasonStoreUnavailable: the member knows no leader (an election, or it is cut off from
+	// the others), lost the leadership mid-call, or cannot write its data directory.
+	reasonStoreUnavailable = "STORE_UNAVAILABLE"
+	// reasonStaleReadRefused: the member is further behind than a stale read allows.
+	reasonStaleReadRefused = "STALE_READ_REFUSED"
+)
+
 // maxLeaderHops bounds how often one call follows a NOT_LEADER answer to another member.
 const maxLeaderHops = 3
 
@@ -44,8 +54,10 @@ func LeaderOf(err error) (string, bool) {
 // leaderConn is the connection behind a Client's stubs: it follows the leader of a
 // replicated server. A call that a follower refuses with NOT_LEADER is sent again to the
 // leader it names (a refused call did nothing), and later calls and streams go there too. A
-// call that fails with UNAVAILABLE because the member is unreachable makes later calls try
-// the next of the endpoints given with WithEndpoints. It implements grpc.ClientConnInterface.
+// call that fails with UNAVAILABLE because the member is unreachable, or because it answered
+// STORE_UNAVAILABLE or STALE_READ_REFUSED (a member cut off from the others knows no leader
+// and names none), makes later calls try the next of the endpoints given with WithEndpoints.
+// It implements grpc.ClientConnInterface.
 type leaderConn struct {
 	// dial connects to a member; nil when the Client wraps a connection it cannot re-dial.
 	dial func(target string) (*grpc.ClientConn, error)
@@ -120,7 +132,7 @@ func (l *leaderConn) observe(conn *grpc.ClientConn, err error) bool {
 	if addr, ok := LeaderOf(err); ok {
 		return l.moveTo(conn, addr)
 	}
-	if status.Code(err) == codes.Unavailable && len(l.endpoints) > 1 && !fromServer(err) {
+	if status.Code(err) == codes.Unavailable && len(l.endpoints) > 1 && (!fromServer(err) || tryAnother(err)) {
 		l.mu.Lock()
 		next := l.endpoints[0]
 		for i, e := range l.endpoints {
@@ -131,6 +143,18 @@ func (l *leaderConn) observe(conn *grpc.ClientConn, err error) bool {
 		}
 		l.mu.Unlock()
 		l.moveTo(conn, next)
+	}
+	return false
+}
+
+// tryAnother reports whether a member's own UNAVAILABLE answer says that another member may
+// serve the call.
+func tryAnother(err error) bool {
+	st, _ := status.FromError(err)
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain {
+			return info.GetReason() == reasonStoreUnavailable || info.GetReason() == reasonStaleReadRefused
+		}
 	}
 	return false
 }

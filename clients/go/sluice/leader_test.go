@@ -128,3 +128,43 @@ func TestEndpointsAfterAFailure(t *testing.T) {
 		t.Fatalf("Apply on the next endpoint: %v", err)
 	}
 }
+
+// cutOff is a member cut off from its cluster: it knows no leader and answers every write
+// with UNAVAILABLE STORE_UNAVAILABLE, as a replicated sluiced does then.
+type cutOff struct {
+	sluicev1.UnimplementedClusterStateServiceServer
+	calls chan string
+}
+
+func (c *cutOff) ApplyDeltas(context.Context, *sluicev1.ApplyDeltasRequest) (*sluicev1.ApplyDeltasResponse, error) {
+	c.calls <- "ApplyDeltas"
+	st, _ := status.New(codes.Unavailable, "store unavailable: no leader is elected yet; retry shortly").WithDetails(
+		&errdetails.ErrorInfo{Reason: "STORE_UNAVAILABLE", Domain: "sluice.sched"})
+	return nil, st.Err()
+}
+
+// TestEndpointsAfterNoLeader dials a member that knows no leader: the call fails (it is not
+// sent again: a write's outcome may be unknown), and the next one goes to the next endpoint.
+func TestEndpointsAfterNoLeader(t *testing.T) {
+	up, _ := startServer(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	co := &cutOff{calls: make(chan string, 10)}
+	gs := grpc.NewServer()
+	sluicev1.RegisterClusterStateServiceServer(gs, co)
+	go gs.Serve(lis)
+	t.Cleanup(gs.Stop)
+	c := dial(t, lis.Addr().String(), sluice.WithEndpoints(up))
+	ctx := context.Background()
+	if _, err := c.Apply(ctx, "ep", false, node("n1", "8")); status.Code(err) != codes.Unavailable {
+		t.Fatalf("Apply on a member without a leader = %v, want UNAVAILABLE", err)
+	}
+	if _, err := c.Apply(ctx, "ep", false, node("n1", "8")); err != nil {
+		t.Fatalf("Apply on the next endpoint: %v", err)
+	}
+	if len(co.calls) != 1 {
+		t.Fatalf("the member without a leader got %d calls, want 1", len(co.calls))
+	}
+}

@@ -2,6 +2,7 @@ package durability
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
@@ -414,4 +417,68 @@ func (l *latencies) summary() string {
 	q := func(p float64) time.Duration { return s[min(len(s)-1, int(float64(len(s))*p))] }
 	return fmt.Sprintf("n=%d p50=%s p90=%s p99=%s max=%s", len(s),
 		q(0.50).Round(time.Microsecond), q(0.90).Round(time.Microsecond), q(0.99).Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
+}
+
+// faultFlag makes members serve /debug/partition (startCluster(t, n, faultFlag)).
+const faultFlag = "--unsafe-fault-injection"
+
+// partition cuts p's raft traffic to and from the named members (POST /debug/partition), or
+// heals it with none (DELETE).
+func (p *proc) partition(peers ...string) error {
+	method := http.MethodDelete
+	var body io.Reader
+	if len(peers) > 0 {
+		b, _ := json.Marshal(map[string][]string{"peers": peers})
+		method, body = http.MethodPost, bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+p.admin+"/debug/partition", body)
+	if err != nil {
+		return err
+	}
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %s /debug/partition: %s: %s", p.name, method, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
+// isolate cuts victim off from every other member, on both sides (each member refuses the
+// other's raft connections anyway; cutting both sides is what a real partition does).
+func isolate(members []*proc, victim *proc) error {
+	var others []string
+	for _, m := range members {
+		if m != victim {
+			others = append(others, m.name)
+			if err := m.partition(victim.name); err != nil {
+				return err
+			}
+		}
+	}
+	return victim.partition(others...)
+}
+
+// heal undoes every partition.
+func heal(members []*proc) error {
+	for _, m := range members {
+		if err := m.partition(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reasonOf returns the ErrorInfo reason of a gRPC error ("" if none).
+func reasonOf(err error) string {
+	st, _ := status.FromError(err)
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.GetReason()
+		}
+	}
+	return ""
 }
