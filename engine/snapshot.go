@@ -19,5 +19,7 @@ func toFrameworkSnapshot(cluster string, s *state.Snapshot) *framework.Snapshot 
 		Quotas:          s.Quotas(),
 		Budgets:         s.Budgets(),
 		HyperNodes:      s.HyperNodes(),
+		TasksOfJob:      s.TasksOfJob,
+		TasksOnNode:     s.TasksOnNode,
 	}
 }
