@@ -30,6 +30,22 @@ type Snapshot struct {
 	// on a node, sorted by key; sessions need them to open on kept views (Options.Views).
 	TasksOfJob  func(job string) []*api.Task
 	TasksOnNode func(node string) []*api.Task
+	// Mark, when not nil, identifies the stored objects the snapshot holds: snapshots with
+	// equal marks hold the same objects (the same pointers), so that kept views already
+	// patched to one need no comparison with the other. It must be comparable.
+	Mark any
+	// Load, when set, fills Nodes, Jobs and Tasks, which stay empty until a session needs
+	// them: a session on kept views already patched to the snapshot's mark never lists them.
+	Load func(*Snapshot)
+}
+
+// objects makes sure Nodes, Jobs and Tasks are filled (see Load).
+func (snap *Snapshot) objects() {
+	if snap.Load != nil {
+		load := snap.Load
+		snap.Load = nil
+		load(snap)
+	}
 }
 
 // Options tune a session.

@@ -45,6 +45,7 @@ func resolvePriority(classes map[string]int32, class string, prio int32, has boo
 // node, as a session sees them when it opens. It pauses at the session's checkpoints and
 // stops, with the context's error, once the session is interrupted.
 func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
+	snap.objects()
 	v := &viewSet{
 		classes:      make(map[string]int32, len(snap.PriorityClasses)),
 		nodes:        make(map[string]*api.NodeInfo, len(snap.Nodes)),
@@ -156,9 +157,12 @@ type Views struct {
 	jobSpecs  []*api.Job
 	tasks     []*api.Task
 	// nodeVersion and jobVersion are each view's Version as built, by position in nodeList
-	// and jobList.
+	// and jobList; jobIndex gives a job's position in jobList by key.
 	nodeVersion []uint64
 	jobVersion  []uint64
+	jobIndex    map[string]int32
+	// mark is the mark of the snapshot the views were last patched to (Snapshot.Mark).
+	mark any
 	// dirtyNodes and dirtyJobs name the views the last session changed.
 	dirtyNodes map[string]bool
 	dirtyJobs  map[string]bool
@@ -182,6 +186,7 @@ func (v *Views) acquire() bool { return v.busy.CompareAndSwap(false, true) }
 func (v *Views) Reset() {
 	v.set, v.classes, v.nodeSpecs, v.jobSpecs, v.tasks = nil, nil, nil, nil, nil
 	v.nodeVersion, v.jobVersion, v.dirtyNodes, v.dirtyJobs = nil, nil, nil, nil
+	v.jobIndex, v.mark = nil, nil
 }
 
 // refresh brings the views to the snapshot for session s, building them whole the first
@@ -202,10 +207,12 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 		v.nodeSpecs = snap.Nodes
 		v.jobSpecs = snap.Jobs
 		v.tasks = snap.Tasks
+		v.mark = snap.Mark
 		v.set.jobList = make([]*api.JobInfo, len(snap.Jobs))
 		for i, j := range snap.Jobs {
 			v.set.jobList[i] = v.set.jobs[j.Key()]
 		}
+		v.indexJobs()
 		v.dirtyNodes, v.dirtyJobs = nil, nil
 		v.stamp()
 		return nil
@@ -219,6 +226,14 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 	}
 	v.dirtyNodes, v.dirtyJobs = nil, nil
 	return p.apply()
+}
+
+// indexJobs fills jobIndex from jobSpecs.
+func (v *Views) indexJobs() {
+	v.jobIndex = make(map[string]int32, len(v.jobSpecs))
+	for i, j := range v.jobSpecs {
+		v.jobIndex[j.Key()] = int32(i)
+	}
 }
 
 // stamp records every view's Version as it is now.
@@ -263,23 +278,53 @@ type patch struct {
 	snap  *Snapshot
 	jobs  map[string]bool
 	nodes map[string]bool
+	// total is set when a node was added, deleted or rebuilt: the sum of allocatable is
+	// worked out again.
+	total bool
 }
 
 // apply finds what changed between the views' objects and the snapshot's, rebuilds it, and
-// records the new objects.
+// records the new objects. When the snapshot's mark is the views' (nothing was written since
+// they were last patched), only what the last session changed is rebuilt, and the snapshot's
+// objects are not even listed.
 func (p *patch) apply() error {
 	v, snap := p.v, p.snap
-	p.diffTasks(v.tasks, snap.Tasks)
-	nodesMoved := p.diffNodes()
-	jobsMoved := p.diffJobs()
 	set := v.set
-	// Jobs first: a node's view copies its tasks from their jobs' views.
-	for i, spec := range snap.Jobs {
-		key := spec.Key()
-		if !p.jobs[key] {
-			continue
+	if snap.Mark == nil || snap.Mark != v.mark {
+		snap.objects()
+		p.diffTasks(v.tasks, snap.Tasks)
+		if p.diffNodes() {
+			v.nodeSpecs = snap.Nodes
+			set.nodeList = make([]*api.NodeInfo, len(snap.Nodes))
+			for i, spec := range snap.Nodes {
+				set.nodeList[i] = set.nodes[spec.Name] // nil for a new node, built below
+				if set.nodeList[i] == nil {
+					set.nodeList[i] = &api.NodeInfo{Name: spec.Name}
+				}
+			}
+			set.index()
+			v.nodeVersion = make([]uint64, len(snap.Nodes))
+			p.total = true
 		}
-		if old := set.jobs[key]; old != nil {
+		if p.diffJobs() {
+			v.jobSpecs = snap.Jobs
+			set.jobList = make([]*api.JobInfo, len(snap.Jobs))
+			for i, spec := range snap.Jobs {
+				set.jobList[i] = set.jobs[spec.Key()] // nil for a new job, built below
+			}
+			v.jobVersion = make([]uint64, len(snap.Jobs))
+			v.indexJobs()
+		}
+		v.nodeSpecs, v.jobSpecs, v.tasks, v.mark = snap.Nodes, snap.Jobs, snap.Tasks, snap.Mark
+	}
+	// Jobs first: a node's view copies its tasks from their jobs' views.
+	for key := range p.jobs {
+		i, ok := v.jobIndex[key]
+		if !ok {
+			continue // deleted
+		}
+		spec := v.jobSpecs[i]
+		if old := set.jobList[i]; old != nil {
 			for _, t := range old.Tasks {
 				if t.NodeName != "" {
 					p.nodes[t.NodeName] = true
@@ -287,59 +332,32 @@ func (p *patch) apply() error {
 			}
 		}
 		ji := api.NewJobInfo(spec, resolvePriority(set.classes, spec.PriorityClass, spec.Priority, spec.HasPriority, 0))
-		for _, t := range p.tasksOfJob(key) {
+		for _, t := range snap.TasksOfJob(key) {
 			if ti := set.addTask(ji, t); ti.NodeName != "" {
 				p.nodes[ti.NodeName] = true
 			}
 		}
 		set.jobs[key] = ji
+		set.jobList[i] = ji
 		set.initialPhase[key] = ji.Phase
-		if !jobsMoved {
-			set.jobList[i] = ji
-			v.jobVersion[i] = ji.Version()
-		}
+		v.jobVersion[i] = ji.Version()
 	}
-	if jobsMoved {
-		set.jobList = make([]*api.JobInfo, len(snap.Jobs))
-		v.jobVersion = make([]uint64, len(snap.Jobs))
-		for i, spec := range snap.Jobs {
-			ji := set.jobs[spec.Key()]
-			set.jobList[i] = ji
-			v.jobVersion[i] = ji.Version()
+	for name := range p.nodes {
+		i, ok := set.nodeIndex[name]
+		if !ok {
+			continue // deleted
 		}
-	}
-	v.jobSpecs = snap.Jobs
-	v.tasks = snap.Tasks
-
-	changedNodes := false
-	for i, spec := range snap.Nodes {
-		if !p.nodes[spec.Name] {
-			continue
-		}
-		ni, err := p.buildNode(spec)
+		ni, err := p.buildNode(v.nodeSpecs[i])
 		if err != nil {
 			return err
 		}
-		changedNodes = true
-		set.nodes[spec.Name] = ni
-		if !nodesMoved {
-			set.nodeList[i] = ni
-			ni.SetPosition(int32(i))
-			v.nodeVersion[i] = ni.Version
-		}
+		p.total = true
+		set.nodes[name] = ni
+		set.nodeList[i] = ni
+		ni.SetPosition(i)
+		v.nodeVersion[i] = ni.Version
 	}
-	if nodesMoved {
-		set.nodeList = make([]*api.NodeInfo, len(snap.Nodes))
-		v.nodeVersion = make([]uint64, len(snap.Nodes))
-		for i, spec := range snap.Nodes {
-			ni := set.nodes[spec.Name]
-			set.nodeList[i] = ni
-			v.nodeVersion[i] = ni.Version
-		}
-		set.index()
-	}
-	v.nodeSpecs = snap.Nodes
-	if changedNodes || nodesMoved {
+	if p.total {
 		set.total = api.EmptyResource()
 		for _, n := range set.nodeList {
 			set.total.Add(n.Allocatable)
@@ -455,11 +473,6 @@ func (p *patch) diffJobs() (moved bool) {
 		}
 	}
 	return moved
-}
-
-// tasksOfJob returns the snapshot's tasks of a job, sorted by key.
-func (p *patch) tasksOfJob(key string) []*api.Task {
-	return p.snap.TasksOfJob(key)
 }
 
 // buildNode builds a node's view with its running tasks, in key order, copied from their jobs'
