@@ -303,7 +303,12 @@ func (p *patch) apply() error {
 				}
 			}
 			set.index()
+			// A kept view's Version now is its clean one: the views the last session
+			// changed are marked and rebuilt below, which records theirs.
 			v.nodeVersion = make([]uint64, len(snap.Nodes))
+			for i, n := range set.nodeList {
+				v.nodeVersion[i] = n.Version
+			}
 			p.total = true
 		}
 		if p.diffJobs() {
@@ -313,6 +318,11 @@ func (p *patch) apply() error {
 				set.jobList[i] = set.jobs[spec.Key()] // nil for a new job, built below
 			}
 			v.jobVersion = make([]uint64, len(snap.Jobs))
+			for i, j := range set.jobList {
+				if j != nil {
+					v.jobVersion[i] = j.Version()
+				}
+			}
 			v.indexJobs()
 		}
 		v.nodeSpecs, v.jobSpecs, v.tasks, v.mark = snap.Nodes, snap.Jobs, snap.Tasks, snap.Mark
@@ -439,6 +449,11 @@ func (p *patch) diffJobs() (moved bool) {
 	set := p.v.set
 	i, j := 0, 0
 	for i < len(old) || j < len(cur) {
+		if i < len(old) && j < len(cur) && old[i] == cur[j] {
+			i++ // unchanged: no key to build
+			j++
+			continue
+		}
 		var ko, kc string
 		if i < len(old) {
 			ko = old[i].Key()
