@@ -54,6 +54,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer, if set, is told the timings of every cycle's plugin opens and actions.
 	Observer framework.Observer
+	// FromScratch makes every cycle build its session from the snapshot, as the reference
+	// the kept views (framework.Views) are tested against; by default a cluster's cycles
+	// patch the views its previous cycles left.
+	FromScratch bool
 }
 
 // Engine runs cycles and owns plans and scheduler configurations, which it keeps in the
@@ -66,6 +70,8 @@ type Engine struct {
 	clock     func() time.Time
 	log       *slog.Logger
 	observer  framework.Observer
+	// fromScratch is Options.FromScratch.
+	fromScratch bool
 
 	mu sync.Mutex
 	// defaults is the configuration of clusters without their own, defaultsEtag its etag;
@@ -106,6 +112,8 @@ type clusterRecord struct {
 	queuesRev uint64
 	// seq is the last plan sequence number this member used for the cluster.
 	seq uint64
+	// views are the session views the cluster's cycles keep between them.
+	views framework.Views
 }
 
 type jobExplanation struct {
@@ -119,16 +127,17 @@ func New(store *state.Store, opts Options) (*Engine, error) {
 		return nil, errors.New("engine: a registry is required")
 	}
 	e := &Engine{
-		store:     store,
-		reg:       opts.Registry,
-		defaults:  opts.DefaultConfig,
-		ttl:       opts.PlanTTL,
-		retention: opts.Retention,
-		clock:     opts.Clock,
-		log:       opts.Logger,
-		observer:  opts.Observer,
-		parsed:    map[string]parsedConfig{},
-		clusters:  map[string]*clusterRecord{},
+		store:       store,
+		reg:         opts.Registry,
+		defaults:    opts.DefaultConfig,
+		ttl:         opts.PlanTTL,
+		retention:   opts.Retention,
+		clock:       opts.Clock,
+		log:         opts.Logger,
+		observer:    opts.Observer,
+		parsed:      map[string]parsedConfig{},
+		fromScratch: opts.FromScratch,
+		clusters:    map[string]*clusterRecord{},
 	}
 	if e.defaults == nil {
 		e.defaults = conf.Default()
@@ -457,21 +466,27 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	var rec *clusterRecord
 	var seq uint64
 	var memory *framework.Memory
+	var views *framework.Views
 	e.mu.Lock()
 	if req.Mode == DryRun {
 		// A dry run leaves no trace: it plays on a copy of the plugins' memory, and its id
-		// comes from a counter of its own.
+		// comes from a counter of its own. It uses the kept views of a cluster that has them
+		// (and leaves them as it found them), but creates none.
 		e.dryRunSeq++
 		seq = e.dryRunSeq
 		if r, ok := e.clusters[cluster]; ok {
 			memory = r.memory
+			views = &r.views
 		}
 	} else {
 		rec = e.record(cluster)
 		rec.seq = max(rec.seq, snap.PlanSeq()) + 1
-		seq, memory = rec.seq, rec.memory
+		seq, memory, views = rec.seq, rec.memory, &rec.views
 	}
 	e.mu.Unlock()
+	if e.fromScratch || req.Hypothetical != nil {
+		views = nil
+	}
 	id := newPlanID(cluster, fsnap.Revision, seq, req.Mode == DryRun)
 	if memory == nil {
 		memory = framework.NewMemory()
@@ -481,7 +496,8 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 
 	start := time.Now()
 	ssn, err := framework.OpenSession(fsnap, cfg, e.reg, framework.Options{Now: now, Logger: e.log, UID: id,
-		Observer: joinObservers(e.observer, req.Observer), Memory: memory, Context: ctx, Pacer: req.Pacer})
+		Observer: joinObservers(e.observer, req.Observer), Memory: memory, Context: ctx, Pacer: req.Pacer,
+		Views: views})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
@@ -495,6 +511,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		}
 		return nil, fmt.Errorf("run actions: %w", err)
 	}
+	kept := ssn.FromKeptViews()
 	res := ssn.Close()
 	elapsed := time.Since(start)
 
@@ -509,6 +526,7 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 		Result:       res,
 		Duration:     elapsed,
 		State:        PlanProposed,
+		KeptViews:    kept,
 	}
 	plan.Counts = countsOf(res)
 	plan.Hypothetical = markHypothetical(res, req.Hypothetical)

@@ -53,6 +53,9 @@ type Plan struct {
 	// Hypothetical, for a what-if dry run, says which decisions and job outcomes concern
 	// the hypothetical objects; nil otherwise.
 	Hypothetical *HypotheticalMarks
+	// KeptViews is set when the cycle opened on the views earlier cycles kept
+	// (framework.Views) rather than building them from the snapshot.
+	KeptViews bool
 }
 
 // PlanCounts are a plan's figures.

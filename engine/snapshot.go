@@ -6,18 +6,23 @@ import (
 )
 
 // toFrameworkSnapshot copies the store snapshot's object lists (already sorted by key) into
-// the framework's input.
+// the framework's input. Nodes, jobs and tasks are listed when the session needs them
+// (framework.Snapshot.Load), which a session on kept views patched to the same mark never
+// does.
 func toFrameworkSnapshot(cluster string, s *state.Snapshot) *framework.Snapshot {
 	return &framework.Snapshot{
-		Cluster:         cluster,
-		Revision:        s.Revision(),
-		Nodes:           s.Nodes(),
+		Cluster:  cluster,
+		Revision: s.Revision(),
+		Load: func(fs *framework.Snapshot) {
+			fs.Nodes, fs.Jobs, fs.Tasks = s.Nodes(), s.Jobs(), s.Tasks()
+		},
+		Mark:            s.Mark(),
 		Queues:          s.Queues(),
-		Jobs:            s.Jobs(),
-		Tasks:           s.Tasks(),
 		PriorityClasses: s.PriorityClasses(),
 		Quotas:          s.Quotas(),
 		Budgets:         s.Budgets(),
 		HyperNodes:      s.HyperNodes(),
+		TasksOfJob:      s.TasksOfJob,
+		TasksOnNode:     s.TasksOnNode,
 	}
 }

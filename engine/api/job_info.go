@@ -53,7 +53,13 @@ type JobInfo struct {
 	// session adds them so), so that SortedTasks need not sort; nil otherwise.
 	order    []*TaskInfo
 	disorder bool
+	// version counts changes to the job's tasks (added, deleted, status moved): see Version.
+	version uint64
 }
+
+// Version changes whenever a task is added to or deleted from the job or changes status
+// through its methods, so that a keeper of the view can tell whether a cycle changed it.
+func (ji *JobInfo) Version() uint64 { return ji.version }
 
 // roleTally counts one role's tasks by status, and its pending best-effort tasks.
 type roleTally struct {
@@ -125,6 +131,7 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 		ji.order = append(ji.order, t)
 	}
 	ji.Tasks[t.UID] = t
+	ji.version++
 	ji.index(t)
 	ji.TotalRequest.Add(t.Resreq)
 	if AllocatedStatus(t.Status) {
@@ -165,6 +172,7 @@ func (ji *JobInfo) DeleteTaskInfo(t *TaskInfo) {
 		ji.Allocated.Sub(cur.Resreq)
 	}
 	delete(ji.Tasks, cur.UID)
+	ji.version++
 	ji.order, ji.disorder = nil, true
 	ji.unindex(cur)
 }
@@ -185,6 +193,7 @@ func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
 	}
 	ji.unindex(t)
 	t.Status = status
+	ji.version++
 	ji.index(t)
 	ji.TotalRequest.Add(t.Resreq)
 	if AllocatedStatus(status) {

@@ -81,6 +81,7 @@ func (s *Session) Close() *Result {
 		}
 		r.Queues = append(r.Queues, QueueOutcome{Queue: q.Name, QueueFigures: f})
 	}
+	s.releaseViews()
 	return r
 }
 
@@ -91,6 +92,7 @@ func (s *Session) Abandon() {
 	for _, p := range s.plugins {
 		p.OnSessionClose(s)
 	}
+	s.releaseViews()
 }
 
 func (s *Session) queueAllocated(queue string) *api.Resource {

@@ -26,6 +26,26 @@ type Snapshot struct {
 	Quotas          []*api.NamespaceQuota
 	Budgets         []*api.DisruptionBudget
 	HyperNodes      []*api.HyperNode
+	// TasksOfJob and TasksOnNode, when set, list the snapshot's tasks of a job (by key) and
+	// on a node, sorted by key; sessions need them to open on kept views (Options.Views).
+	TasksOfJob  func(job string) []*api.Task
+	TasksOnNode func(node string) []*api.Task
+	// Mark, when not nil, identifies the stored objects the snapshot holds: snapshots with
+	// equal marks hold the same objects (the same pointers), so that kept views already
+	// patched to one need no comparison with the other. It must be comparable.
+	Mark any
+	// Load, when set, fills Nodes, Jobs and Tasks, which stay empty until a session needs
+	// them: a session on kept views already patched to the snapshot's mark never lists them.
+	Load func(*Snapshot)
+}
+
+// objects makes sure Nodes, Jobs and Tasks are filled (see Load).
+func (snap *Snapshot) objects() {
+	if snap.Load != nil {
+		load := snap.Load
+		snap.Load = nil
+		load(snap)
+	}
 }
 
 // Options tune a session.
@@ -44,6 +64,9 @@ type Options struct {
 	Context context.Context
 	// Pacer, if set, may pause the cycle at its checkpoints: see Pacer.
 	Pacer *Pacer
+	// Views, if set, are the cluster's views kept between cycles: the session opens on them
+	// when it can (see Views) and builds its own from the snapshot otherwise.
+	Views *Views
 }
 
 // Pacer lets the caller of a cycle share the machine with other work without cancelling
@@ -151,7 +174,50 @@ type Session struct {
 
 	// undispatched holds the tasks a statement left allocated without a decision.
 	undispatched map[string]bool
+	// views, when set, are the kept views the session opened on, released when it ends.
+	views *Views
 }
+
+// openViews returns the views the session opens on: kept views patched to the snapshot when
+// views are given, the snapshot can list tasks by job and node, every plugin keeps views
+// (ReusableViews) and no other session uses them; a fresh build otherwise.
+func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*viewSet, error) {
+	if views != nil && snap.TasksOfJob != nil && snap.TasksOnNode != nil && allReusable(plugins) && views.acquire() {
+		if err := views.refresh(s, snap); err != nil {
+			views.release()
+			if cerr := s.Err(); cerr != nil {
+				return nil, cerr
+			}
+			// An inconsistency (the views were reset): the fresh build below reports it.
+		} else {
+			s.views = views
+			return views.set, nil
+		}
+	}
+	return s.buildViews(snap)
+}
+
+// allReusable reports whether every plugin keeps views (ReusableViews).
+func allReusable(plugins []Plugin) bool {
+	for _, p := range plugins {
+		if _, ok := p.(ReusableViews); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// releaseViews hands the kept views back, once, marking what the session changed.
+func (s *Session) releaseViews() {
+	if s.views != nil {
+		s.views.release()
+		s.views = nil
+	}
+}
+
+// FromKeptViews reports whether the session opened on views kept between cycles (Views)
+// rather than building its own.
+func (s *Session) FromKeptViews() bool { return s.views != nil }
 
 // openCheckpointEvery is how many nodes, jobs or tasks OpenSession converts between two
 // checkpoints of its pacer.
@@ -169,103 +235,36 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		uid = fmt.Sprintf("%s-%d", snap.Cluster, snap.Revision)
 	}
 	s := &Session{
-		UID:             uid,
-		Cluster:         snap.Cluster,
-		Revision:        snap.Revision,
-		Now:             opts.Now,
-		Config:          cfg,
-		Tiers:           cfg.Tiers,
-		Log:             log,
-		Jobs:            make(map[string]*api.JobInfo, len(snap.Jobs)),
-		Nodes:           make(map[string]*api.NodeInfo, len(snap.Nodes)),
-		Queues:          make(map[string]*api.QueueInfo, len(snap.Queues)),
-		PriorityClasses: make(map[string]int32, len(snap.PriorityClasses)),
-		Quotas:          snap.Quotas,
-		Budgets:         snap.Budgets,
-		HyperNodes:      snap.HyperNodes,
-		TotalResource:   api.EmptyResource(),
-		cb:              newCallbacks(),
-		initialPhase:    make(map[string]api.JobPhase, len(snap.Jobs)),
-		queueReasons:    map[string]string{},
-		queueFigures:    map[string]QueueFigures{},
-		observer:        opts.Observer,
-		pacer:           opts.Pacer,
+		UID:          uid,
+		Cluster:      snap.Cluster,
+		Revision:     snap.Revision,
+		Now:          opts.Now,
+		Config:       cfg,
+		Tiers:        cfg.Tiers,
+		Log:          log,
+		Queues:       make(map[string]*api.QueueInfo, len(snap.Queues)),
+		Quotas:       snap.Quotas,
+		Budgets:      snap.Budgets,
+		HyperNodes:   snap.HyperNodes,
+		cb:           newCallbacks(),
+		queueReasons: map[string]string{},
+		queueFigures: map[string]QueueFigures{},
+		observer:     opts.Observer,
+		pacer:        opts.Pacer,
 	}
 	s.watchContext(opts.Context)
 	defer func() {
 		if err != nil {
 			s.release()
+			s.releaseViews()
 		}
 	}()
 	s.memory = opts.Memory
 	if s.memory == nil {
 		s.memory = NewMemory()
 	}
-	for _, pc := range snap.PriorityClasses {
-		s.PriorityClasses[pc.Name] = pc.Value
-	}
-	for i, n := range snap.Nodes {
-		if i%openCheckpointEvery == 0 {
-			s.pacer.checkpoint()
-		}
-		ni := api.NewNodeInfo(n)
-		s.Nodes[n.Name] = ni
-		s.NodeList = append(s.NodeList, ni)
-		s.TotalResource.Add(ni.Allocatable)
-	}
-	sort.Slice(s.NodeList, func(i, j int) bool { return s.NodeList[i].Name < s.NodeList[j].Name })
-	s.nodeIndex = make(map[string]int32, len(s.NodeList))
-	for i, n := range s.NodeList {
-		s.nodeIndex[n.Name] = int32(i)
-		n.SetPosition(int32(i))
-	}
-	for _, q := range snap.Queues {
-		s.Queues[q.Name] = api.NewQueueInfo(q)
-	}
-	s.Topology = buildHyperNodeTree(snap.HyperNodes, s.Nodes)
-	for i, j := range snap.Jobs {
-		if i%openCheckpointEvery == 0 {
-			s.pacer.checkpoint()
-		}
-		ji := api.NewJobInfo(j, s.resolvePriority(j.PriorityClass, j.Priority, j.HasPriority, 0))
-		s.Jobs[ji.UID] = ji
-		s.initialPhase[ji.UID] = ji.Phase
-	}
-	var key []byte
-	for i, t := range snap.Tasks {
-		if i%openCheckpointEvery == 0 {
-			s.pacer.checkpoint()
-		}
-		if i&4095 == 4095 {
-			if err := s.Err(); err != nil {
-				return nil, err // a large cluster's open stops soon after an interruption too
-			}
-		}
-		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
-		ji, ok := s.Jobs[string(key)]
-		if !ok {
-			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
-		}
-		ti := api.NewTaskInfoOf(t, s.resolvePriority(t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
-		ji.AddTaskInfo(ti)
-		if ti.NodeName == "" || !api.OccupiesNode(ti.Status) {
-			ti.NodeName = ""
-			if !api.Terminated(ti.Status) {
-				continue
-			}
-			continue
-		}
-		ni, ok := s.Nodes[ti.NodeName]
-		if !ok {
-			return nil, fmt.Errorf("task %s is on missing node %s", ti.UID, ti.NodeName)
-		}
-		ni.AddExistingTask(ti)
-	}
-	if len(snap.HyperNodes) > 0 {
-		for _, j := range s.Jobs {
-			j.AllocatedHyperNode = s.Topology.JobHyperNode(j)
-		}
-	}
+	plugins := make([]Plugin, 0, 16)
+	var names []string
 	for ti, tier := range cfg.Tiers {
 		for pi, opt := range tier.Plugins {
 			b, ok := reg.plugins[opt.Name]
@@ -276,33 +275,47 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 			if err != nil {
 				return nil, fmt.Errorf("tiers[%d].plugins[%d] (%s): %w", ti, pi, opt.Name, err)
 			}
-			if err := s.Err(); err != nil {
-				return nil, err
-			}
-			s.plugins = append(s.plugins, p)
-			s.pacer.checkpoint()
-			start := time.Now()
-			p.OnSessionOpen(s)
-			if s.observer != nil {
-				s.observer.PluginOpened(opt.Name, start, time.Since(start))
-			}
+			plugins = append(plugins, p)
+			names = append(names, opt.Name)
+		}
+	}
+	set, err := s.openViews(snap, plugins, opts.Views)
+	if err != nil {
+		return nil, err
+	}
+	s.PriorityClasses = set.classes
+	s.Nodes, s.NodeList, s.nodeIndex = set.nodes, set.nodeList, set.nodeIndex
+	s.TotalResource = set.total.Clone()
+	s.Jobs, s.initialPhase = set.jobs, set.initialPhase
+	s.sortedJobs = set.jobList
+	for _, q := range snap.Queues {
+		s.Queues[q.Name] = api.NewQueueInfo(q)
+	}
+	s.Topology = buildHyperNodeTree(snap.HyperNodes, s.Nodes)
+	if len(snap.HyperNodes) > 0 {
+		for _, j := range s.Jobs {
+			j.AllocatedHyperNode = s.Topology.JobHyperNode(j)
+		}
+	} else if s.views != nil {
+		// Kept views may hold a value a cycle set; a fresh build has none.
+		for _, j := range set.jobList {
+			j.AllocatedHyperNode = ""
+		}
+	}
+	for i, p := range plugins {
+		if err := s.Err(); err != nil {
+			return nil, err
+		}
+		s.plugins = append(s.plugins, p)
+		s.pacer.checkpoint()
+		start := time.Now()
+		p.OnSessionOpen(s)
+		if s.observer != nil {
+			s.observer.PluginOpened(names[i], start, time.Since(start))
 		}
 	}
 	s.cb.build(cfg.Tiers)
 	return s, nil
-}
-
-// resolvePriority gives a priority class's value, else an explicit priority, else dflt.
-func (s *Session) resolvePriority(class string, prio int32, has bool, dflt int32) int32 {
-	if class != "" {
-		if v, ok := s.PriorityClasses[class]; ok {
-			return v
-		}
-	}
-	if has {
-		return prio
-	}
-	return dflt
 }
 
 // RunActions runs the configured actions in order, timing each.

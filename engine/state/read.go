@@ -25,6 +25,7 @@ type View struct {
 // several goroutines.
 type Snapshot struct {
 	View
+	mark Mark
 }
 
 // Cluster returns the cluster the view reads.

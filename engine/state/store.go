@@ -214,8 +214,26 @@ func (s *Store) Clusters() []string {
 // cheap (memdb snapshots are free), never blocks writers and never sees later writes.
 func (s *Store) Snapshot(cluster string) *Snapshot {
 	txn := s.load().Txn(false)
-	return &Snapshot{View: View{txn: txn, cluster: cluster, rev: revision(txn, cluster)}}
+	o, err := txn.First(tableClusters, indexID, cluster)
+	if err != nil {
+		panic(fmt.Sprintf("state: reading the revision of cluster %q: %v", cluster, err))
+	}
+	snap := &Snapshot{View: View{txn: txn, cluster: cluster}}
+	if o != nil {
+		snap.mark.row = o.(*clusterRow)
+		snap.rev = snap.mark.row.revision
+	}
+	return snap
 }
+
+// Mark identifies the objects a snapshot of a cluster reads: two snapshots of one cluster
+// with equal marks read the same objects (the same pointers). Every write that changes a
+// cluster's objects stores a new revision row, and so gives a new mark; so do deleting the
+// cluster and Restore. Marks are comparable.
+type Mark struct{ row *clusterRow }
+
+// Mark returns the snapshot's mark.
+func (s *Snapshot) Mark() Mark { return s.mark }
 
 func revision(txn *memdb.Txn, cluster string) uint64 {
 	rev, _ := clusterCounts(txn, cluster)

@@ -590,3 +590,9 @@ func setFitError(j *api.JobInfo, msg string) {
 		j.JobFitErrors = msg
 	}
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

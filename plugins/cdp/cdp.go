@@ -85,3 +85,9 @@ func cooling(t *api.TaskInfo, now time.Time) bool {
 	}
 	return t.StartedAt.Add(d).After(now)
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -60,3 +60,9 @@ func Critical(t *api.TaskInfo) bool {
 	}
 	return class == SystemClusterCritical || class == SystemNodeCritical
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

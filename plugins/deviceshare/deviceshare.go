@@ -218,3 +218,6 @@ func (p *plugin) predicate(task *api.TaskInfo, node *api.NodeInfo) error {
 	}
 	return nil
 }
+
+// The plugin does not implement framework.ReusableViews: its OnSessionOpen records the devices
+// held by running tasks on their nodes' views, which kept views would then count twice.

@@ -183,3 +183,9 @@ func (p *plugin) withDelta(a *attr, add, sub *api.Resource) *attr {
 	p.update(c)
 	return c
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -120,3 +120,9 @@ func victims(ssn *framework.Session, candidates []*api.TaskInfo) []*api.TaskInfo
 	}
 	return out
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

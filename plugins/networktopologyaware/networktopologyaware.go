@@ -130,3 +130,9 @@ func (p *plugin) nodeOrder(ssn *framework.Session, task *api.TaskInfo, nodes []*
 	}
 	return p.scoreAll(keys, p.tree.HyperNodeOf, job)
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -300,3 +300,9 @@ func (p *plugin) add(ssn *framework.Session, attr *queueAttr, t *api.TaskInfo, s
 		r.Sub(t.Resreq)
 	}
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -175,3 +175,9 @@ func (p *plugin) nodeOrder(task *api.TaskInfo, node *api.NodeInfo) (float64, err
 	}
 	return float64(score), nil
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

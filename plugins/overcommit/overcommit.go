@@ -137,3 +137,9 @@ func format(name string, v float64) string {
 	}
 	return api.FormatMilli(v)
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -163,3 +163,9 @@ func (p *plugin) filter(tasks []*api.TaskInfo) []*api.TaskInfo {
 	}
 	return victims
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -263,3 +263,9 @@ func (p *plugin) proportionalReason(task *api.TaskInfo, node *api.NodeInfo) stri
 	}
 	return ""
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

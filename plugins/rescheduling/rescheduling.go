@@ -175,3 +175,9 @@ func (p *plugin) victims(ssn *framework.Session, tasks []*api.TaskInfo) []*api.T
 	}
 	return out
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

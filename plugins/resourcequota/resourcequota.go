@@ -172,3 +172,9 @@ func message(ns string, over []string, hard *api.Resource, used, pending *usage,
 	}
 	return m + ", limited " + list(over, hard.Get)
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -168,3 +168,9 @@ func (p *plugin) predicate(task *api.TaskInfo, node *api.NodeInfo) error {
 	}
 	return nil
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -129,3 +129,9 @@ func (p *plugin) permit(ssn *framework.Session, j *api.JobInfo) framework.Vote {
 	}
 	return framework.Permit
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

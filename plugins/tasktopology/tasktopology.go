@@ -196,3 +196,9 @@ func fits(r, idle, rel *api.Resource) bool {
 	}
 	return true
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -457,3 +457,9 @@ func boolKey(key string, maps ...map[string]string) (value, ok bool) {
 	}
 	return false, false
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

@@ -258,3 +258,9 @@ func (s settings) String() string {
 		s.usageWeight, s.cpuWeight, s.memoryWeight, s.cpuThreshold, s.memThreshold,
 		s.requestRatio, s.burstRatio, s.riskThreshold, s.riskFactor, s.beCPU, s.beMemory)
 }
+
+// ReusableViews says that the plugin changes the session's views only through statements, so
+// that its sessions may open on views kept between cycles.
+func (*plugin) ReusableViews() {}
+
+var _ framework.ReusableViews = (*plugin)(nil)

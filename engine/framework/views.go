@@ -1,0 +1,511 @@
+package framework
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"sync/atomic"
+
+	"github.com/sluice-sched/sluice/engine/api"
+)
+
+// viewSet is what a session's views of nodes and jobs are made of: built from a snapshot by
+// buildViews, or kept between cycles by Views.
+type viewSet struct {
+	// classes gives each priority class's value.
+	classes map[string]int32
+	// nodes, nodeList (sorted by name, each node's position set) and nodeIndex hold the same
+	// node views; total sums their allocatable, in nodeList's order.
+	nodes     map[string]*api.NodeInfo
+	nodeList  []*api.NodeInfo
+	nodeIndex map[string]int32
+	total     *api.Resource
+	// jobs holds the job views by UID; jobList holds them sorted by UID when known (nil: not
+	// kept).
+	jobs    map[string]*api.JobInfo
+	jobList []*api.JobInfo
+	// initialPhase is each job's phase as the snapshot has it.
+	initialPhase map[string]api.JobPhase
+}
+
+// resolvePriority gives a priority class's value, else an explicit priority, else dflt.
+func resolvePriority(classes map[string]int32, class string, prio int32, has bool, dflt int32) int32 {
+	if class != "" {
+		if v, ok := classes[class]; ok {
+			return v
+		}
+	}
+	if has {
+		return prio
+	}
+	return dflt
+}
+
+// buildViews builds the views of every node and job of the snapshot, each running task on its
+// node, as a session sees them when it opens. It pauses at the session's checkpoints and
+// stops, with the context's error, once the session is interrupted.
+func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
+	snap.objects()
+	v := &viewSet{
+		classes:      make(map[string]int32, len(snap.PriorityClasses)),
+		nodes:        make(map[string]*api.NodeInfo, len(snap.Nodes)),
+		nodeList:     make([]*api.NodeInfo, 0, len(snap.Nodes)),
+		total:        api.EmptyResource(),
+		jobs:         make(map[string]*api.JobInfo, len(snap.Jobs)),
+		initialPhase: make(map[string]api.JobPhase, len(snap.Jobs)),
+	}
+	for _, pc := range snap.PriorityClasses {
+		v.classes[pc.Name] = pc.Value
+	}
+	for i, n := range snap.Nodes {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
+		ni := api.NewNodeInfo(n)
+		v.nodes[n.Name] = ni
+		v.nodeList = append(v.nodeList, ni)
+		v.total.Add(ni.Allocatable)
+	}
+	sort.Slice(v.nodeList, func(i, j int) bool { return v.nodeList[i].Name < v.nodeList[j].Name })
+	v.index()
+	for i, j := range snap.Jobs {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
+		ji := api.NewJobInfo(j, resolvePriority(v.classes, j.PriorityClass, j.Priority, j.HasPriority, 0))
+		v.jobs[ji.UID] = ji
+		v.initialPhase[ji.UID] = ji.Phase
+	}
+	var key []byte
+	for i, t := range snap.Tasks {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
+		if i&4095 == 4095 {
+			if err := s.Err(); err != nil {
+				return nil, err // a large cluster's open stops soon after an interruption too
+			}
+		}
+		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
+		ji, ok := v.jobs[string(key)]
+		if !ok {
+			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
+		}
+		ti := v.addTask(ji, t)
+		if ti.NodeName == "" {
+			continue
+		}
+		ni, ok := v.nodes[ti.NodeName]
+		if !ok {
+			return nil, fmt.Errorf("task %s is on missing node %s", ti.UID, ti.NodeName)
+		}
+		ni.AddExistingTask(ti)
+	}
+	return v, nil
+}
+
+// addTask adds the view of a stored task to its job's view; a task that does not occupy its
+// node gets no node.
+func (v *viewSet) addTask(ji *api.JobInfo, t *api.Task) *api.TaskInfo {
+	ti := api.NewTaskInfoOf(t, resolvePriority(v.classes, t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
+	ji.AddTaskInfo(ti)
+	if !api.OccupiesNode(ti.Status) {
+		ti.NodeName = ""
+	}
+	return ti
+}
+
+// index fills nodeIndex from nodeList and sets each node's position.
+func (v *viewSet) index() {
+	v.nodeIndex = make(map[string]int32, len(v.nodeList))
+	for i, n := range v.nodeList {
+		v.nodeIndex[n.Name] = int32(i)
+		n.SetPosition(int32(i))
+	}
+}
+
+// Views keeps one cluster's node and job views between cycles, so that a cycle costs what
+// changed rather than what the cluster holds. A session opened with Options.Views patches
+// them to its snapshot and uses them instead of building its own:
+//
+//   - An object is rebuilt when its stored version differs from the one its view was built
+//     from. The store never changes an object in place (a write stores a new one), so a
+//     pointer comparison tells; a deleted object's view goes. A job is rebuilt, with all its
+//     tasks, when it or one of its tasks changed; a node is rebuilt, with all its running
+//     tasks in key order (so that its sums are bit for bit a fresh build's), when it, one of
+//     its tasks or the job of one of them was rebuilt.
+//   - A cycle changes the views it uses (statements place and evict tasks; actions set job
+//     phases and fit errors). When the session ends, every view it changed is marked (a node
+//     whose Version moved; a job whose Version moved or whose phase or fit errors differ from
+//     a fresh build's) and rebuilt at the next open, before anything reads it.
+//
+// So every session sees exactly the views a session built from its snapshot would see. That
+// holds only while plugins change views through statements alone: OpenSession uses Views only
+// when every configured plugin says so (ReusableViews).
+//
+// One session at a time uses Views; a session that finds them in use builds its own. The zero
+// value is empty, ready to use.
+type Views struct {
+	busy atomic.Bool
+
+	// set is nil until the first build.
+	set *viewSet
+	// classes, nodeSpecs (sorted by name, as set.nodeList), jobSpecs (sorted by key, as
+	// set.jobList) and tasks (sorted by key) are the stored objects the views were built from.
+	classes   []*api.PriorityClass
+	nodeSpecs []*api.Node
+	jobSpecs  []*api.Job
+	tasks     []*api.Task
+	// nodeVersion and jobVersion are each view's Version as built, by position in nodeList
+	// and jobList; jobIndex gives a job's position in jobList by key.
+	nodeVersion []uint64
+	jobVersion  []uint64
+	jobIndex    map[string]int32
+	// mark is the mark of the snapshot the views were last patched to (Snapshot.Mark).
+	mark any
+	// dirtyNodes and dirtyJobs name the views the last session changed.
+	dirtyNodes map[string]bool
+	dirtyJobs  map[string]bool
+}
+
+// ReusableViews is implemented by a plugin that changes the session's node, job and task
+// views only through statements (and a job's per-cycle fields: phase, fit errors), never in
+// OnSessionOpen, an event handler or a callback, so that sessions may open on views kept
+// between cycles (Views). A session whose configuration has a plugin without it builds its
+// views from the snapshot.
+type ReusableViews interface {
+	// ReusableViews marks the plugin; it is never called.
+	ReusableViews()
+}
+
+// acquire takes the views for one session; false when another session has them.
+func (v *Views) acquire() bool { return v.busy.CompareAndSwap(false, true) }
+
+// Reset forgets every view, so that the next session builds them from its snapshot (a test
+// hook, and what an inconsistency does).
+func (v *Views) Reset() {
+	v.set, v.classes, v.nodeSpecs, v.jobSpecs, v.tasks = nil, nil, nil, nil, nil
+	v.nodeVersion, v.jobVersion, v.dirtyNodes, v.dirtyJobs = nil, nil, nil, nil
+	v.jobIndex, v.mark = nil, nil
+}
+
+// refresh brings the views to the snapshot for session s, building them whole the first
+// time or when priority classes changed. On error the views are reset.
+func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
+	defer func() {
+		if err != nil {
+			v.Reset()
+		}
+	}()
+	if v.set == nil || !slices.Equal(v.classes, snap.PriorityClasses) {
+		set, err := s.buildViews(snap)
+		if err != nil {
+			return err
+		}
+		v.set = set
+		v.classes = snap.PriorityClasses
+		v.nodeSpecs = snap.Nodes
+		v.jobSpecs = snap.Jobs
+		v.tasks = snap.Tasks
+		v.mark = snap.Mark
+		v.set.jobList = make([]*api.JobInfo, len(snap.Jobs))
+		for i, j := range snap.Jobs {
+			v.set.jobList[i] = v.set.jobs[j.Key()]
+		}
+		v.indexJobs()
+		v.dirtyNodes, v.dirtyJobs = nil, nil
+		v.stamp()
+		return nil
+	}
+	p := patch{v: v, snap: snap, jobs: map[string]bool{}, nodes: map[string]bool{}}
+	for name := range v.dirtyNodes {
+		p.nodes[name] = true
+	}
+	for key := range v.dirtyJobs {
+		p.jobs[key] = true
+	}
+	v.dirtyNodes, v.dirtyJobs = nil, nil
+	return p.apply()
+}
+
+// indexJobs fills jobIndex from jobSpecs.
+func (v *Views) indexJobs() {
+	v.jobIndex = make(map[string]int32, len(v.jobSpecs))
+	for i, j := range v.jobSpecs {
+		v.jobIndex[j.Key()] = int32(i)
+	}
+}
+
+// stamp records every view's Version as it is now.
+func (v *Views) stamp() {
+	v.nodeVersion = make([]uint64, len(v.set.nodeList))
+	for i, n := range v.set.nodeList {
+		v.nodeVersion[i] = n.Version
+	}
+	v.jobVersion = make([]uint64, len(v.set.jobList))
+	for i, j := range v.set.jobList {
+		v.jobVersion[i] = j.Version()
+	}
+}
+
+// release ends a session's use of the views: the views it changed are marked for the next
+// refresh.
+func (v *Views) release() {
+	if v.set != nil {
+		for i, n := range v.set.nodeList {
+			if n.Version != v.nodeVersion[i] {
+				if v.dirtyNodes == nil {
+					v.dirtyNodes = map[string]bool{}
+				}
+				v.dirtyNodes[n.Name] = true
+			}
+		}
+		for i, j := range v.set.jobList {
+			if j.Version() != v.jobVersion[i] || j.Phase != v.jobSpecs[i].Phase || j.JobFitErrors != "" || len(j.NodesFitErrors) > 0 {
+				if v.dirtyJobs == nil {
+					v.dirtyJobs = map[string]bool{}
+				}
+				v.dirtyJobs[j.UID] = true
+			}
+		}
+	}
+	v.busy.Store(false)
+}
+
+// patch is one refresh of kept views: the jobs and nodes to rebuild, by key and name.
+type patch struct {
+	v     *Views
+	snap  *Snapshot
+	jobs  map[string]bool
+	nodes map[string]bool
+	// total is set when a node was added, deleted or rebuilt: the sum of allocatable is
+	// worked out again.
+	total bool
+}
+
+// apply finds what changed between the views' objects and the snapshot's, rebuilds it, and
+// records the new objects. When the snapshot's mark is the views' (nothing was written since
+// they were last patched), only what the last session changed is rebuilt, and the snapshot's
+// objects are not even listed.
+func (p *patch) apply() error {
+	v, snap := p.v, p.snap
+	set := v.set
+	if snap.Mark == nil || snap.Mark != v.mark {
+		snap.objects()
+		p.diffTasks(v.tasks, snap.Tasks)
+		if p.diffNodes() {
+			v.nodeSpecs = snap.Nodes
+			set.nodeList = make([]*api.NodeInfo, len(snap.Nodes))
+			for i, spec := range snap.Nodes {
+				set.nodeList[i] = set.nodes[spec.Name] // nil for a new node, built below
+				if set.nodeList[i] == nil {
+					set.nodeList[i] = &api.NodeInfo{Name: spec.Name}
+				}
+			}
+			set.index()
+			// A kept view's Version now is its clean one: the views the last session
+			// changed are marked and rebuilt below, which records theirs.
+			v.nodeVersion = make([]uint64, len(snap.Nodes))
+			for i, n := range set.nodeList {
+				v.nodeVersion[i] = n.Version
+			}
+			p.total = true
+		}
+		if p.diffJobs() {
+			v.jobSpecs = snap.Jobs
+			set.jobList = make([]*api.JobInfo, len(snap.Jobs))
+			for i, spec := range snap.Jobs {
+				set.jobList[i] = set.jobs[spec.Key()] // nil for a new job, built below
+			}
+			v.jobVersion = make([]uint64, len(snap.Jobs))
+			for i, j := range set.jobList {
+				if j != nil {
+					v.jobVersion[i] = j.Version()
+				}
+			}
+			v.indexJobs()
+		}
+		v.nodeSpecs, v.jobSpecs, v.tasks, v.mark = snap.Nodes, snap.Jobs, snap.Tasks, snap.Mark
+	}
+	// Jobs first: a node's view copies its tasks from their jobs' views.
+	for key := range p.jobs {
+		i, ok := v.jobIndex[key]
+		if !ok {
+			continue // deleted
+		}
+		spec := v.jobSpecs[i]
+		if old := set.jobList[i]; old != nil {
+			for _, t := range old.Tasks {
+				if t.NodeName != "" {
+					p.nodes[t.NodeName] = true
+				}
+			}
+		}
+		ji := api.NewJobInfo(spec, resolvePriority(set.classes, spec.PriorityClass, spec.Priority, spec.HasPriority, 0))
+		for _, t := range snap.TasksOfJob(key) {
+			if ti := set.addTask(ji, t); ti.NodeName != "" {
+				p.nodes[ti.NodeName] = true
+			}
+		}
+		set.jobs[key] = ji
+		set.jobList[i] = ji
+		set.initialPhase[key] = ji.Phase
+		v.jobVersion[i] = ji.Version()
+	}
+	for name := range p.nodes {
+		i, ok := set.nodeIndex[name]
+		if !ok {
+			continue // deleted
+		}
+		ni, err := p.buildNode(v.nodeSpecs[i])
+		if err != nil {
+			return err
+		}
+		p.total = true
+		set.nodes[name] = ni
+		set.nodeList[i] = ni
+		ni.SetPosition(i)
+		v.nodeVersion[i] = ni.Version
+	}
+	if p.total {
+		set.total = api.EmptyResource()
+		for _, n := range set.nodeList {
+			set.total.Add(n.Allocatable)
+		}
+	}
+	return nil
+}
+
+// diffTasks marks the jobs and nodes of every task that was added, deleted or replaced
+// between two task lists sorted by key.
+func (p *patch) diffTasks(old, cur []*api.Task) {
+	mark := func(t *api.Task) {
+		p.jobs[t.JobKey()] = true
+		if t.Node != "" {
+			p.nodes[t.Node] = true
+		}
+	}
+	i, j := 0, 0
+	for i < len(old) || j < len(cur) {
+		switch {
+		case j == len(cur):
+			mark(old[i])
+			i++
+		case i == len(old):
+			mark(cur[j])
+			j++
+		case old[i] == cur[j]:
+			i++
+			j++
+		default:
+			switch ko, kc := old[i].Key(), cur[j].Key(); {
+			case ko == kc:
+				mark(old[i])
+				mark(cur[j])
+				i++
+				j++
+			case ko < kc:
+				mark(old[i])
+				i++
+			default:
+				mark(cur[j])
+				j++
+			}
+		}
+	}
+}
+
+// diffNodes marks the nodes that were added or replaced, drops the views of deleted ones, and
+// reports whether the list of names changed.
+func (p *patch) diffNodes() (moved bool) {
+	old, cur := p.v.nodeSpecs, p.snap.Nodes
+	i, j := 0, 0
+	for i < len(old) || j < len(cur) {
+		switch {
+		case j == len(cur) || (i < len(old) && old[i].Name < cur[j].Name):
+			delete(p.v.set.nodes, old[i].Name)
+			delete(p.nodes, old[i].Name)
+			moved = true
+			i++
+		case i == len(old) || cur[j].Name < old[i].Name:
+			p.nodes[cur[j].Name] = true
+			moved = true
+			j++
+		default:
+			if old[i] != cur[j] {
+				p.nodes[cur[j].Name] = true
+			}
+			i++
+			j++
+		}
+	}
+	return moved
+}
+
+// diffJobs marks the jobs that were added or replaced, drops the views of deleted ones (and
+// marks the nodes of their tasks), and reports whether the list of keys changed.
+func (p *patch) diffJobs() (moved bool) {
+	old, cur := p.v.jobSpecs, p.snap.Jobs
+	set := p.v.set
+	i, j := 0, 0
+	for i < len(old) || j < len(cur) {
+		if i < len(old) && j < len(cur) && old[i] == cur[j] {
+			i++ // unchanged: no key to build
+			j++
+			continue
+		}
+		var ko, kc string
+		if i < len(old) {
+			ko = old[i].Key()
+		}
+		if j < len(cur) {
+			kc = cur[j].Key()
+		}
+		switch {
+		case j == len(cur) || (i < len(old) && ko < kc):
+			if ji := set.jobs[ko]; ji != nil {
+				for _, t := range ji.Tasks {
+					if t.NodeName != "" {
+						p.nodes[t.NodeName] = true
+					}
+				}
+			}
+			delete(set.jobs, ko)
+			delete(set.initialPhase, ko)
+			delete(p.jobs, ko)
+			moved = true
+			i++
+		case i == len(old) || kc < ko:
+			p.jobs[kc] = true
+			moved = true
+			j++
+		default:
+			if old[i] != cur[j] {
+				p.jobs[kc] = true
+			}
+			i++
+			j++
+		}
+	}
+	return moved
+}
+
+// buildNode builds a node's view with its running tasks, in key order, copied from their jobs'
+// views.
+func (p *patch) buildNode(spec *api.Node) (*api.NodeInfo, error) {
+	ni := api.NewNodeInfo(spec)
+	for _, t := range p.snap.TasksOnNode(spec.Name) {
+		ji := p.v.set.jobs[t.JobKey()]
+		if ji == nil {
+			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
+		}
+		ti := ji.Tasks[t.Key()]
+		if ti == nil {
+			return nil, fmt.Errorf("task %s is missing from its job's view", t.Key())
+		}
+		if ti.NodeName == spec.Name {
+			ni.AddExistingTask(ti)
+		}
+	}
+	return ni, nil
+}

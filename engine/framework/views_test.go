@@ -1,0 +1,208 @@
+package framework
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
+	"github.com/sluice-sched/sluice/engine/state"
+)
+
+// reusable is a plugin without callbacks that keeps views.
+type reusable struct{}
+
+func (reusable) Name() string            { return "reusable" }
+func (reusable) OnSessionOpen(*Session)  {}
+func (reusable) OnSessionClose(*Session) {}
+func (reusable) ReusableViews()          {}
+
+// frameworkSnapshot is the engine's conversion of a store snapshot, listing lazily.
+func frameworkSnapshot(s *state.Snapshot) *Snapshot {
+	return &Snapshot{
+		Cluster: s.Cluster(), Revision: s.Revision(), Queues: s.Queues(), PriorityClasses: s.PriorityClasses(),
+		TasksOfJob: s.TasksOfJob, TasksOnNode: s.TasksOnNode, Mark: s.Mark(),
+		Load: func(fs *Snapshot) { fs.Nodes, fs.Jobs, fs.Tasks = s.Nodes(), s.Jobs(), s.Tasks() },
+	}
+}
+
+// mess is an action that changes the views every way a cycle may: it allocates, pipelines
+// and evicts through statements that it commits, discards or leaves undispatched, and sets
+// jobs' phases and fit errors.
+type mess struct{ rng *rand.Rand }
+
+func (m *mess) Name() string { return "mess" }
+
+func (m *mess) Execute(ssn *Session) {
+	for _, j := range ssn.SortedJobs() {
+		st := ssn.NewStatement()
+		for _, t := range j.TasksIn(api.Pending) {
+			n := ssn.NodeList[m.rng.IntN(len(ssn.NodeList))]
+			switch {
+			case n.FitsIdle(t.Resreq):
+				_ = st.Allocate(t, n)
+			case n.FitsFutureIdle(t.Resreq):
+				_ = st.Pipeline(t, n.Name)
+			default:
+				j.NodesFitErrors[t.UID] = &api.FitErrors{Total: 1}
+			}
+		}
+		for _, t := range j.TasksIn(api.Running) {
+			if m.rng.IntN(4) == 0 {
+				_ = st.Evict(t, EvictReason{Action: "mess"})
+			}
+		}
+		switch m.rng.IntN(4) {
+		case 0:
+			st.Commit()
+		case 1:
+			st.Discard()
+		case 2:
+			st.LeaveUndispatched()
+		default:
+			st.Discard()
+			j.Phase = api.JobInqueue
+			j.JobFitErrors = "mess"
+		}
+	}
+}
+
+// compareViews reports the first difference between two sessions' node and job views.
+func compareViews(kept, fresh *Session) error {
+	if len(kept.Jobs) != len(fresh.Jobs) || len(kept.NodeList) != len(fresh.NodeList) {
+		return fmt.Errorf("%d jobs and %d nodes kept, %d and %d fresh", len(kept.Jobs), len(kept.NodeList), len(fresh.Jobs), len(fresh.NodeList))
+	}
+	for uid, fj := range fresh.Jobs {
+		if !reflect.DeepEqual(kept.Jobs[uid], fj) {
+			return fmt.Errorf("job %s: kept %+v, fresh %+v", uid, kept.Jobs[uid], fj)
+		}
+		if kept.initialPhase[uid] != fresh.initialPhase[uid] {
+			return fmt.Errorf("job %s: initial phase %s kept, %s fresh", uid, kept.initialPhase[uid], fresh.initialPhase[uid])
+		}
+	}
+	for i, fn := range fresh.NodeList {
+		if !reflect.DeepEqual(kept.NodeList[i], fn) || kept.Nodes[fn.Name] != kept.NodeList[i] || kept.nodeIndex[fn.Name] != int32(i) {
+			return fmt.Errorf("node %s: kept %+v, fresh %+v", fn.Name, kept.NodeList[i], fn)
+		}
+	}
+	if !reflect.DeepEqual(kept.TotalResource, fresh.TotalResource) {
+		return fmt.Errorf("total %v kept, %v fresh", kept.TotalResource, fresh.TotalResource)
+	}
+	return nil
+}
+
+// TestKeptViewsMatchAFreshBuild opens every session of a random history on kept views and
+// checks, before its actions run, that each view is deeply equal to the one a session built
+// from the snapshot has: whatever the previous cycle did to them and whatever was written
+// since. The history mixes writes (nodes, jobs, tasks and priority classes added, changed and
+// deleted) with cycles that allocate, pipeline and evict, commit, discard or leave their
+// statements undispatched, and set phases and fit errors.
+func TestKeptViewsMatchAFreshBuild(t *testing.T) {
+	cfg, err := conf.Parse([]byte("actions: \"mess\"\ntiers:\n- plugins:\n  - name: reusable\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		reg := NewRegistry()
+		reg.RegisterPlugin("reusable", func(conf.Arguments) (Plugin, error) { return reusable{}, nil })
+		reg.RegisterAction("mess", func(conf.Arguments) (Action, error) { return &mess{rng: rng}, nil })
+		st := state.New()
+		w := &writes{t: t, rng: rng, st: st}
+		w.start()
+		var views Views
+		for step := range 120 {
+			if rng.IntN(2) == 0 {
+				w.change()
+			}
+			snap := st.Snapshot("c")
+			kept, err := OpenSession(frameworkSnapshot(snap), cfg, reg, Options{Views: &views})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := OpenSession(frameworkSnapshot(snap), cfg, reg, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !kept.FromKeptViews() {
+				t.Fatal("the session did not open on kept views")
+			}
+			if err := compareViews(kept, fresh); err != nil {
+				t.Fatalf("seed %d step %d: %v", seed, step, err)
+			}
+			fresh.Abandon()
+			if err := kept.RunActions(reg); err != nil {
+				t.Fatal(err)
+			}
+			kept.Close()
+		}
+	}
+}
+
+// writes makes random writes to cluster "c".
+type writes struct {
+	t   *testing.T
+	rng *rand.Rand
+	st  *state.Store
+	n   int
+}
+
+func (w *writes) apply(cs ...state.Change) {
+	// A refused batch (a node with tasks deleted, say) changes nothing, which is fine too.
+	_, _ = w.st.Apply("c", state.Batch{Changes: cs})
+}
+
+func (w *writes) start() {
+	for i := range 5 {
+		w.apply(state.Change{Node: &api.Node{Name: "n" + strconv.Itoa(i), Allocatable: api.Resource{MilliCPU: 4000, Memory: 8 << 30, MaxTaskNum: 6}}})
+	}
+	for range 6 {
+		w.apply(w.job()...)
+	}
+}
+
+func (w *writes) job() []state.Change {
+	w.n++
+	j := &api.Job{Name: "j" + strconv.Itoa(w.n), Namespace: "ns", Queue: "default", MinAvailable: 1, PriorityClass: "pc" + strconv.Itoa(w.rng.IntN(2))}
+	cs := []state.Change{{Job: j}}
+	for i := range 1 + w.rng.IntN(4) {
+		cs = append(cs, state.Change{Task: &api.Task{Name: j.Name + "-" + strconv.Itoa(i), Namespace: "ns", Job: j.Name,
+			Resources: api.Resource{MilliCPU: float64(300 * (1 + w.rng.IntN(5))), Memory: float64((1 + w.rng.IntN(3)) << 30)}, Preemptable: true}})
+	}
+	return cs
+}
+
+func (w *writes) change() {
+	snap := w.st.Snapshot("c")
+	nodes, jobs, tasks := snap.Nodes(), snap.Jobs(), snap.Tasks()
+	switch w.rng.IntN(7) {
+	case 0:
+		w.apply(w.job()...)
+	case 1:
+		j := jobs[w.rng.IntN(len(jobs))]
+		w.apply(state.Change{Delete: &state.Ref{Kind: state.KindJob, Namespace: j.Namespace, Name: j.Name}})
+	case 2:
+		n := *nodes[w.rng.IntN(len(nodes))]
+		n.Allocatable.MilliCPU += 500
+		w.apply(state.Change{Node: &n})
+	case 3:
+		w.apply(state.Change{PriorityClass: &api.PriorityClass{Name: "pc" + strconv.Itoa(w.rng.IntN(2)), Value: int32(w.rng.IntN(100))}})
+	default:
+		if len(tasks) == 0 {
+			return
+		}
+		t := *tasks[w.rng.IntN(len(tasks))]
+		switch t.Status {
+		case api.Pending:
+			t.Status, t.Node = api.Running, nodes[w.rng.IntN(len(nodes))].Name
+		case api.Running:
+			t.Status = api.Succeeded
+		default:
+			t.Status, t.Node = api.Pending, ""
+		}
+		w.apply(state.Change{Task: &t})
+	}
+}
