@@ -16,7 +16,11 @@ import (
 // certificate. Without credentials the guard lets everything through, and the UI is open
 // only where the profiles are: on a loopback admin address, or with --insecure.
 func adminUI(o options, srv *service.Server, log *slog.Logger) (guard func(http.Handler) http.Handler, ui *webui.UI) {
-	ui = webui.New(webui.Options{Source: srv.UIReads(), Open: o.insecure || isLoopback(o.adminListen), Logger: log})
+	refresh := o.uiRefresh
+	if refresh == 0 {
+		refresh = -1 // webui: never
+	}
+	ui = webui.New(webui.Options{Source: srv.UIReads(), Open: o.insecure || isLoopback(o.adminListen), Refresh: refresh, Logger: log})
 	if !o.ui {
 		return ui.Guard, nil
 	}

@@ -15,7 +15,7 @@
 //	        [--max-objects-per-cluster 1000000] [--max-tasks-per-job 100000] [--max-dry-run-watches 8]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--cycle-share 0.5]
-//	        [--max-queued-cycles 16] [--pprof] [--ui] [--metrics-auth]
+//	        [--max-queued-cycles 16] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
 //	        [--log-level info] [--access-log] [--slow-call 1s] [--log-summary-period 1m]
 //	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
@@ -153,6 +153,7 @@ type options struct {
 	// ui serves the web UI on the admin listener; metricsAuth puts /metrics behind the
 	// credentials (admin.go).
 	ui, metricsAuth bool
+	uiRefresh       time.Duration
 
 	dataDir           string
 	nodeID            string
@@ -211,6 +212,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxQueued, "max-queued-cycles", service.DefaultMaxQueuedCycles, "cycle calls one cluster may have waiting or running; more fail with RESOURCE_EXHAUSTED")
 	fs.BoolVar(&o.pprof, "pprof", true, "serve Go profiles on the admin listener at /debug/pprof/ (admin tokens only when sluiced authenticates; without credentials only on a loopback admin address or with --insecure)")
 	fs.BoolVar(&o.ui, "ui", true, "serve the read-only web UI on the admin listener at /ui/ (with --tokens or --client-ca it asks for a credential; without, it is served only on a loopback admin address or with --insecure)")
+	fs.DurationVar(&o.uiRefresh, "ui-refresh", webui.DefaultRefresh, "how often the web UI's pages refresh their live parts; 0 never")
 	fs.BoolVar(&o.metricsAuth, "metrics-auth", false, "with --tokens or --client-ca, /metrics needs a credential too (any token; a Prometheus scrape sends it as a bearer token)")
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces over OTLP/gRPC to HOST:PORT or a URL (http:// for plaintext); empty exports none")
 	fs.BoolVar(&o.otlpInsecure, "otlp-insecure", false, "export OTLP traces to HOST:PORT without TLS")
@@ -261,6 +263,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--finished-plan-age must be positive, got %s", o.planAge)
 	case o.slowCall < 0:
 		return o, fmt.Errorf("--slow-call must not be negative, got %s", o.slowCall)
+	case o.uiRefresh < 0:
+		return o, fmt.Errorf("--ui-refresh must not be negative, got %s", o.uiRefresh)
 	case o.logSummary < 0:
 		return o, fmt.Errorf("--log-summary-period must not be negative, got %s", o.logSummary)
 	case o.shutdownTimeout <= 0:

@@ -32,68 +32,14 @@ const (
 		"- {name: ops, token: " + opsToken + ", clusters: ['*'], admin: true}\n"
 )
 
-// demoScenario has two queues under a root, a gang that fits (train) and one that cannot
-// (big: 6 CPUs a task, and the nodes that have room are tainted).
-const demoScenario = `name: ui-demo
-config: |
-  actions: "enqueue, allocate"
-  tiers:
-  - plugins:
-    - name: priority
-    - name: gang
-  - plugins:
-    - name: predicates
-    - name: proportion
-cluster:
-  queues:
-  - {name: root, weight: 1}
-  - {name: prod, parent: root, weight: 3}
-  - {name: research, parent: root, weight: 1, capability: {cpu: 16}}
-  nodes:
-  - {name: n1, allocatable: {cpu: 8, memory: 32Gi, pods: 110}, labels: {zone: a}}
-  - {name: n2, allocatable: {cpu: 8, memory: 32Gi, pods: 110}, labels: {zone: b}}
-  - name: n3
-    allocatable: {cpu: 16, memory: 64Gi, pods: 110}
-    taints: [{key: dedicated, value: infer, effect: NoSchedule}]
-  jobs:
-  - name: train
-    queue: prod
-    minAvailable: 2
-    tasks:
-    - {name: train, replicas: 2, resources: {cpu: 3, memory: 4Gi}}
-  - name: big
-    queue: research
-    minAvailable: 3
-    tasks:
-    - {name: big, replicas: 3, resources: {cpu: 6, memory: 8Gi}}
-expect:
-  bindCounts: {default/train: 2}
-`
-
-// otherScenario is cluster beta's: its names appear nowhere in alpha.
-const otherScenario = `name: ui-other
-config: |
-  actions: "allocate"
-  tiers:
-  - plugins:
-    - name: gang
-  - plugins:
-    - name: predicates
-    - name: proportion
-cluster:
-  queues:
-  - {name: secretqueue, weight: 1}
-  nodes:
-  - {name: hiddennode, allocatable: {cpu: 4, memory: 8Gi, pods: 110}}
-  jobs:
-  - name: classifiedjob
-    queue: secretqueue
-    minAvailable: 1
-    tasks:
-    - {name: classifiedjob, replicas: 1, resources: {cpu: 1, memory: 1Gi}}
-expect:
-  bindCounts: {default/classifiedjob: 1}
-`
+// The scenarios of the tests (cmd/sluiced's browser test plays them too): demo.yaml has two
+// queues under a root, a gang that fits (train) and one that cannot (big: 6 CPUs a task, and
+// the node with room is tainted); other.yaml is cluster beta's, whose names appear nowhere
+// in alpha.
+const (
+	demoScenario  = "testdata/demo.yaml"
+	otherScenario = "testdata/other.yaml"
+)
 
 // fixture is a service in process (gRPC on loopback) with the UI over it on an httptest
 // server.
@@ -143,11 +89,11 @@ func newFixture(t testing.TB, tokens string, open bool) *fixture {
 	return f
 }
 
-// play runs a scenario (apply, configure, schedule and commit each cycle) in a cluster, as
-// the admin.
-func (f *fixture) play(t testing.TB, text, cluster string) {
+// play runs a scenario file (apply, configure, schedule and commit each cycle) in a
+// cluster, as the admin.
+func (f *fixture) play(t testing.TB, file, cluster string) {
 	t.Helper()
-	sc, err := scenario.Parse(cluster+".yaml", []byte(text))
+	sc, err := scenario.LoadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}

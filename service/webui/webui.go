@@ -133,7 +133,7 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	u.mux.ServeHTTP(w, r)
 }
@@ -294,13 +294,16 @@ func clearCookie(w http.ResponseWriter, r *http.Request) {
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 }
 
-// sameOrigin reports whether a POST came from a page of this server: its Origin header
-// (which browsers send with every POST) names this host, or it has none (a non-browser
-// client, which a cookie cannot be planted in anyway).
+// sameOrigin reports whether a POST came from a page of this server: the browser says so
+// (Sec-Fetch-Site), or its Origin header names this host; a request with neither comes
+// from a client that is not a browser, in which a cookie cannot be planted anyway.
 func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
+		return true
 	}
 	o, err := url.Parse(origin)
 	return err == nil && o.Host == r.Host
