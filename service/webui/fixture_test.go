@@ -44,7 +44,9 @@ const (
 // fixture is a service in process (gRPC on loopback) with the UI over it on an httptest
 // server.
 type fixture struct {
-	srv  *service.Server
+	store *state.Store
+	eng   *engine.Engine
+	srv   *service.Server
 	ui   *webui.UI
 	web  *httptest.Server
 	conn *grpc.ClientConn
@@ -68,7 +70,7 @@ func newFixture(t testing.TB, tokens string, open bool) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f := &fixture{srv: service.New(opts)}
+	f := &fixture{store: store, eng: eng, srv: service.New(opts)}
 	gs := service.NewGRPCServer(f.srv)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
