@@ -47,9 +47,9 @@ type fixture struct {
 	store *state.Store
 	eng   *engine.Engine
 	srv   *service.Server
-	ui   *webui.UI
-	web  *httptest.Server
-	conn *grpc.ClientConn
+	ui    *webui.UI
+	web   *httptest.Server
+	conn  *grpc.ClientConn
 }
 
 // newFixture starts the service, with tokens when tokens is not empty, and the UI.
