@@ -138,12 +138,15 @@ func TestCredentialsAreRequired(t *testing.T) {
 		t.Errorf("guarded with a token: %d %q", code, body)
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	post := func(token, origin string) *http.Response {
+	post := func(token, origin string, header ...string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, f.web.URL+"/ui/login", strings.NewReader(url.Values{"token": {token}, "next": {"/ui/c/alpha/jobs"}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if origin != "" {
 			req.Header.Set("Origin", origin)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -157,6 +160,9 @@ func TestCredentialsAreRequired(t *testing.T) {
 	}
 	if resp := post(alphaToken, "https://evil.example"); resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
 		t.Errorf("login posted from another origin: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	if resp := post(alphaToken, "", "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
+		t.Errorf("login posted from another site: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
 	resp := post(alphaToken, f.web.URL)
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/c/alpha/jobs" {
