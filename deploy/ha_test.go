@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,8 +161,8 @@ func TestHAManifests(t *testing.T) {
 		}
 	}
 	for _, probe := range []string{"startupProbe", "readinessProbe", "livenessProbe"} {
-		if c.str(probe, "httpGet", "port") != "admin" {
-			t.Errorf("%s: want an HTTP probe on the admin port, got %v", probe, c.get(probe))
+		if c.str(probe, "httpGet", "port") != "admin" || c.str(probe, "httpGet", "scheme") != "HTTPS" {
+			t.Errorf("%s: want an HTTPS probe on the admin port (which serves TLS with --tls-cert), got %v", probe, c.get(probe))
 		}
 	}
 	if c.str("readinessProbe", "httpGet", "path") != "/readyz" {
@@ -220,8 +221,10 @@ func pki(t *testing.T) string {
 
 // runningSluiced is a sluiced started by these tests.
 type runningSluiced struct {
-	cmd      *exec.Cmd
-	admin    string
+	cmd   *exec.Cmd
+	admin string
+	// scheme is the admin port's: https when sluiced serves TLS (--tls-cert).
+	scheme   string
 	logs     *bytes.Buffer
 	done     chan error
 	stopOnce sync.Once
@@ -235,10 +238,13 @@ func startSluicedArgs(t *testing.T, args []string) *runningSluiced {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &runningSluiced{cmd: cmd, logs: logs, done: make(chan error, 1)}
+	r := &runningSluiced{cmd: cmd, logs: logs, done: make(chan error, 1), scheme: "http"}
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "--admin-listen="); ok {
 			r.admin = v
+		}
+		if strings.HasPrefix(a, "--tls-cert=") {
+			r.scheme = "https"
 		}
 	}
 	go func() { r.done <- cmd.Wait() }()
@@ -264,9 +270,20 @@ func (r *runningSluiced) stop() {
 	})
 }
 
-// raftState returns the member's raft state from /raft on its admin port.
+// adminClient reads the members' admin ports, HTTPS when they serve TLS. It checks raft
+// state and readiness, not the certificate (the gRPC clients of these tests do).
+var adminClient = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}}
+
+// raftState returns the member's raft state from /raft on its admin port (HTTPS, with a
+// token: with --tokens /raft needs one).
 func (r *runningSluiced) raftState() string {
-	resp, err := http.Get("http://" + r.admin + "/raft")
+	req, err := http.NewRequest(http.MethodGet, r.scheme+"://"+r.admin+"/raft", nil)
+	if err != nil {
+		return ""
+	}
+	req.Header.Set("Authorization", "Bearer "+rmToken)
+	resp, err := adminClient.Do(req)
 	if err != nil {
 		return ""
 	}
@@ -282,7 +299,7 @@ func (r *runningSluiced) raftState() string {
 }
 
 func (r *runningSluiced) ready() bool {
-	resp, err := http.Get("http://" + r.admin + "/readyz")
+	resp, err := adminClient.Get(r.scheme + "://" + r.admin + "/readyz")
 	if err != nil {
 		return false
 	}

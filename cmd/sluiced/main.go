@@ -1,6 +1,7 @@
 // Command sluiced is the Sluice scheduling-decision server: it serves the sluice.v1 gRPC API
 // (cluster state and scheduler services, health and reflection) and an admin HTTP port with
-// /healthz, /readyz, /metrics (Prometheus) and /debug/pprof/ (Go profiles, for admin tokens).
+// /healthz, /readyz, /metrics (Prometheus), /raft, the web UI at /ui/ and /debug/pprof/ (Go
+// profiles, for admin tokens); the admin port serves HTTPS when the gRPC port serves TLS.
 //
 // Usage:
 //
@@ -14,7 +15,7 @@
 //	        [--max-objects-per-cluster 1000000] [--max-tasks-per-job 100000] [--max-dry-run-watches 8]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--cycle-share 0.5]
-//	        [--max-queued-cycles 16] [--pprof]
+//	        [--max-queued-cycles 16] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
 //	        [--log-level info] [--access-log] [--slow-call 1s] [--log-summary-period 1m]
 //	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
@@ -48,6 +49,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -82,6 +84,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/internal/certs"
 	"github.com/sluice-sched/sluice/service"
+	"github.com/sluice-sched/sluice/service/webui"
 )
 
 func main() {
@@ -147,6 +150,10 @@ type options struct {
 	otlpEndpoint string
 	otlpInsecure bool
 	pprof        bool
+	// ui serves the web UI on the admin listener; metricsAuth puts /metrics behind the
+	// credentials (admin.go).
+	ui, metricsAuth bool
+	uiRefresh       time.Duration
 
 	dataDir           string
 	nodeID            string
@@ -171,7 +178,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("sluiced", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:50051", "gRPC listen address")
-	fs.StringVar(&o.adminListen, "admin-listen", "127.0.0.1:9090", "admin HTTP listen address (/healthz, /readyz, /metrics)")
+	fs.StringVar(&o.adminListen, "admin-listen", "127.0.0.1:9090", "admin HTTP listen address (/healthz, /readyz, /metrics, /raft, /ui/, /debug/pprof/); HTTPS with --tls-cert")
 	fs.StringVar(&o.configPath, "config", "", "scheduler configuration file (Volcano scheduler-conf YAML), reloaded on SIGHUP and on change; empty uses the embedded default")
 	fs.DurationVar(&o.planTTL, "plan-ttl", 60*time.Second, "how long a proposed plan waits for a commit")
 	fs.IntVar(&o.plansProposed, "max-proposed-plans", state.DefaultMaxProposedPlans, "proposed plans a cluster may hold; a new proposal beyond it expires the oldest")
@@ -206,6 +213,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.cycleShare, "cycle-share", service.DefaultCycleShare, "share of the time a heavy cluster's cycle runs while a lighter cluster is active (1: no limit)")
 	fs.IntVar(&o.maxQueued, "max-queued-cycles", service.DefaultMaxQueuedCycles, "cycle calls one cluster may have waiting or running; more fail with RESOURCE_EXHAUSTED")
 	fs.BoolVar(&o.pprof, "pprof", true, "serve Go profiles on the admin listener at /debug/pprof/ (admin tokens only when sluiced authenticates; without credentials only on a loopback admin address or with --insecure)")
+	fs.BoolVar(&o.ui, "ui", true, "serve the read-only web UI on the admin listener at /ui/ (with --tokens or --client-ca it asks for a credential; without, it is served only on a loopback admin address or with --insecure)")
+	fs.DurationVar(&o.uiRefresh, "ui-refresh", webui.DefaultRefresh, "how often the web UI's pages refresh their live parts; 0 never")
+	fs.BoolVar(&o.metricsAuth, "metrics-auth", false, "with --tokens or --client-ca, /metrics needs a credential too (any token; a Prometheus scrape sends it as a bearer token)")
 	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export traces over OTLP/gRPC to HOST:PORT or a URL (http:// for plaintext); empty exports none")
 	fs.BoolVar(&o.otlpInsecure, "otlp-insecure", false, "export OTLP traces to HOST:PORT without TLS")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep the state in this directory (a raft log and snapshots): durable across restarts; empty keeps it in memory")
@@ -259,6 +269,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--finished-plan-age must be positive, got %s", o.planAge)
 	case o.slowCall < 0:
 		return o, fmt.Errorf("--slow-call must not be negative, got %s", o.slowCall)
+	case o.uiRefresh < 0:
+		return o, fmt.Errorf("--ui-refresh must not be negative, got %s", o.uiRefresh)
 	case o.logSummary < 0:
 		return o, fmt.Errorf("--log-summary-period must not be negative, got %s", o.logSummary)
 	case o.shutdownTimeout <= 0:
@@ -487,7 +499,14 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 	gs := service.NewGRPCServer(srv, grpcOpts...)
 
 	var draining atomic.Bool
-	mux := adminMux(metricsHandler, &draining, node)
+	guard, ui := adminUI(o, srv, log)
+	if o.metricsAuth {
+		metricsHandler = guard(metricsHandler)
+	}
+	mux := adminMux(metricsHandler, &draining, node, guard)
+	if ui != nil {
+		mux.Handle(webui.Path, ui)
+	}
 	if o.faultInjection {
 		handlePartition(mux, node, log)
 	}
@@ -496,7 +515,11 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		runtime.SetMutexProfileFraction(100)
 		mux.Handle(service.ProfilesPath, service.Profiles(srvOpts.Auth, o.insecure || isLoopback(o.adminListen)))
 	}
-	admin := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	admin := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	if serverTLS != nil {
+		adminLis = tls.NewListener(adminLis, adminTLSConfig(serverTLS))
+	}
 
 	errc := make(chan error, 2)
 	go func() { errc <- gs.Serve(lis) }()
@@ -868,8 +891,8 @@ func raftTimeout(o options) time.Duration {
 
 // adminMux serves /healthz (the process is up), /readyz (not draining; with a replicated
 // store, also a leader that caught up or a follower that knows the leader), /metrics, and
-// with a replicated store /raft (the member's raft status as JSON).
-func adminMux(metrics http.Handler, draining *atomic.Bool, node *durable.Node) *http.ServeMux {
+// with a replicated store /raft (the member's raft status as JSON, behind guard).
+func adminMux(metrics http.Handler, draining *atomic.Bool, node *durable.Node, guard func(http.Handler) http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -893,10 +916,10 @@ func adminMux(metrics http.Handler, draining *atomic.Bool, node *durable.Node) *
 	})
 	mux.Handle("GET /metrics", metrics)
 	if node != nil {
-		mux.HandleFunc("GET /raft", func(w http.ResponseWriter, _ *http.Request) {
+		mux.Handle("GET /raft", guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(node.Status())
-		})
+		})))
 	}
 	return mux
 }

@@ -129,7 +129,15 @@ func TestTLSTokensAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	resp, err := http.Get("http://" + adminAddr + "/metrics")
+	// The admin listener serves TLS too, with the same certificate.
+	if resp, err := http.Get("http://" + adminAddr + "/healthz"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("the admin listener answers plaintext HTTP while sluiced serves TLS")
+		}
+	}
+	https := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
+	resp, err := https.Get("https://" + adminAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +167,8 @@ func TestTLSTokensAndMetrics(t *testing.T) {
 // TestProfilesNeedAnAdminToken: with --tokens, /debug/pprof/ answers an admin token (heap,
 // goroutine, mutex and CPU profiles), refuses a writer or read-only token with 403 and a
 // missing or wrong token with 401; --pprof=false removes it; without credentials on a
-// loopback admin address it is open.
+// loopback admin address it is open. The web UI takes any valid token (--ui=false removes
+// it), /metrics needs one with --metrics-auth, and /healthz and /readyz never do.
 func TestProfilesNeedAnAdminToken(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
 	if err := os.WriteFile(tokens, []byte("- {name: rm, token: rm-token, clusters: [c1]}\n"+
@@ -210,7 +219,19 @@ func TestProfilesNeedAnAdminToken(t *testing.T) {
 			{"/debug/pprof/heap", "", 401},
 			{"/debug/pprof/heap", "wrong-token", 401},
 			{"/metrics", "", 200},
+			{"/healthz", "", 200},
+			{"/ui/", "", 401},
+			{"/ui/", "wrong-token", 401},
+			{"/ui/", "viewer-token", 200},
 		}},
+		{"metrics behind the tokens", []string{"--tokens", tokens, "--metrics-auth"}, []struct {
+			path, token string
+			want        int
+		}{{"/metrics", "", 401}, {"/metrics", "viewer-token", 200}, {"/readyz", "", 200}}},
+		{"no ui", []string{"--tokens", tokens, "--ui=false"}, []struct {
+			path, token string
+			want        int
+		}{{"/ui/", "ops-token", 404}}},
 		{"off", []string{"--tokens", tokens, "--pprof=false"}, []struct {
 			path, token string
 			want        int
@@ -218,7 +239,7 @@ func TestProfilesNeedAnAdminToken(t *testing.T) {
 		{"loopback without credentials", nil, []struct {
 			path, token string
 			want        int
-		}{{"/debug/pprof/heap", "", 200}}},
+		}{{"/debug/pprof/heap", "", 200}, {"/ui/", "", 200}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/sim"
 	"github.com/sluice-sched/sluice/engine/sim/report"
 	"github.com/sluice-sched/sluice/engine/state"
+	"github.com/sluice-sched/sluice/internal/browsertest"
 )
 
 // input simulates a small generated trace with two configurations.
@@ -100,24 +101,8 @@ func TestReportIsSelfContainedAndDeterministic(t *testing.T) {
 	}
 }
 
-// browser finds Chromium. make test installs it (scripts/browser.sh) and sets
-// SLUICE_REQUIRE_BROWSER=1, so that CI fails rather than skips without it.
-func browser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{os.Getenv("SLUICE_BROWSER"), "chromium", "chromium-browser", "google-chrome"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("SLUICE_REQUIRE_BROWSER") == "1" {
-		t.Fatal("no Chromium on PATH (run scripts/browser.sh install)")
-	}
-	t.Skip("no Chromium on PATH; scripts/browser.sh install installs it (make test requires it)")
-	return ""
-}
+// browser finds Chromium (browsertest.Path: make test requires it).
+func browser(t *testing.T) string { return browsertest.Path(t) }
 
 func chromium(t *testing.T, bin string, args ...string) []byte {
 	t.Helper()
