@@ -515,8 +515,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		runtime.SetMutexProfileFraction(100)
 		mux.Handle(service.ProfilesPath, service.Profiles(srvOpts.Auth, o.insecure || isLoopback(o.adminListen)))
 	}
-	admin := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	// Bounded headers and idle connections: the admin port faces browsers and scrapers. No
+	// write timeout: a CPU profile streams for as long as it was asked to run.
+	admin := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10,
+		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	if serverTLS != nil {
 		adminLis = tls.NewListener(adminLis, adminTLSConfig(serverTLS))
 	}
