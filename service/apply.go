@@ -143,7 +143,26 @@ var errDeletedSinceHello = errors.New("the cluster was deleted after the stream'
 // replace_all batch applies (which moves *gen on), and any other fails with
 // errDeletedSinceHello.
 func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
-	rev, err := s.applyBatchLocked(cluster, prefix, b, gen)
+	return s.applyDecoded(cluster, prefix, b, gen, s.decode(prefix, b))
+}
+
+// decoded is a batch's decodeBatch result, which a Sync stream computes while the previous
+// batch applies.
+type decoded struct {
+	batch *decodedBatch
+	err   error
+}
+
+// decode checks and converts a batch (decodeBatch) with the server's clock and limits.
+func (s *Server) decode(prefix string, b *sluicev1.DeltaBatch) decoded {
+	// Times are stored as the API carries them: UTC, without a monotonic reading.
+	d, err := decodeBatch(prefix, b, s.clock().Round(0).UTC(), &s.limits)
+	return decoded{d, err}
+}
+
+// applyDecoded is applyBatch with b already decoded (d).
+func (s *Server) applyDecoded(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64, d decoded) (uint64, error) {
+	rev, err := s.applyBatchLocked(cluster, prefix, b, gen, d)
 	s.metrics.batchDone(cluster, b, err)
 	if err != nil && !isStoreUnavailable(err) && !errors.Is(err, errDeletedSinceHello) {
 		s.batchRejected(cluster, b, err)
@@ -154,18 +173,21 @@ func (s *Server) applyBatch(cluster, prefix string, b *sluicev1.DeltaBatch, gen 
 	return rev, err
 }
 
-func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64) (uint64, error) {
+// applyBatchLocked applies a decoded batch under the cluster's lock. The batch was decoded
+// before the lock was taken (the lock guards the store and the generations, not the checks),
+// but a batch whose cluster was deleted since the stream's hello fails with
+// errDeletedSinceHello before any of its decoding errors.
+func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch, gen *uint64, dec decoded) (uint64, error) {
 	unlock := s.lockCluster(cluster)
 	defer unlock()
 	cur := s.gens.current(cluster)
 	if gen != nil && *gen != cur && !b.GetReplaceAll() {
 		return 0, errDeletedSinceHello
 	}
-	// Times are stored as the API carries them: UTC, without a monotonic reading.
-	d, err := decodeBatch(prefix, b, s.clock().Round(0).UTC(), &s.limits)
-	if err != nil {
-		return 0, err
+	if dec.err != nil {
+		return 0, dec.err
 	}
+	d := dec.batch
 	rev, err := s.store.Apply(cluster, d.batch)
 	if err == nil && gen != nil {
 		*gen = cur

@@ -49,7 +49,7 @@ func (c *clusterState) ApplyDeltas(ctx context.Context, req *sluicev1.ApplyDelta
 func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) error {
 	ctx := stream.Context()
 	recv := c.s.receiver(ctx, stream.Recv)
-	first, err := recv()
+	first, _, err := recv()
 	if err != nil {
 		return endOfStream(err)
 	}
@@ -87,7 +87,7 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 		}
 	}
 	for {
-		m, err := recv()
+		m, dec, err := recv()
 		if err != nil {
 			return endOfStream(err)
 		}
@@ -99,7 +99,7 @@ func (c *clusterState) Sync(stream sluicev1.ClusterStateService_SyncServer) erro
 			}
 			sync.dropping = false
 			var resp *sluicev1.SyncResponse
-			if resp, err = c.syncBatch(sync, msg.Batch); err == nil {
+			if resp, err = c.syncBatch(sync, msg.Batch, dec); err == nil {
 				out = append(out, resp)
 			}
 		case *sluicev1.SyncRequest_ResyncChunk:
@@ -162,7 +162,7 @@ type syncState struct {
 // error that ends the stream: the replicated store could not take the batch (this member no
 // longer leads, storage failing), which says nothing against the batch, so that the client
 // keeps it and sends it again on its next stream.
-func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluicev1.SyncResponse, error) {
+func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch, dec decoded) (*sluicev1.SyncResponse, error) {
 	seq := b.GetSequence()
 	var err error
 	switch {
@@ -175,7 +175,7 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 	if err == nil {
 		st.seen, st.lastSeq = true, seq
 		var rev uint64
-		rev, err = c.s.applyBatch(st.cluster, "", b, &st.gen)
+		rev, err = c.s.applyDecoded(st.cluster, "", b, &st.gen, dec)
 		if errors.Is(err, errDeletedSinceHello) {
 			st.resync = true
 			err = withInfo(codes.FailedPrecondition, ReasonResyncRequired, fmt.Sprintf(
@@ -199,18 +199,25 @@ func (c *clusterState) syncBatch(st *syncState, b *sluicev1.DeltaBatch) (*sluice
 // receiver returns a function that receives the next message of a stream, or fails when the
 // call ends or the server shuts down. The stream's Recv runs in a goroutine of its own so
 // that a client that sends nothing does not hold up a shutdown; the goroutine ends when Recv
-// fails, which it does once the handler has returned.
-func (s *Server) receiver(ctx context.Context, recv func() (*sluicev1.SyncRequest, error)) func() (*sluicev1.SyncRequest, error) {
+// fails, which it does once the handler has returned. It also decodes each batch
+// (Server.decode) as it arrives, so that a batch is checked and converted while the one
+// before it applies.
+func (s *Server) receiver(ctx context.Context, recv func() (*sluicev1.SyncRequest, error)) func() (*sluicev1.SyncRequest, decoded, error) {
 	type result struct {
 		m   *sluicev1.SyncRequest
+		dec decoded
 		err error
 	}
 	ch := make(chan result)
 	go func() {
 		for {
 			m, err := recv()
+			var dec decoded
+			if b := m.GetBatch(); b != nil {
+				dec = s.decode("", b)
+			}
 			select {
-			case ch <- result{m, err}:
+			case ch <- result{m, dec, err}:
 			case <-ctx.Done():
 				return
 			}
@@ -219,14 +226,14 @@ func (s *Server) receiver(ctx context.Context, recv func() (*sluicev1.SyncReques
 			}
 		}
 	}()
-	return func() (*sluicev1.SyncRequest, error) {
+	return func() (*sluicev1.SyncRequest, decoded, error) {
 		select {
 		case r := <-ch:
-			return r.m, r.err
+			return r.m, r.dec, r.err
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, decoded{}, ctx.Err()
 		case <-s.done:
-			return nil, shuttingDown
+			return nil, decoded{}, shuttingDown
 		}
 	}
 }
