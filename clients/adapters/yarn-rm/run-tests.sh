@@ -77,6 +77,11 @@ fi
 [ "$skipped" -eq 0 ] || die "$skipped tests were skipped"
 jar=$HERE/target/sluice-yarn-rm-0.1.0-all.jar
 [ -f "$jar" ] || die "no shaded jar at $jar"
-unzip -l "$jar" | grep -q 'io/github/sluicesched/sluice/yarn/rm/SluiceResourceScheduler.class' ||
-	die "the shaded jar has no SluiceResourceScheduler"
+listing=$(unzip -l "$jar")
+for want in io/github/sluicesched/sluice/yarn/rm/SluiceResourceScheduler.class \
+	io/github/sluicesched/sluice/yarn/SluiceYarnScheduler.class \
+	io/github/sluicesched/shaded/io/grpc/ManagedChannel.class \
+	io/github/sluicesched/shaded/com/google/protobuf/Message.class; do
+	grep -qF "$want" <<<"$listing" || die "the shaded jar has no $want"
+done
 echo "yarn-rm: RM jar $jar"
