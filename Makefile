@@ -164,3 +164,12 @@ clients-test:
 .PHONY: test-slurm
 test-slurm:
 	bash scripts/slurm/e2e.sh
+
+## test-yarn: the Sluice scheduler inside a real YARN: clients/adapters/yarn-rm/run-tests.sh
+## installs the Java client and the YARN adapter into ~/.m2, builds sluiced, and runs a
+## MiniYARNCluster (a ResourceManager loading SluiceResourceScheduler, three NodeManagers;
+## Hadoop 3.4.2 from Maven Central) with distributed-shell applications: gangs, queue weights,
+## a reclaim YARN carries out and a sluiced restart; it also builds the RM's shaded jar
+.PHONY: test-yarn
+test-yarn:
+	bash clients/adapters/yarn-rm/run-tests.sh

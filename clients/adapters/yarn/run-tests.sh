@@ -99,17 +99,7 @@ status=0
 (cd "$HERE" && set -o pipefail && mvn -q -B test 2>&1 | nocolor) || status=$?
 
 # Totals from Surefire's XML reports (mvn -q prints nothing on success).
-read -r tests failures errors skipped < <(python3 - "$HERE/target/surefire-reports" <<'EOF'
-import glob, os, sys
-import xml.etree.ElementTree as ET
-t = f = e = s = 0
-for p in glob.glob(os.path.join(sys.argv[1], "TEST-*.xml")):
-    r = ET.parse(p).getroot()
-    t += int(r.get("tests", 0)); f += int(r.get("failures", 0))
-    e += int(r.get("errors", 0)); s += int(r.get("skipped", 0))
-print(t, f, e, s)
-EOF
-)
+read -r tests failures errors skipped < <(python3 "$ROOT/scripts/surefire-totals.py" "$HERE/target/surefire-reports")
 failed=$((failures + errors))
 echo "yarn adapter build and tests took $((SECONDS - start))s"
 echo "yarn-adapter: $((tests - failed - skipped)) passed, $failed failed, $skipped skipped"

@@ -57,8 +57,11 @@ import sluice.v1.Types.TaskStatus;
  *       grace period; a pipeline decision does nothing yet.
  * </ul>
  *
- * <p>Thread-safe: every public method holds the instance's lock. A batch the server refuses
- * leaves Sluice behind the adapter; the next call (or {@link #resync()}) sends the whole state.
+ * <p>Thread-safe: every public method holds the instance's lock. Every event changes the
+ * adapter's state before its batch is sent. A batch the server refuses (or cannot take: it is
+ * down) leaves Sluice behind the adapter; the next call sends the whole state and the scheduler
+ * configuration. So does a batch or plan whose revision went back, the sign of a server that
+ * restarted without its state.
  */
 public final class SluiceYarnScheduler {
   /**
@@ -260,16 +263,31 @@ public final class SluiceYarnScheduler {
       deltas.put(k, Deltas.delete(kind, namespace, name));
     }
 
+    /**
+     * Sends the batch, or the whole state when Sluice is behind (a batch failed before, or
+     * the server came back without the cluster): the adapter's own state already holds the
+     * batch's changes, so a replace_all carries them too.
+     */
     void apply() {
+      if (needsResync) {
+        recover();
+        return;
+      }
       if (deltas.isEmpty()) {
         return;
       }
+      long rev;
       try {
-        client.apply(new ArrayList<>(deltas.values()), false);
+        rev = client.apply(new ArrayList<>(deltas.values()), false);
         batches++;
       } catch (StatusRuntimeException e) {
         needsResync = true;
         throw e;
+      }
+      if (!sawRevision(rev)) {
+        // The revision went back: Sluice restarted without its state and this batch
+        // started an empty cluster. Send everything.
+        recover();
       }
     }
   }
@@ -287,6 +305,8 @@ public final class SluiceYarnScheduler {
   private Resource clusterResource = Resource.NONE;
   private boolean needsResync;
   private long batches;
+  private long lastRevision;
+  private long recoveries;
 
   public SluiceYarnScheduler(SluiceClient client, Options opts) {
     this.client = Objects.requireNonNull(client);
@@ -332,14 +352,70 @@ public final class SluiceYarnScheduler {
         all.add(Deltas.upsert(t.proto));
       }
     }
-    client.apply(all, true);
+    try {
+      lastRevision = client.apply(all, true);
+    } catch (StatusRuntimeException e) {
+      needsResync = true;
+      throw e;
+    }
     batches++;
     needsResync = false;
   }
 
+  /**
+   * Whether rev continues the revisions seen so far. A revision lower than the last one
+   * means the server lost the cluster (a restart without persisted state).
+   */
+  private boolean sawRevision(long rev) {
+    if (rev < lastRevision) {
+      needsResync = true;
+      return false;
+    }
+    lastRevision = rev;
+    return true;
+  }
+
+  /**
+   * Brings Sluice back to the adapter's state after a failure or a server that lost the
+   * cluster: the whole state in a replace_all batch, then the scheduler configuration again
+   * (a server that restarted without its state has lost that too).
+   */
+  private void recover() {
+    resync();
+    recoveries++;
+    if (opts.schedulerConfig != null) {
+      try {
+        client.scheduler().updateSchedulerConfig(UpdateSchedulerConfigRequest.newBuilder()
+            .setCluster(client.cluster()).setConfig(opts.schedulerConfig).build());
+      } catch (StatusRuntimeException e) {
+        needsResync = true;
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Marks Sluice as behind the adapter: the next call sends the whole state and the
+   * scheduler configuration first. For a caller that learnt another way that the server
+   * restarted or failed over.
+   */
+  public synchronized void markOutOfSync() {
+    needsResync = true;
+  }
+
+  /** Whether the next call will send the whole state first. */
+  public synchronized boolean outOfSync() {
+    return needsResync;
+  }
+
+  /** How many times the adapter has sent its whole state after a failure or a server restart. */
+  public synchronized long recoveries() {
+    return recoveries;
+  }
+
   private void resyncIfNeeded() {
     if (needsResync) {
-      resync();
+      recover();
     }
   }
 
@@ -351,7 +427,6 @@ public final class SluiceYarnScheduler {
    * parent is missing or an application's queue would be gone or no longer a leaf.
    */
   public synchronized void setQueues(Collection<QueueConfig> configs) {
-    resyncIfNeeded();
     Map<String, QueueConfig> next = new TreeMap<>();
     for (QueueConfig q : configs) {
       next.put(q.path(), q);
@@ -378,11 +453,12 @@ public final class SluiceYarnScheduler {
         batch.queue(q);
       }
     }
-    batch.apply();
+    // The adapter's state first: if the batch fails, the next call sends the whole state.
     queueConfigs.clear();
     queueConfigs.putAll(next);
     queueProtos.clear();
     queueProtos.putAll(nextProtos);
+    batch.apply();
   }
 
   private static Set<String> parentsOf(Collection<String> paths) {
@@ -442,7 +518,6 @@ public final class SluiceYarnScheduler {
    * and rack and makes the node RUNNING.
    */
   public synchronized void registerNode(NodeId id, String rack, Resource capability) {
-    resyncIfNeeded();
     NodeInfo n = nodes.get(id.host());
     if (n != null && !n.id.equals(id)) {
       throw new IllegalStateException("host " + id.host() + " already has NodeManager " + n.id);
@@ -476,7 +551,6 @@ public final class SluiceYarnScheduler {
    * node.
    */
   public synchronized void setNodeState(NodeId id, NodeState state) {
-    resyncIfNeeded();
     NodeInfo n = node(id);
     if (state.gone()) {
       removeNode(id);
@@ -495,7 +569,6 @@ public final class SluiceYarnScheduler {
    * finished application, preempted (once the grace period is over), or unknown.
    */
   public synchronized NodeHeartbeatResponse nodeHeartbeat(NodeHeartbeat hb) {
-    resyncIfNeeded();
     NodeInfo n = node(hb.nodeId());
     if (hb.state().gone()) {
       removeNode(hb.nodeId());
@@ -547,7 +620,6 @@ public final class SluiceYarnScheduler {
 
   /** Removes a node: its containers are lost (ABORTED to their applications). */
   public synchronized void removeNode(NodeId id) {
-    resyncIfNeeded();
     NodeInfo n = nodes.get(id.host());
     if (n == null) {
       return;
@@ -583,7 +655,6 @@ public final class SluiceYarnScheduler {
    * preempted).
    */
   public synchronized void submitApplication(ApplicationSubmission s) {
-    resyncIfNeeded();
     if (apps.containsKey(s.applicationId())) {
       throw new IllegalStateException("application " + s.applicationId() + " already exists");
     }
@@ -605,11 +676,12 @@ public final class SluiceYarnScheduler {
     }
     a.proto = jobProto(a);
     batch.job(a.proto);
-    batch.apply();
+    // The adapter's state first: if the batch fails, the next call sends the whole state.
     apps.put(s.applicationId(), a);
     if (am != null) {
       tasks.put(am.fullName, am);
     }
+    batch.apply();
   }
 
   /**
@@ -620,7 +692,6 @@ public final class SluiceYarnScheduler {
    * call and the containers being preempted.
    */
   public synchronized Allocation allocate(String applicationId, List<ResourceRequest> asks, List<String> releases) {
-    resyncIfNeeded();
     App a = app(applicationId);
     if (a.finishing) {
       throw new IllegalStateException("application " + applicationId + " has finished");
@@ -671,7 +742,6 @@ public final class SluiceYarnScheduler {
    * containers are killed; its job leaves Sluice once every container has completed.
    */
   public synchronized void finishApplication(String applicationId) {
-    resyncIfNeeded();
     App a = app(applicationId);
     a.finishing = true;
     Batch batch = new Batch();
@@ -707,8 +777,25 @@ public final class SluiceYarnScheduler {
    */
   public synchronized CycleResult schedule() {
     resyncIfNeeded();
-    Plan plan = client.schedule(ScheduleMode.SCHEDULE_MODE_PROPOSE);
-    CommitPlanResponse resp = client.commit(plan);
+    Plan plan;
+    CommitPlanResponse resp;
+    try {
+      plan = client.schedule(ScheduleMode.SCHEDULE_MODE_PROPOSE);
+      if (plan.getBaseRevision() < lastRevision) {
+        // The server lost the cluster since the last batch: nothing of this plan is about
+        // the adapter's state. Send everything; the next cycle schedules.
+        needsResync = true;
+        client.discard(plan);
+        recover();
+        return new CycleResult(plan, List.of(), List.of(), 0, 0);
+      }
+      resp = client.commit(plan);
+    } catch (StatusRuntimeException e) {
+      // Unknown cluster, unavailable server: whatever Sluice has may be behind.
+      needsResync = true;
+      throw e;
+    }
+    lastRevision = Math.max(lastRevision, resp.getRevision());
     long now = opts.clock.getAsLong();
     List<Container> allocated = new ArrayList<>();
     List<Container> preempted = new ArrayList<>();
