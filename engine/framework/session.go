@@ -176,6 +176,8 @@ type Session struct {
 	undispatched map[string]bool
 	// views, when set, are the kept views the session opened on, released when it ends.
 	views *Views
+	// kept holds the plugins' kept states handed out (KeptState), by key.
+	kept map[string]handedState
 }
 
 // openViews returns the views the session opens on: kept views patched to the snapshot when
@@ -315,6 +317,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		}
 	}
 	s.cb.build(cfg.Tiers)
+	s.confirmKept()
 	return s, nil
 }
 
