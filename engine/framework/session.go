@@ -37,6 +37,11 @@ type Snapshot struct {
 	// Load, when set, fills Nodes, Jobs and Tasks, which stay empty until a session needs
 	// them: a session on kept views already patched to the snapshot's mark never lists them.
 	Load func(*Snapshot)
+	// ChangesSince, when set, returns the nodes, jobs and tasks written or deleted since the
+	// snapshot with the given mark (false when it cannot tell): kept views patched to that
+	// mark then work out Nodes, Jobs and Tasks from their own lists and the changes instead
+	// of listing them (Load).
+	ChangesSince func(mark any) (api.ObjectChanges, bool)
 }
 
 // objects makes sure Nodes, Jobs and Tasks are filled (see Load).

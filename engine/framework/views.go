@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -323,7 +324,9 @@ func (p *patch) apply() error {
 	v, snap := p.v, p.snap
 	set := v.set
 	if snap.Mark == nil || snap.Mark != v.mark {
-		snap.objects()
+		if !p.fromLog() {
+			snap.objects()
+		}
 		p.diffTasks(v.tasks, snap.Tasks)
 		if p.diffNodes() {
 			v.nodeSpecs = snap.Nodes
@@ -408,6 +411,53 @@ func (p *patch) apply() error {
 		}
 	}
 	return nil
+}
+
+// fromLog fills the snapshot's Nodes, Jobs and Tasks from the lists the views were patched
+// to and the changes since (Snapshot.ChangesSince), without listing them; false when the
+// snapshot cannot tell what changed (or has its lists already).
+func (p *patch) fromLog() bool {
+	v, snap := p.v, p.snap
+	if snap.Load == nil || snap.ChangesSince == nil || v.mark == nil {
+		return false
+	}
+	ch, ok := snap.ChangesSince(v.mark)
+	if !ok {
+		return false
+	}
+	var buf []byte
+	namespaced := func(ns, name, key string) int {
+		buf = append(append(append(buf[:0], ns...), '/'), name...)
+		return strings.Compare(string(buf), key)
+	}
+	snap.Nodes = mergeChanged(v.nodeSpecs, ch.Nodes, func(n *api.Node, key string) int { return strings.Compare(n.Name, key) })
+	snap.Jobs = mergeChanged(v.jobSpecs, ch.Jobs, func(j *api.Job, key string) int { return namespaced(j.Namespace, j.Name, key) })
+	snap.Tasks = mergeChanged(v.tasks, ch.Tasks, func(t *api.Task, key string) int { return namespaced(t.Namespace, t.Name, key) })
+	snap.Load = nil
+	return true
+}
+
+// mergeChanged returns the list old (sorted by key) with the changes (sorted by key) made:
+// a changed object replaces the one with its key or is inserted, a deleted one goes. cmp
+// compares an object's key with a key.
+func mergeChanged[T any](old []*T, changes []api.Changed[T], cmp func(*T, string) int) []*T {
+	if len(changes) == 0 {
+		return old
+	}
+	out := make([]*T, 0, len(old)+len(changes))
+	i := 0
+	for _, c := range changes {
+		j := i + sort.Search(len(old)-i, func(k int) bool { return cmp(old[i+k], c.Key) >= 0 })
+		out = append(out, old[i:j]...)
+		i = j
+		if i < len(old) && cmp(old[i], c.Key) == 0 {
+			i++
+		}
+		if c.Obj != nil {
+			out = append(out, c.Obj)
+		}
+	}
+	return append(out, old[i:]...)
 }
 
 // diffTasks marks the jobs and nodes of every task that was added, deleted or replaced
