@@ -305,6 +305,8 @@ type patch struct {
 	// rebuiltJobs and rebuiltNodes list the views rebuilt (or added); goneJobs and goneNodes
 	// the views deleted.
 	rebuiltJobs, rebuiltNodes, goneJobs, goneNodes []string
+	// key is buildNode's buffer for keys.
+	key []byte
 }
 
 // changes returns what the patch rebuilt and deleted, for plugins' kept state.
@@ -350,7 +352,9 @@ func (p *patch) apply() error {
 			v.jobSpecs = snap.Jobs
 			set.jobList = make([]*api.JobInfo, len(snap.Jobs))
 			for i, spec := range snap.Jobs {
-				set.jobList[i] = set.jobs[spec.Key()] // nil for a new job, built below
+				// By spec.Key(), without allocating; nil for a new job, built below.
+				p.key = append(append(append(p.key[:0], spec.Namespace...), '/'), spec.Name...)
+				set.jobList[i] = set.jobs[string(p.key)]
 			}
 			v.jobVersion = make([]uint64, len(snap.Jobs))
 			for i, j := range set.jobList {
@@ -581,11 +585,14 @@ func (p *patch) diffJobs() (moved bool) {
 func (p *patch) buildNode(spec *api.Node) (*api.NodeInfo, error) {
 	ni := api.NewNodeInfo(spec)
 	for _, t := range p.snap.TasksOnNode(spec.Name) {
-		ji := p.v.set.jobs[t.JobKey()]
+		// t.JobKey() and t.Key() without allocating: map lookups by string(bytes) do not copy.
+		p.key = append(append(append(p.key[:0], t.Namespace...), '/'), t.Job...)
+		ji := p.v.set.jobs[string(p.key)]
 		if ji == nil {
 			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
 		}
-		ti := ji.Tasks[t.Key()]
+		p.key = append(append(append(p.key[:0], t.Namespace...), '/'), t.Name...)
+		ti := ji.Tasks[string(p.key)]
 		if ti == nil {
 			return nil, fmt.Errorf("task %s is missing from its job's view", t.Key())
 		}
