@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 )
@@ -24,5 +25,12 @@ func toFrameworkSnapshot(cluster string, s *state.Snapshot) *framework.Snapshot 
 		HyperNodes:      s.HyperNodes(),
 		TasksOfJob:      s.TasksOfJob,
 		TasksOnNode:     s.TasksOnNode,
+		ChangesSince: func(mark any) (api.ObjectChanges, bool) {
+			m, ok := mark.(state.Mark)
+			if !ok {
+				return api.ObjectChanges{}, false
+			}
+			return s.ChangesSince(m)
+		},
 	}
 }

@@ -71,8 +71,11 @@ func (s *Session) Close() *Result {
 			}
 		}
 	}
-	for _, j := range jobs {
-		r.Jobs = append(r.Jobs, s.outcome(j))
+	if len(jobs) > 0 {
+		r.Jobs = make([]JobOutcome, len(jobs))
+		for i, j := range jobs {
+			r.Jobs[i] = s.outcome(j)
+		}
 	}
 	for _, q := range s.SortedQueues() {
 		f, ok := s.queueFigures[q.Name]

@@ -37,6 +37,11 @@ type Snapshot struct {
 	// Load, when set, fills Nodes, Jobs and Tasks, which stay empty until a session needs
 	// them: a session on kept views already patched to the snapshot's mark never lists them.
 	Load func(*Snapshot)
+	// ChangesSince, when set, returns the nodes, jobs and tasks written or deleted since the
+	// snapshot with the given mark (false when it cannot tell): kept views patched to that
+	// mark then work out Nodes, Jobs and Tasks from their own lists and the changes instead
+	// of listing them (Load).
+	ChangesSince func(mark any) (api.ObjectChanges, bool)
 }
 
 // objects makes sure Nodes, Jobs and Tasks are filled (see Load).
@@ -176,6 +181,8 @@ type Session struct {
 	undispatched map[string]bool
 	// views, when set, are the kept views the session opened on, released when it ends.
 	views *Views
+	// kept holds the plugins' kept states handed out (KeptState), by key.
+	kept map[string]handedState
 }
 
 // openViews returns the views the session opens on: kept views patched to the snapshot when
@@ -315,6 +322,7 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		}
 	}
 	s.cb.build(cfg.Tiers)
+	s.confirmKept()
 	return s, nil
 }
 

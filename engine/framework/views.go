@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -166,6 +167,19 @@ type Views struct {
 	// dirtyNodes and dirtyJobs name the views the last session changed.
 	dirtyNodes map[string]bool
 	dirtyJobs  map[string]bool
+	// epoch counts refreshes; changes is what the last one rebuilt (Changes.All after a
+	// whole build).
+	epoch   uint64
+	changes Changes
+	// kept holds plugins' state kept between cycles (KeptState), by key.
+	kept map[string]*keptEntry
+}
+
+// keptEntry is one plugin's state kept between cycles: valid for the refresh after the one
+// numbered epoch (0: not valid).
+type keptEntry struct {
+	value any
+	epoch uint64
 }
 
 // ReusableViews is implemented by a plugin that changes the session's node, job and task
@@ -187,6 +201,7 @@ func (v *Views) Reset() {
 	v.set, v.classes, v.nodeSpecs, v.jobSpecs, v.tasks = nil, nil, nil, nil, nil
 	v.nodeVersion, v.jobVersion, v.dirtyNodes, v.dirtyJobs = nil, nil, nil, nil
 	v.jobIndex, v.mark = nil, nil
+	v.kept, v.changes = nil, Changes{}
 }
 
 // refresh brings the views to the snapshot for session s, building them whole the first
@@ -197,6 +212,8 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 			v.Reset()
 		}
 	}()
+	v.epoch++
+	v.changes = Changes{All: true}
 	if v.set == nil || !slices.Equal(v.classes, snap.PriorityClasses) {
 		set, err := s.buildViews(snap)
 		if err != nil {
@@ -225,7 +242,11 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 		p.jobs[key] = true
 	}
 	v.dirtyNodes, v.dirtyJobs = nil, nil
-	return p.apply()
+	if err := p.apply(); err != nil {
+		return err
+	}
+	v.changes = p.changes()
+	return nil
 }
 
 // indexJobs fills jobIndex from jobSpecs.
@@ -281,6 +302,20 @@ type patch struct {
 	// total is set when a node was added, deleted or rebuilt: the sum of allocatable is
 	// worked out again.
 	total bool
+	// rebuiltJobs and rebuiltNodes list the views rebuilt (or added); goneJobs and goneNodes
+	// the views deleted.
+	rebuiltJobs, rebuiltNodes, goneJobs, goneNodes []string
+	// key is buildNode's buffer for keys.
+	key []byte
+}
+
+// changes returns what the patch rebuilt and deleted, for plugins' kept state.
+func (p *patch) changes() Changes {
+	jobs := append(p.rebuiltJobs, p.goneJobs...)
+	nodes := append(p.rebuiltNodes, p.goneNodes...)
+	slices.Sort(jobs)
+	slices.Sort(nodes)
+	return Changes{Jobs: slices.Compact(jobs), Nodes: slices.Compact(nodes), Total: p.total}
 }
 
 // apply finds what changed between the views' objects and the snapshot's, rebuilds it, and
@@ -291,7 +326,9 @@ func (p *patch) apply() error {
 	v, snap := p.v, p.snap
 	set := v.set
 	if snap.Mark == nil || snap.Mark != v.mark {
-		snap.objects()
+		if !p.fromLog() {
+			snap.objects()
+		}
 		p.diffTasks(v.tasks, snap.Tasks)
 		if p.diffNodes() {
 			v.nodeSpecs = snap.Nodes
@@ -315,7 +352,9 @@ func (p *patch) apply() error {
 			v.jobSpecs = snap.Jobs
 			set.jobList = make([]*api.JobInfo, len(snap.Jobs))
 			for i, spec := range snap.Jobs {
-				set.jobList[i] = set.jobs[spec.Key()] // nil for a new job, built below
+				// By spec.Key(), without allocating; nil for a new job, built below.
+				p.key = append(append(append(p.key[:0], spec.Namespace...), '/'), spec.Name...)
+				set.jobList[i] = set.jobs[string(p.key)]
 			}
 			v.jobVersion = make([]uint64, len(snap.Jobs))
 			for i, j := range set.jobList {
@@ -349,6 +388,7 @@ func (p *patch) apply() error {
 		}
 		set.jobs[key] = ji
 		set.jobList[i] = ji
+		p.rebuiltJobs = append(p.rebuiltJobs, key)
 		set.initialPhase[key] = ji.Phase
 		v.jobVersion[i] = ji.Version()
 	}
@@ -362,6 +402,7 @@ func (p *patch) apply() error {
 			return err
 		}
 		p.total = true
+		p.rebuiltNodes = append(p.rebuiltNodes, name)
 		set.nodes[name] = ni
 		set.nodeList[i] = ni
 		ni.SetPosition(i)
@@ -374,6 +415,53 @@ func (p *patch) apply() error {
 		}
 	}
 	return nil
+}
+
+// fromLog fills the snapshot's Nodes, Jobs and Tasks from the lists the views were patched
+// to and the changes since (Snapshot.ChangesSince), without listing them; false when the
+// snapshot cannot tell what changed (or has its lists already).
+func (p *patch) fromLog() bool {
+	v, snap := p.v, p.snap
+	if snap.Load == nil || snap.ChangesSince == nil || v.mark == nil {
+		return false
+	}
+	ch, ok := snap.ChangesSince(v.mark)
+	if !ok {
+		return false
+	}
+	var buf []byte
+	namespaced := func(ns, name, key string) int {
+		buf = append(append(append(buf[:0], ns...), '/'), name...)
+		return strings.Compare(string(buf), key)
+	}
+	snap.Nodes = mergeChanged(v.nodeSpecs, ch.Nodes, func(n *api.Node, key string) int { return strings.Compare(n.Name, key) })
+	snap.Jobs = mergeChanged(v.jobSpecs, ch.Jobs, func(j *api.Job, key string) int { return namespaced(j.Namespace, j.Name, key) })
+	snap.Tasks = mergeChanged(v.tasks, ch.Tasks, func(t *api.Task, key string) int { return namespaced(t.Namespace, t.Name, key) })
+	snap.Load = nil
+	return true
+}
+
+// mergeChanged returns the list old (sorted by key) with the changes (sorted by key) made:
+// a changed object replaces the one with its key or is inserted, a deleted one goes. cmp
+// compares an object's key with a key.
+func mergeChanged[T any](old []*T, changes []api.Changed[T], cmp func(*T, string) int) []*T {
+	if len(changes) == 0 {
+		return old
+	}
+	out := make([]*T, 0, len(old)+len(changes))
+	i := 0
+	for _, c := range changes {
+		j := i + sort.Search(len(old)-i, func(k int) bool { return cmp(old[i+k], c.Key) >= 0 })
+		out = append(out, old[i:j]...)
+		i = j
+		if i < len(old) && cmp(old[i], c.Key) == 0 {
+			i++
+		}
+		if c.Obj != nil {
+			out = append(out, c.Obj)
+		}
+	}
+	return append(out, old[i:]...)
 }
 
 // diffTasks marks the jobs and nodes of every task that was added, deleted or replaced
@@ -425,6 +513,7 @@ func (p *patch) diffNodes() (moved bool) {
 		case j == len(cur) || (i < len(old) && old[i].Name < cur[j].Name):
 			delete(p.v.set.nodes, old[i].Name)
 			delete(p.nodes, old[i].Name)
+			p.goneNodes = append(p.goneNodes, old[i].Name)
 			moved = true
 			i++
 		case i == len(old) || cur[j].Name < old[i].Name:
@@ -473,6 +562,7 @@ func (p *patch) diffJobs() (moved bool) {
 			delete(set.jobs, ko)
 			delete(set.initialPhase, ko)
 			delete(p.jobs, ko)
+			p.goneJobs = append(p.goneJobs, ko)
 			moved = true
 			i++
 		case i == len(old) || kc < ko:
@@ -495,11 +585,14 @@ func (p *patch) diffJobs() (moved bool) {
 func (p *patch) buildNode(spec *api.Node) (*api.NodeInfo, error) {
 	ni := api.NewNodeInfo(spec)
 	for _, t := range p.snap.TasksOnNode(spec.Name) {
-		ji := p.v.set.jobs[t.JobKey()]
+		// t.JobKey() and t.Key() without allocating: map lookups by string(bytes) do not copy.
+		p.key = append(append(append(p.key[:0], t.Namespace...), '/'), t.Job...)
+		ji := p.v.set.jobs[string(p.key)]
 		if ji == nil {
 			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
 		}
-		ti := ji.Tasks[t.Key()]
+		p.key = append(append(append(p.key[:0], t.Namespace...), '/'), t.Name...)
+		ti := ji.Tasks[string(p.key)]
 		if ti == nil {
 			return nil, fmt.Errorf("task %s is missing from its job's view", t.Key())
 		}
@@ -508,4 +601,77 @@ func (p *patch) buildNode(spec *api.Node) (*api.NodeInfo, error) {
 		}
 	}
 	return ni, nil
+}
+
+// Changes are what the refresh of a cluster's kept views (Views) changed since a plugin's
+// kept state (KeptState) was last brought up to date: the state is patched for them.
+type Changes struct {
+	// All is set when the state is new, or cannot be patched: it is derived anew from every
+	// view. Jobs, Nodes and Total are then empty.
+	All bool
+	// Jobs are the keys of the jobs whose views were rebuilt, added or deleted (a key that
+	// Session.Jobs lacks was deleted), sorted. A rebuilt view is a new *api.JobInfo: views
+	// not listed are the very ones the state was derived from.
+	Jobs []string
+	// Nodes are the names of the nodes whose views were rebuilt, added or deleted (a name
+	// Session.Nodes lacks was deleted), sorted.
+	Nodes []string
+	// Total is set when Session.TotalResource may differ from the last session's.
+	Total bool
+}
+
+// KeptState returns the state a plugin keeps for the session's cluster under key, alongside
+// the kept views, and what changed in the views since it was last brought up to date. The
+// plugin brings it up to date for the session's views at open, from the changes alone
+// (Changes.All: from every view), and must treat it as read-only afterwards: a session's own
+// changes go into state of the session's (copy-on-write), since the cycle's changes to the
+// views are undone by the next refresh, which lists them.
+//
+// A session not on kept views gets a new zero state, Changes.All, and keeps nothing. A state
+// becomes valid for the next session only when this one opened: a session that did not (an
+// error, an interruption) or a refresh the plugin missed (a cycle without it) gives the next
+// one a new state. Keys name the keeping package and what it keeps; one session gets one
+// state per key, with the same changes at every call.
+func KeptState[T any](s *Session, key string) (*T, Changes) {
+	if h, ok := s.kept[key]; ok {
+		if st, ok := h.value.(*T); ok {
+			return st, h.changes
+		}
+	}
+	st, ch := new(T), Changes{All: true}
+	if v := s.views; v != nil {
+		if e := v.kept[key]; e != nil && e.epoch != 0 && e.epoch+1 == v.epoch && !v.changes.All {
+			if old, ok := e.value.(*T); ok {
+				st, ch = old, v.changes
+			}
+		}
+		if v.kept == nil {
+			v.kept = map[string]*keptEntry{}
+		}
+		v.kept[key] = &keptEntry{value: st} // not valid until the session opened
+	}
+	if s.kept == nil {
+		s.kept = map[string]handedState{}
+	}
+	s.kept[key] = handedState{value: st, changes: ch}
+	return st, ch
+}
+
+// handedState is a kept state a session handed out, and the changes it came with.
+type handedState struct {
+	value   any
+	changes Changes
+}
+
+// confirmKept makes the states the session handed out valid for the next refresh: called
+// once every plugin opened.
+func (s *Session) confirmKept() {
+	if s.views == nil {
+		return
+	}
+	for key := range s.kept {
+		if e := s.views.kept[key]; e != nil {
+			e.epoch = s.views.epoch
+		}
+	}
 }

@@ -20,12 +20,86 @@ func (reusable) OnSessionOpen(*Session)  {}
 func (reusable) OnSessionClose(*Session) {}
 func (reusable) ReusableViews()          {}
 
+// tracker is a plugin that keeps, with KeptState, the very job and node views of the session
+// and the total, patched from the changes alone, and checks them against the session's: a
+// change the refresh leaves out shows as a view kept stale.
+type tracker struct {
+	reusable
+	errp *error
+	// kept counts the sessions that patched a kept state.
+	kept *int
+}
+
+// trackedViews is tracker's kept state.
+type trackedViews struct {
+	jobs  map[string]*api.JobInfo
+	nodes map[string]*api.NodeInfo
+	total *api.Resource
+}
+
+func (tr tracker) OnSessionOpen(s *Session) {
+	k, ch := KeptState[trackedViews](s, "framework_test.tracker")
+	if again, ch2 := KeptState[trackedViews](s, "framework_test.tracker"); again != k || !reflect.DeepEqual(ch, ch2) {
+		*tr.errp = fmt.Errorf("a second call in the session gave another state")
+	}
+	if ch.All || k.jobs == nil {
+		k.jobs, k.nodes = map[string]*api.JobInfo{}, map[string]*api.NodeInfo{}
+		for key, j := range s.Jobs {
+			k.jobs[key] = j
+		}
+		for name, n := range s.Nodes {
+			k.nodes[name] = n
+		}
+		k.total = s.TotalResource.Clone()
+		return
+	}
+	*tr.kept++
+	for _, key := range ch.Jobs {
+		if j := s.Jobs[key]; j != nil {
+			k.jobs[key] = j
+		} else {
+			delete(k.jobs, key)
+		}
+	}
+	for _, name := range ch.Nodes {
+		if n := s.Nodes[name]; n != nil {
+			k.nodes[name] = n
+		} else {
+			delete(k.nodes, name)
+		}
+	}
+	if !ch.Total && !reflect.DeepEqual(k.total, s.TotalResource) {
+		*tr.errp = fmt.Errorf("total moved from %v to %v without Changes.Total", k.total, s.TotalResource)
+	}
+	k.total = s.TotalResource.Clone()
+	if len(k.jobs) != len(s.Jobs) || len(k.nodes) != len(s.Nodes) {
+		*tr.errp = fmt.Errorf("%d jobs and %d nodes tracked, %d and %d in the session", len(k.jobs), len(k.nodes), len(s.Jobs), len(s.Nodes))
+	}
+	for key, j := range s.Jobs {
+		if k.jobs[key] != j {
+			*tr.errp = fmt.Errorf("job %s was rebuilt without a change", key)
+		}
+	}
+	for name, n := range s.Nodes {
+		if k.nodes[name] != n {
+			*tr.errp = fmt.Errorf("node %s was rebuilt without a change", name)
+		}
+	}
+}
+
 // frameworkSnapshot is the engine's conversion of a store snapshot, listing lazily.
 func frameworkSnapshot(s *state.Snapshot) *Snapshot {
 	return &Snapshot{
 		Cluster: s.Cluster(), Revision: s.Revision(), Queues: s.Queues(), PriorityClasses: s.PriorityClasses(),
 		TasksOfJob: s.TasksOfJob, TasksOnNode: s.TasksOnNode, Mark: s.Mark(),
 		Load: func(fs *Snapshot) { fs.Nodes, fs.Jobs, fs.Tasks = s.Nodes(), s.Jobs(), s.Tasks() },
+		ChangesSince: func(mark any) (api.ObjectChanges, bool) {
+			m, ok := mark.(state.Mark)
+			if !ok {
+				return api.ObjectChanges{}, false
+			}
+			return s.ChangesSince(m)
+		},
 	}
 }
 
@@ -97,7 +171,8 @@ func compareViews(kept, fresh *Session) error {
 // TestKeptViewsMatchAFreshBuild opens every session of a random history on kept views and
 // checks, before its actions run, that each view is deeply equal to the one a session built
 // from the snapshot has: whatever the previous cycle did to them and whatever was written
-// since. The history mixes writes (nodes, jobs, tasks and priority classes added, changed and
+// since, read from the store's change log or (the log being too short) found by comparing
+// everything. The history mixes writes (nodes, jobs, tasks and priority classes added, changed and
 // deleted) with cycles that allocate, pipeline and evict, commit, discard or leave their
 // statements undispatched, and set phases and fit errors.
 func TestKeptViewsMatchAFreshBuild(t *testing.T) {
@@ -108,9 +183,15 @@ func TestKeptViewsMatchAFreshBuild(t *testing.T) {
 	for seed := range uint64(8) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		reg := NewRegistry()
-		reg.RegisterPlugin("reusable", func(conf.Arguments) (Plugin, error) { return reusable{}, nil })
+		var trackErr error
+		var patched, logged, compared int
+		reg.RegisterPlugin("reusable", func(conf.Arguments) (Plugin, error) { return tracker{errp: &trackErr, kept: &patched}, nil })
 		reg.RegisterAction("mess", func(conf.Arguments) (Action, error) { return &mess{rng: rng}, nil })
 		st := state.New()
+		if seed%2 == 1 {
+			// A log too short to reach back most of the time: patches compare everything.
+			st.LimitChangeLog(2, 30)
+		}
 		w := &writes{t: t, rng: rng, st: st}
 		w.start()
 		var views Views
@@ -119,7 +200,18 @@ func TestKeptViewsMatchAFreshBuild(t *testing.T) {
 				w.change()
 			}
 			snap := st.Snapshot("c")
-			kept, err := OpenSession(frameworkSnapshot(snap), cfg, reg, Options{Views: &views})
+			fs := frameworkSnapshot(snap)
+			since := fs.ChangesSince
+			fs.ChangesSince = func(mark any) (api.ObjectChanges, bool) {
+				c, ok := since(mark)
+				if ok {
+					logged++
+				} else {
+					compared++
+				}
+				return c, ok
+			}
+			kept, err := OpenSession(fs, cfg, reg, Options{Views: &views})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,11 +225,20 @@ func TestKeptViewsMatchAFreshBuild(t *testing.T) {
 			if err := compareViews(kept, fresh); err != nil {
 				t.Fatalf("seed %d step %d: %v", seed, step, err)
 			}
+			if trackErr != nil {
+				t.Fatalf("seed %d step %d: kept state: %v", seed, step, trackErr)
+			}
 			fresh.Abandon()
 			if err := kept.RunActions(reg); err != nil {
 				t.Fatal(err)
 			}
 			kept.Close()
+		}
+		if patched < 100 {
+			t.Fatalf("seed %d: %d sessions patched a kept state", seed, patched)
+		}
+		if logged == 0 || (seed%2 == 1 && compared == 0) {
+			t.Fatalf("seed %d: %d patches read the change log, %d compared everything", seed, logged, compared)
 		}
 	}
 }
@@ -178,10 +279,22 @@ func (w *writes) job() []state.Change {
 func (w *writes) change() {
 	snap := w.st.Snapshot("c")
 	nodes, jobs, tasks := snap.Nodes(), snap.Jobs(), snap.Tasks()
-	switch w.rng.IntN(7) {
+	switch w.rng.IntN(9) {
 	case 0:
 		w.apply(w.job()...)
+	case 7:
+		w.n++
+		w.apply(state.Change{Node: &api.Node{Name: "n" + strconv.Itoa(100+w.n), Allocatable: api.Resource{MilliCPU: 2000, Memory: 4 << 30, MaxTaskNum: 6}}})
+	case 8:
+		// Refused while tasks are on the node.
+		if len(nodes) < 4 {
+			return
+		}
+		w.apply(state.Change{Delete: &state.Ref{Kind: state.KindNode, Name: nodes[w.rng.IntN(len(nodes))].Name}})
 	case 1:
+		if len(jobs) == 0 {
+			return
+		}
 		j := jobs[w.rng.IntN(len(jobs))]
 		w.apply(state.Change{Delete: &state.Ref{Kind: state.KindJob, Namespace: j.Namespace, Name: j.Name}})
 	case 2:

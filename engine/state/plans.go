@@ -529,7 +529,7 @@ func (s *Store) metaWrite(cluster string, fn func(tx *Txn) error) (uint64, error
 	txn := s.load().Txn(true)
 	defer txn.Abort()
 	rev, objects := clusterCounts(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: true}
+	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: true, bounds: s.logBounds.Load()}
 	tx := &Txn{View: View{txn: txn, cluster: cluster, rev: rev}, w: w}
 	err := fn(tx)
 	tx.w = nil
@@ -541,7 +541,7 @@ func (s *Store) metaWrite(cluster string, fn func(tx *Txn) error) (uint64, error
 	}
 	if tx.changed {
 		rev++
-		if err := txn.Insert(tableClusters, newClusterRow(cluster, rev, objects+w.objects)); err != nil {
+		if err := txn.Insert(tableClusters, w.newRevisionRow(clusterRowOf(txn, cluster), rev, objects+w.objects)); err != nil {
 			return rev - 1, fmt.Errorf("state: advancing the revision of cluster %q: %w", cluster, err)
 		}
 	}

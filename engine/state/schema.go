@@ -160,6 +160,8 @@ type keyed interface {
 	// the row is inserted.
 	modRevision() uint64
 	setModRevision(rev uint64)
+	// rowKey is the row's key in its table.
+	rowKey() string
 }
 
 // row is the record of every object table: the object, its cluster and key, and its index
@@ -178,6 +180,7 @@ type row[T any] struct {
 }
 
 func (r *row[T]) indexKey(slot int) []byte  { return r.idx[slot] }
+func (r *row[T]) rowKey() string            { return r.key }
 func (r *row[T]) modRevision() uint64       { return r.rev }
 func (r *row[T]) setModRevision(rev uint64) { r.rev = rev }
 
@@ -218,6 +221,8 @@ type clusterRow struct {
 	id       []byte
 	revision uint64
 	objects  int
+	// log is what the write that stored the row changed (nil for a restored row).
+	log *changeLog
 }
 
 func newClusterRow(name string, revision uint64, objects int) *clusterRow {
@@ -228,6 +233,7 @@ func newClusterRow(name string, revision uint64, objects int) *clusterRow {
 // A cluster row's modify revision is the cluster's revision.
 func (r *clusterRow) modRevision() uint64   { return r.revision }
 func (r *clusterRow) setModRevision(uint64) {}
+func (r *clusterRow) rowKey() string        { return r.name }
 
 func (r *clusterRow) indexKey(slot int) []byte {
 	if slot == slotID {

@@ -32,6 +32,8 @@ type Store struct {
 	live liveResyncs
 	// id identifies the store (ID); with a Replicator it comes from the log.
 	id atomic.Pointer[storeID]
+	// logBounds bounds each cluster's change log (LimitChangeLog).
+	logBounds atomic.Pointer[logBounds]
 }
 
 // storeID is a store's id and where it came from: drawn by New (local), or read from a
@@ -47,6 +49,7 @@ func New() *Store {
 	s := &Store{}
 	s.db.Store(newDB())
 	s.id.Store(&storeID{id: newStoreID(), local: true})
+	s.logBounds.Store(&logBounds{revisions: changeLogRevisions, keys: changeLogKeys})
 	return s
 }
 
@@ -176,7 +179,7 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	txn := s.load().Txn(true)
 	defer txn.Abort() // a no-op after Commit
 	rev, objects := clusterCounts(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: tracking}
+	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: tracking, bounds: s.logBounds.Load()}
 	changed, err := fn(w)
 	if err != nil || !changed {
 		return rev, err
@@ -184,7 +187,7 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	if !commit {
 		return rev + 1, nil
 	}
-	if err := txn.Insert(tableClusters, newClusterRow(cluster, rev+1, objects+w.objects)); err != nil {
+	if err := txn.Insert(tableClusters, w.newRevisionRow(clusterRowOf(txn, cluster), rev+1, objects+w.objects)); err != nil {
 		return rev, fmt.Errorf("state: advancing the revision of cluster %q: %w", cluster, err)
 	}
 	txn.Commit()
@@ -234,6 +237,18 @@ type Mark struct{ row *clusterRow }
 
 // Mark returns the snapshot's mark.
 func (s *Snapshot) Mark() Mark { return s.mark }
+
+// clusterRowOf returns the cluster's revision row, nil for a cluster never written.
+func clusterRowOf(txn *memdb.Txn, cluster string) *clusterRow {
+	o, err := txn.First(tableClusters, indexID, cluster)
+	if err != nil {
+		panic(fmt.Sprintf("state: reading the revision of cluster %q: %v", cluster, err))
+	}
+	if o == nil {
+		return nil
+	}
+	return o.(*clusterRow)
+}
 
 func revision(txn *memdb.Txn, cluster string) uint64 {
 	rev, _ := clusterCounts(txn, cluster)

@@ -41,6 +41,12 @@ type writer struct {
 	// may be nil, and then prior must be set, or whole: merges read the stored object);
 	// only upserts may be checked so.
 	checkOnly bool
+	// log collects the keys of the nodes, jobs and tasks written or deleted; replaced is set
+	// once everything was deleted (a change log that cannot chain).
+	log      changeLog
+	replaced bool
+	// bounds are the store's change log bounds (nil: no log chains).
+	bounds *logBounds
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -286,6 +292,7 @@ func (w *writer) deleteTasksOf(jobKey string) error {
 // deleteAll deletes every object of the cluster (ReplaceAll). The cluster's revision row
 // stays.
 func (w *writer) deleteAll() error {
+	w.replaced = true
 	for k := KindNode; k <= KindHyperNode; k++ {
 		table := kindTables[k]
 		it, err := w.txn.Get(table, indexID+"_prefix", w.cluster)
@@ -357,6 +364,7 @@ func (w *writer) upsert(table, key string, r keyed, before keyed, known bool) er
 	if err := w.txn.Insert(table, r); err != nil {
 		return fmt.Errorf("state: writing %s: %w", table, err)
 	}
+	w.record(table, key)
 	if before == nil {
 		w.objects++
 	}
@@ -371,6 +379,7 @@ func (w *writer) remove(table string, r keyed) error {
 	if err := w.txn.Delete(table, r); err != nil {
 		return fmt.Errorf("state: deleting from %s: %w", table, err)
 	}
+	w.record(table, r.rowKey())
 	w.objects--
 	if w.tracking {
 		w.undo = append(w.undo, undoEntry{table: table, before: r})

@@ -29,7 +29,11 @@ func (a *attr) clone() *attr {
 
 type plugin struct {
 	total *api.Resource
-	jobs  map[string]*attr
+	// jobs holds the session's attrs: every job's when base is nil, else those the session
+	// changed (copies of base's).
+	jobs map[string]*attr
+	// base, when set, is the attrs kept between cycles (read-only in the session).
+	base map[string]*attr
 	// tree is the hierarchical state, nil unless enableHierarchy is set.
 	tree *tree
 }
@@ -45,18 +49,18 @@ func (*plugin) Name() string { return Name }
 
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.total = ssn.TotalResource.Clone()
-	sorted := ssn.SortedJobs()
-	for _, j := range sorted {
-		a := &attr{allocated: api.EmptyResource()}
-		for _, t := range j.SortedTasks() {
-			if api.AllocatedStatus(t.Status) {
-				a.allocated.Add(t.Resreq)
-			}
+	hierarchy := ssn.HierarchyEnabled(Name)
+	var sorted []*api.JobInfo
+	if hierarchy {
+		// The tree holds the session's attrs: built afresh.
+		sorted = ssn.SortedJobs()
+		for _, j := range sorted {
+			p.jobs[j.UID] = p.jobAttr(j)
 		}
-		p.update(a)
-		p.jobs[j.UID] = a
+	} else {
+		p.base = p.openKept(ssn)
 	}
-	if ssn.HierarchyEnabled(Name) {
+	if hierarchy {
 		t, err := newTree(ssn.Queues, sorted, p.jobs, p.total)
 		if err != nil {
 			// As in Volcano, a hierarchy that cannot be built leaves the plugin out of the
@@ -79,7 +83,7 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	})
 	ssn.AddEventHandler(&framework.EventHandler{
 		AllocateFunc: func(e *framework.Event) {
-			if a := p.jobs[e.Task.Job]; a != nil {
+			if a := p.mut(e.Task.Job); a != nil {
 				a.allocated.Add(e.Task.Resreq)
 				p.update(a)
 				if p.tree != nil {
@@ -88,7 +92,7 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 			}
 		},
 		DeallocateFunc: func(e *framework.Event) {
-			if a := p.jobs[e.Task.Job]; a != nil {
+			if a := p.mut(e.Task.Job); a != nil {
 				a.allocated.Sub(e.Task.Resreq)
 				p.update(a)
 				if p.tree != nil {
@@ -103,14 +107,49 @@ func (p *plugin) OnSessionClose(*framework.Session) {}
 
 // jobShare returns a job's dominant share (0 for a job the plugin does not know).
 func (p *plugin) jobShare(job string) float64 {
-	if a := p.jobs[job]; a != nil {
+	if a := p.get(job); a != nil {
 		return a.share
 	}
 	return 0
 }
 
+// get returns the job's attr (nil for a job the plugin does not know); it must not be
+// changed.
+func (p *plugin) get(job string) *attr {
+	if a := p.jobs[job]; a != nil || p.base == nil {
+		return a
+	}
+	return p.base[job]
+}
+
+// mut returns the session's own attr of the job, copied from the kept one at its first change.
+func (p *plugin) mut(job string) *attr {
+	if a := p.jobs[job]; a != nil || p.base == nil {
+		return a
+	}
+	b := p.base[job]
+	if b == nil {
+		return nil
+	}
+	a := b.clone()
+	p.jobs[job] = a
+	return a
+}
+
+// jobAttr derives a job's attr from its allocated tasks, in key order.
+func (p *plugin) jobAttr(j *api.JobInfo) *attr {
+	a := &attr{allocated: api.EmptyResource()}
+	for _, t := range j.SortedTasks() {
+		if api.AllocatedStatus(t.Status) {
+			a.allocated.Add(t.Resreq)
+		}
+	}
+	p.update(a)
+	return a
+}
+
 func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo) ([]*api.TaskInfo, framework.Vote) {
-	la := p.jobs[preemptor.Job]
+	la := p.get(preemptor.Job)
 	if la == nil {
 		return nil, framework.Permit
 	}
@@ -120,7 +159,7 @@ func (p *plugin) preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo
 	for _, c := range candidates {
 		alloc, ok := remaining[c.Job]
 		if !ok {
-			ra := p.jobs[c.Job]
+			ra := p.get(c.Job)
 			if ra == nil {
 				continue
 			}

@@ -60,19 +60,7 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 			p.totalGuarantee.Add(&q.Queue.Guarantee)
 		}
 	}
-	for _, j := range ssn.SortedJobs() {
-		q := ssn.Queues[j.Queue]
-		if q == nil {
-			continue
-		}
-		attr := p.queues[q.Name]
-		if attr == nil {
-			attr = p.newQueueAttr(q)
-			p.queues[q.Name] = attr
-			p.names = append(p.names, q.Name)
-		}
-		attr.addJob(j)
-	}
+	p.openKept(ssn)
 	sort.Strings(p.names)
 	p.computeDeserved()
 

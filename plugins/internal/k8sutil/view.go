@@ -1,6 +1,7 @@
 package k8sutil
 
 import (
+	"maps"
 	"sync/atomic"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -42,6 +43,9 @@ type View struct {
 	gen     atomic.Uint64
 	evicted map[string]string     // task UID -> node name
 	deltas  map[string]*NodeDelta // node name -> delta, only for nodes that have one
+	// base, when set, holds the deltas of the nodes as the session opened (kept between
+	// cycles, read-only): deltas then holds the session's own, copied at their first change.
+	base map[string]*NodeDelta
 	// affinity holds the tasks in the view that carry task affinity terms, by UID.
 	affinity map[string]Placed
 }
@@ -64,10 +68,108 @@ func NewView(ssn *framework.Session) *View {
 	return v
 }
 
+// keptViewKey names the view's state kept between cycles (framework.KeptState).
+const keptViewKey = "k8sutil.View"
+
+// keptView is the view's state kept for a cluster between cycles: each node's part (its
+// zero-request counts, its tasks with affinity terms), derived from the node's view alone,
+// and their union, so that a cycle re-derives only the nodes whose views changed.
+type keptView struct {
+	nodes    map[string]*nodePart
+	deltas   map[string]*NodeDelta
+	affinity map[string]Placed
+}
+
+// nodePart is what one node adds to the view as the session opens.
+type nodePart struct {
+	delta    NodeDelta
+	affinity []*api.TaskInfo
+}
+
+// partOf derives a node's part (nil when it adds nothing).
+func partOf(n *api.NodeInfo) *nodePart {
+	var part *nodePart
+	for _, t := range n.Tasks {
+		zc, zm := t.Resreq.MilliCPU <= 0, t.Resreq.Memory <= 0
+		aff := HasTaskAffinity(t.Spec)
+		if !zc && !zm && !aff {
+			continue
+		}
+		if part == nil {
+			part = &nodePart{}
+		}
+		if zc {
+			part.delta.ZeroCPU++
+		}
+		if zm {
+			part.delta.ZeroMemory++
+		}
+		if aff {
+			part.affinity = append(part.affinity, t)
+		}
+	}
+	return part
+}
+
+// newKeptView builds the view on the state kept between cycles, brought up to date for the
+// nodes whose views changed, and registers its event handler. A session not on kept views
+// derives it from every node.
+func newKeptView(ssn *framework.Session) *View {
+	k, ch := framework.KeptState[keptView](ssn, keptViewKey)
+	if ch.All || k.nodes == nil {
+		k.nodes, k.deltas, k.affinity = map[string]*nodePart{}, map[string]*NodeDelta{}, map[string]Placed{}
+		for _, n := range ssn.NodeList {
+			k.setNode(n.Name, n)
+		}
+	} else {
+		for _, name := range ch.Nodes {
+			k.setNode(name, ssn.Nodes[name])
+		}
+	}
+	v := &View{
+		ssn:      ssn,
+		evicted:  map[string]string{},
+		deltas:   map[string]*NodeDelta{},
+		base:     k.deltas,
+		affinity: maps.Clone(k.affinity),
+	}
+	if v.affinity == nil {
+		v.affinity = map[string]Placed{}
+	}
+	ssn.AddEventHandler(&framework.EventHandler{AllocateFunc: v.onAllocate, DeallocateFunc: v.onDeallocate})
+	return v
+}
+
+// setNode replaces the node's part by that of n (nil: the node is gone).
+func (k *keptView) setNode(name string, n *api.NodeInfo) {
+	if old := k.nodes[name]; old != nil {
+		for _, t := range old.affinity {
+			delete(k.affinity, t.UID)
+		}
+		delete(k.deltas, name)
+		delete(k.nodes, name)
+	}
+	if n == nil {
+		return
+	}
+	part := partOf(n)
+	if part == nil {
+		return
+	}
+	k.nodes[name] = part
+	if part.delta.ZeroCPU != 0 || part.delta.ZeroMemory != 0 {
+		d := part.delta
+		k.deltas[name] = &d
+	}
+	for _, t := range part.affinity {
+		k.affinity[t.UID] = Placed{Task: t.Spec, Node: n}
+	}
+}
+
 // SessionView returns the session's view, built (and its event handler registered) at the
 // first call in the session: plugins that read the same placement share one view.
 func SessionView(ssn *framework.Session) *View {
-	return ssn.Shared("k8sutil.View", func() any { return NewView(ssn) }).(*View)
+	return ssn.Shared("k8sutil.View", func() any { return newKeptView(ssn) }).(*View)
 }
 
 // Gen changes whenever the view changes; per-task state computed from the view stays valid
@@ -76,10 +178,15 @@ func (v *View) Gen() uint64 { return v.gen.Load() }
 
 // Delta returns the node's delta, or nil when it has none.
 func (v *View) Delta(node string) *NodeDelta {
-	if len(v.deltas) == 0 {
+	if len(v.deltas) > 0 {
+		if d := v.deltas[node]; d != nil {
+			return d
+		}
+	}
+	if len(v.base) == 0 {
 		return nil
 	}
-	return v.deltas[node]
+	return v.base[node]
 }
 
 // Gone reports whether a task still on a Sluice node was evicted in this session and so is
@@ -108,6 +215,9 @@ func (v *View) delta(node string) *NodeDelta {
 	d := v.deltas[node]
 	if d == nil {
 		d = &NodeDelta{}
+		if b := v.base[node]; b != nil {
+			*d = *b // the kept delta has no evictions, so nothing is shared
+		}
 		v.deltas[node] = d
 	}
 	return d
