@@ -11,7 +11,10 @@
 #      MiniYARNCluster (a ResourceManager with SluiceResourceScheduler, three NodeManagers)
 #      and distributed-shell applications, and the shaded jar for real RMs is built
 #      (target/sluice-yarn-rm-0.1.0-all.jar);
-#   4. prints "yarn-rm: N passed, N failed" from Surefire's reports.
+#   4. prints "yarn-rm: N passed, N failed" from Surefire's reports;
+#   5. loads the shaded jar as a real RM would (src/jarcheck/LoadScheduler.java: Hadoop's jars
+#      and the jar only, yarn.resourcemanager.scheduler.class, init and start against a
+#      sluiced) and checks that sluiced received the scheduler's queues.
 #
 # Environment: YARN_RM_TEST=Class[#method] runs some tests only (mvn -Dtest); MVN_OFFLINE=1
 # adds -o. Needs Go, Java 17+ with Maven 3.8+, python3, and Maven Central (or a warm ~/.m2).
@@ -84,4 +87,31 @@ for want in io/github/sluicesched/sluice/yarn/rm/SluiceResourceScheduler.class \
 	io/github/sluicesched/shaded/com/google/protobuf/Message.class; do
 	grep -qF "$want" <<<"$listing" || die "the shaded jar has no $want"
 done
-echo "yarn-rm: RM jar $jar"
+
+# The jar as a ResourceManager loads it: Hadoop's jars (the module's provided dependencies,
+# without the Sluice client, gRPC and protobuf that the jar carries relocated) and the jar,
+# against a sluiced of its own, which must then hold the scheduler's queues.
+log "yarn-rm: loading the shaded jar on a ResourceManager's classpath"
+(cd "$HERE" && "${MVN[@]}" -q dependency:build-classpath -Dmdep.includeScope=provided \
+	-Dmdep.outputFile="$BIN_DIR/provided.txt" 2>&1 | nocolor) >&2 || die "listing Hadoop's jars failed"
+rmcp=$(tr ':' '\n' <"$BIN_DIR/provided.txt" |
+	grep -v -E '/io/github/sluice-sched/|/io/grpc/|/com/google/protobuf/protobuf-java/|/proto-google-common-protos/' |
+	paste -sd: -)
+(cd "$ROOT" && go build -o "$BIN_DIR/sluicectl" ./cmd/sluicectl) >&2
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+grpc=$(port)
+"$SLUICED_BIN" --listen "127.0.0.1:$grpc" --admin-listen "127.0.0.1:$(port)" --log-level warn >"$BIN_DIR/sluiced.log" 2>&1 &
+sluiced_pid=$!
+trap 'kill "$sluiced_pid" 2>/dev/null; rm -rf "$BIN_DIR"' EXIT
+for _ in $(seq 50); do "$BIN_DIR/sluicectl" --server "127.0.0.1:$grpc" get clusters >/dev/null 2>&1 && break; sleep 0.2; done
+out=$(java -cp "$rmcp:$jar" "$HERE/src/jarcheck/LoadScheduler.java" \
+	io.github.sluicesched.sluice.yarn.rm.SluiceResourceScheduler "127.0.0.1:$grpc" 2>"$BIN_DIR/load.err") || {
+	grep -v -E '^SLF4J|^\s+at ' "$BIN_DIR/load.err" | tail -n 20 >&2
+	die "a ResourceManager's classpath cannot load and start the scheduler from $jar"
+}
+grep -qF "from file:$jar" <<<"$out" || die "the scheduler was not loaded from the shaded jar: $out"
+queues=$("$BIN_DIR/sluicectl" --server "127.0.0.1:$grpc" --cluster yarn get queues 2>&1) ||
+	die "sluiced has no queues from the scheduler: $queues"
+grep -q -w default <<<"$queues" || die "sluiced does not have the scheduler's default queue: $queues"
+kill "$sluiced_pid"
+echo "yarn-rm: RM jar $jar (loaded and started from Hadoop's jars and the jar alone)"
