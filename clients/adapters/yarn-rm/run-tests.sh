@@ -102,7 +102,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
 grpc=$(port)
 "$SLUICED_BIN" --listen "127.0.0.1:$grpc" --admin-listen "127.0.0.1:$(port)" --log-level warn >"$BIN_DIR/sluiced.log" 2>&1 &
 sluiced_pid=$!
-trap 'kill "$sluiced_pid" 2>/dev/null; rm -rf "$BIN_DIR"' EXIT
+trap 'kill "$sluiced_pid" 2>/dev/null || true; rm -rf "$BIN_DIR"' EXIT
 for _ in $(seq 50); do "$BIN_DIR/sluicectl" --server "127.0.0.1:$grpc" get clusters >/dev/null 2>&1 && break; sleep 0.2; done
 out=$(java -cp "$rmcp:$jar" "$HERE/src/jarcheck/LoadScheduler.java" \
 	io.github.sluicesched.sluice.yarn.rm.SluiceResourceScheduler "127.0.0.1:$grpc" 2>"$BIN_DIR/load.err") || {
@@ -113,5 +113,5 @@ grep -qF "from file:$jar" <<<"$out" || die "the scheduler was not loaded from th
 queues=$("$BIN_DIR/sluicectl" --server "127.0.0.1:$grpc" --cluster yarn get queues 2>&1) ||
 	die "sluiced has no queues from the scheduler: $queues"
 grep -q -w default <<<"$queues" || die "sluiced does not have the scheduler's default queue: $queues"
-kill "$sluiced_pid"
+kill "$sluiced_pid"; wait "$sluiced_pid" 2>/dev/null || true
 echo "yarn-rm: RM jar $jar (loaded and started from Hadoop's jars and the jar alone)"
