@@ -231,7 +231,7 @@ func (tw *twin) name(prefix string) string {
 }
 
 // resources returns a task's request: now and then no cpu or no memory (which the placement
-// view counts per node) or a fractional amount of cpu (which proportion cannot keep exact
+// view counts per node), neither (a best-effort task, backfill's) or a fractional amount of cpu (which proportion cannot keep exact
 // sums of: its sessions then sum afresh until the task goes).
 func (tw *twin) resources() api.Resource {
 	r := api.Resource{MilliCPU: float64(500 * (1 + tw.rng.IntN(4))), Memory: float64((1 + tw.rng.IntN(4)) << 30)}
@@ -242,6 +242,8 @@ func (tw *twin) resources() api.Resource {
 		r.Memory = 0
 	case 2:
 		r.MilliCPU = 333.3
+	case 3, 4:
+		r.MilliCPU, r.Memory = 0, 0 // best effort: backfill's
 	}
 	return r
 }

@@ -62,7 +62,7 @@ func (s *Session) Close() *Result {
 	r.Decisions = append(r.Decisions, s.committed...)
 	jobs := s.SortedJobs()
 	for _, j := range jobs {
-		if len(j.TaskStatusIndex[api.Pipelined]) == 0 && len(j.TaskStatusIndex[api.Allocated]) == 0 {
+		if j.WaitingTaskNum() == 0 && j.AllocatedTaskNum() == 0 {
 			continue // no pipelined or allocated task: no decision to find
 		}
 		for _, t := range j.SortedTasks() {
@@ -128,7 +128,7 @@ func (s *Session) outcome(j *api.JobInfo) JobOutcome {
 		PreviousPhase: s.initialPhase[j.UID],
 		Phase:         phaseAfter(j),
 		Ready:         j.ReadyTaskNum(),
-		Pending:       int32(len(j.TaskStatusIndex[api.Pending])),
+		Pending:       j.PendingTaskNum(),
 		MinAvailable:  j.MinAvailable,
 	}
 	if o.Pending == 0 && j.WaitingTaskNum() == 0 && !s.hasUndispatched(j) {

@@ -222,6 +222,12 @@ func (s *Session) releaseViews() {
 	}
 }
 
+// SkipsIdleJobs reports whether actions and plugins may leave out of their walks the jobs
+// the walk provably cannot change (a job with no pending task of the kind an action places,
+// say), so that a steady cycle costs what is pending. Sessions on kept views skip; the
+// from-scratch path, the reference of the differential test, walks every job.
+func (s *Session) SkipsIdleJobs() bool { return s.views != nil }
+
 // FromKeptViews reports whether the session opened on views kept between cycles (Views)
 // rather than building its own.
 func (s *Session) FromKeptViews() bool { return s.views != nil }
