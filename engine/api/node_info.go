@@ -96,7 +96,10 @@ type DeviceInfo struct {
 }
 
 // NewNodeInfo builds the session view of a node with no tasks.
-func NewNodeInfo(n *Node) *NodeInfo {
+func NewNodeInfo(n *Node) *NodeInfo { return NewNodeInfoSized(n, 0) }
+
+// NewNodeInfoSized is NewNodeInfo with room for the given number of tasks.
+func NewNodeInfoSized(n *Node, tasks int) *NodeInfo {
 	alloc := n.Allocatable.Clone()
 	ni := &NodeInfo{
 		Name:        n.Name,
@@ -107,7 +110,7 @@ func NewNodeInfo(n *Node) *NodeInfo {
 		Used:        EmptyResource(),
 		Releasing:   EmptyResource(),
 		Pipelined:   EmptyResource(),
-		Tasks:       map[string]*TaskInfo{},
+		Tasks:       make(map[string]*TaskInfo, tasks),
 	}
 	ni.Idle.MaxTaskNum = 0
 	for _, d := range n.Devices {
@@ -178,8 +181,15 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 
 // addTaskUnchecked accounts a task already known to be on the node (a snapshot may show a
 // node overcommitted; the session must still see it as it is).
-func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
-	c := t.Clone()
+func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) { ni.account(t.Clone()) }
+
+// AdoptTask accounts a node-owned copy of a task taken from another view of the same node
+// (one being replaced), without copying it again: the copy must not be changed through the
+// other view afterwards.
+func (ni *NodeInfo) AdoptTask(c *TaskInfo) { ni.account(c) }
+
+// account files the node's own copy of a task and accounts its resources by status.
+func (ni *NodeInfo) account(c *TaskInfo) {
 	switch c.Status {
 	case Pipelined:
 		ni.Pipelined.Add(c.Resreq)

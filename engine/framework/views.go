@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -307,6 +308,10 @@ type patch struct {
 	rebuiltJobs, rebuiltNodes, goneJobs, goneNodes []string
 	// key is buildNode's buffer for keys.
 	key []byte
+	// placed lists, by node, the placed tasks of the jobs rebuilt (patchNode adds them).
+	placed map[string][]*api.TaskInfo
+	// gone holds the keys of the jobs deleted (goneJobs), once patchNode asks.
+	gone map[string]bool
 }
 
 // changes returns what the patch rebuilt and deleted, for plugins' kept state.
@@ -384,6 +389,10 @@ func (p *patch) apply() error {
 		for _, t := range snap.TasksOfJob(key) {
 			if ti := set.addTask(ji, t); ti.NodeName != "" {
 				p.nodes[ti.NodeName] = true
+				if p.placed == nil {
+					p.placed = map[string][]*api.TaskInfo{}
+				}
+				p.placed[ti.NodeName] = append(p.placed[ti.NodeName], ti)
 			}
 		}
 		set.jobs[key] = ji
@@ -397,9 +406,12 @@ func (p *patch) apply() error {
 		if !ok {
 			continue // deleted
 		}
-		ni, err := p.buildNode(v.nodeSpecs[i])
-		if err != nil {
-			return err
+		ni := p.patchNode(v.nodeSpecs[i])
+		if ni == nil {
+			var err error
+			if ni, err = p.buildNode(v.nodeSpecs[i]); err != nil {
+				return err
+			}
 		}
 		p.total = true
 		p.rebuiltNodes = append(p.rebuiltNodes, name)
@@ -578,6 +590,73 @@ func (p *patch) diffJobs() (moved bool) {
 		}
 	}
 	return moved
+}
+
+// patchNode builds a node's view from its kept one, when the node itself is unchanged, instead
+// of listing its tasks from the store: the kept copies of tasks whose jobs were not rebuilt
+// (a changed task, and every task a session placed or evicted, has its job rebuilt) and the
+// placed tasks of the rebuilt jobs. The sums are added up in another order than a fresh
+// build's, so the patch is taken only when every amount involved is an integer, no scalar is
+// involved, and the magnitudes add up to less than 2^53: every partial sum is then exact and
+// the sums are bit for bit a fresh build's (so are the counts and Version, one step per task).
+// It returns nil when it cannot patch.
+func (p *patch) patchNode(spec *api.Node) *api.NodeInfo {
+	old := p.v.set.nodes[spec.Name]
+	if old == nil || old.Node == nil || len(spec.Devices) > 0 {
+		return nil // new (no kept tasks to start from) or with devices: built afresh
+	}
+	if p.gone == nil && len(p.goneJobs) > 0 {
+		p.gone = make(map[string]bool, len(p.goneJobs))
+		for _, k := range p.goneJobs {
+			p.gone[k] = true
+		}
+	}
+	var sum exactSum
+	if !sum.add(&spec.Allocatable) {
+		return nil
+	}
+	keep := make([]*api.TaskInfo, 0, len(old.Tasks))
+	for _, c := range old.Tasks {
+		if p.jobs[c.Job] || p.gone[c.Job] {
+			continue // its job was rebuilt or deleted: the new job's tasks come below
+		}
+		if !sum.add(c.Resreq) {
+			return nil
+		}
+		keep = append(keep, c)
+	}
+	placed := p.placed[spec.Name]
+	for _, t := range placed {
+		if !sum.add(t.Resreq) {
+			return nil
+		}
+	}
+	ni := api.NewNodeInfoSized(spec, len(keep)+len(placed))
+	for _, c := range keep {
+		ni.AdoptTask(c)
+	}
+	for _, t := range placed {
+		ni.AddExistingTask(t)
+	}
+	return ni
+}
+
+// exactSum bounds the magnitudes of amounts added in any order: while every amount is an
+// integer and their magnitudes add up to less than 2^53, every partial sum of them is exact.
+type exactSum struct{ cpu, mem float64 }
+
+// exactLimit is 2^53, the first integer a float64 cannot tell from its successor.
+const exactLimit = 1 << 53
+
+// add takes r's amounts into the bound; false when r has scalars or a non-integer amount, or
+// the bound reaches 2^53.
+func (e *exactSum) add(r *api.Resource) bool {
+	if len(r.Scalars) > 0 || r.MilliCPU != math.Trunc(r.MilliCPU) || r.Memory != math.Trunc(r.Memory) {
+		return false
+	}
+	e.cpu += math.Abs(r.MilliCPU)
+	e.mem += math.Abs(r.Memory)
+	return e.cpu < exactLimit && e.mem < exactLimit
 }
 
 // buildNode builds a node's view with its running tasks, in key order, copied from their jobs'

@@ -271,9 +271,19 @@ func (w *writes) job() []state.Change {
 	cs := []state.Change{{Job: j}}
 	for i := range 1 + w.rng.IntN(4) {
 		cs = append(cs, state.Change{Task: &api.Task{Name: j.Name + "-" + strconv.Itoa(i), Namespace: "ns", Job: j.Name,
-			Resources: api.Resource{MilliCPU: float64(300 * (1 + w.rng.IntN(5))), Memory: float64((1 + w.rng.IntN(3)) << 30)}, Preemptable: true}})
+			Resources: w.request(), Preemptable: true}})
 	}
 	return cs
+}
+
+// request returns a task's request: now and then a fractional cpu amount, whose sums depend
+// on the order they are added in (a node's view may then be patched only by a fresh build).
+func (w *writes) request() api.Resource {
+	r := api.Resource{MilliCPU: float64(300 * (1 + w.rng.IntN(5))), Memory: float64((1 + w.rng.IntN(3)) << 30)}
+	if w.rng.IntN(4) == 0 {
+		r.MilliCPU = []float64{0.1, 0.2, 0.7, 100.3, 33.33}[w.rng.IntN(5)]
+	}
+	return r
 }
 
 func (w *writes) change() {
