@@ -2,7 +2,6 @@ package framework
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -308,10 +307,18 @@ type patch struct {
 	rebuiltJobs, rebuiltNodes, goneJobs, goneNodes []string
 	// key is buildNode's buffer for keys.
 	key []byte
-	// placed lists, by node, the placed tasks of the jobs rebuilt (patchNode adds them).
-	placed map[string][]*api.TaskInfo
-	// gone holds the keys of the jobs deleted (goneJobs), once patchNode asks.
-	gone map[string]bool
+	// placed lists, by node, the placed tasks of the jobs rebuilt, and dropped the tasks their
+	// old views (and those of deleted jobs) placed there: patchNode removes these and adds
+	// those.
+	placed, dropped map[string][]*api.TaskInfo
+}
+
+// file appends a task to a node's list in m, making m when nil.
+func file(m *map[string][]*api.TaskInfo, t *api.TaskInfo) {
+	if *m == nil {
+		*m = map[string][]*api.TaskInfo{}
+	}
+	(*m)[t.NodeName] = append((*m)[t.NodeName], t)
 }
 
 // changes returns what the patch rebuilt and deleted, for plugins' kept state.
@@ -382,6 +389,7 @@ func (p *patch) apply() error {
 			for _, t := range old.Tasks {
 				if t.NodeName != "" {
 					p.nodes[t.NodeName] = true
+					file(&p.dropped, t)
 				}
 			}
 		}
@@ -389,10 +397,7 @@ func (p *patch) apply() error {
 		for _, t := range snap.TasksOfJob(key) {
 			if ti := set.addTask(ji, t); ti.NodeName != "" {
 				p.nodes[ti.NodeName] = true
-				if p.placed == nil {
-					p.placed = map[string][]*api.TaskInfo{}
-				}
-				p.placed[ti.NodeName] = append(p.placed[ti.NodeName], ti)
+				file(&p.placed, ti)
 			}
 		}
 		set.jobs[key] = ji
@@ -568,6 +573,7 @@ func (p *patch) diffJobs() (moved bool) {
 				for _, t := range ji.Tasks {
 					if t.NodeName != "" {
 						p.nodes[t.NodeName] = true
+						file(&p.dropped, t)
 					}
 				}
 			}
@@ -592,71 +598,31 @@ func (p *patch) diffJobs() (moved bool) {
 	return moved
 }
 
-// patchNode builds a node's view from its kept one, when the node itself is unchanged, instead
-// of listing its tasks from the store: the kept copies of tasks whose jobs were not rebuilt
-// (a changed task, and every task a session placed or evicted, has its job rebuilt) and the
-// placed tasks of the rebuilt jobs. The sums are added up in another order than a fresh
-// build's, so the patch is taken only when every amount involved is an integer, no scalar is
-// involved, and the magnitudes add up to less than 2^53: every partial sum is then exact and
-// the sums are bit for bit a fresh build's (so are the counts and Version, one step per task).
-// It returns nil when it cannot patch.
+// patchNode brings a node's kept view up to date in place, when the node itself is unchanged,
+// instead of listing its tasks from the store: the tasks the rebuilt (and deleted) jobs' old
+// views placed on it are removed, and the rebuilt jobs' placed tasks added (a changed task,
+// and every task a session placed or evicted, has its job rebuilt; a node view's tasks are
+// its jobs' views' placed tasks, statements keeping both alike). The sums change in another
+// order than a fresh build adds them in, so the patch is taken only while the view's sums are
+// exact (NodeInfo.SumsExact: integer amounts, no scalars, magnitudes under 2^53): they are
+// then a fresh build's bit for bit, and so are the counts and, once Patched, Version. It
+// returns nil when it cannot patch (the view may be left half patched: it is built afresh).
 func (p *patch) patchNode(spec *api.Node) *api.NodeInfo {
-	old := p.v.set.nodes[spec.Name]
-	if old == nil || old.Node == nil || len(spec.Devices) > 0 {
-		return nil // new (no kept tasks to start from) or with devices: built afresh
+	ni := p.v.set.nodes[spec.Name]
+	if ni == nil || ni.Node != spec || len(spec.Devices) > 0 || !ni.SumsExact() {
+		return nil // new, replaced, with devices, or inexact: built afresh
 	}
-	if p.gone == nil && len(p.goneJobs) > 0 {
-		p.gone = make(map[string]bool, len(p.goneJobs))
-		for _, k := range p.goneJobs {
-			p.gone[k] = true
-		}
+	for _, t := range p.dropped[spec.Name] {
+		ni.RemoveTask(t)
 	}
-	var sum exactSum
-	if !sum.add(&spec.Allocatable) {
-		return nil
-	}
-	keep := make([]*api.TaskInfo, 0, len(old.Tasks))
-	for _, c := range old.Tasks {
-		if p.jobs[c.Job] || p.gone[c.Job] {
-			continue // its job was rebuilt or deleted: the new job's tasks come below
-		}
-		if !sum.add(c.Resreq) {
-			return nil
-		}
-		keep = append(keep, c)
-	}
-	placed := p.placed[spec.Name]
-	for _, t := range placed {
-		if !sum.add(t.Resreq) {
-			return nil
-		}
-	}
-	ni := api.NewNodeInfoSized(spec, len(keep)+len(placed))
-	for _, c := range keep {
-		ni.AdoptTask(c)
-	}
-	for _, t := range placed {
+	for _, t := range p.placed[spec.Name] {
 		ni.AddExistingTask(t)
 	}
-	return ni
-}
-
-// exactSum bounds the magnitudes of amounts added in any order: while every amount is an
-// integer and their magnitudes add up to less than 2^53, every partial sum of them is exact.
-type exactSum struct{ cpu, mem float64 }
-
-// exactLimit is 2^53, the first integer a float64 cannot tell from its successor.
-const exactLimit = 1 << 53
-
-// add takes r's amounts into the bound; false when r has scalars or a non-integer amount, or
-// the bound reaches 2^53.
-func (e *exactSum) add(r *api.Resource) bool {
-	if len(r.Scalars) > 0 || r.MilliCPU != math.Trunc(r.MilliCPU) || r.Memory != math.Trunc(r.Memory) {
-		return false
+	if !ni.SumsExact() {
+		return nil
 	}
-	e.cpu += math.Abs(r.MilliCPU)
-	e.mem += math.Abs(r.Memory)
-	return e.cpu < exactLimit && e.mem < exactLimit
+	ni.Patched()
+	return ni
 }
 
 // buildNode builds a node's view with its running tasks, in key order, copied from their jobs'
