@@ -122,10 +122,19 @@ func phaseAfter(j *api.JobInfo) api.JobPhase {
 	return api.JobPending
 }
 
+// previousPhase is the job's phase as the snapshot has it: its spec's, which the view took
+// when it was built (initialPhase records it for views without a spec).
+func (s *Session) previousPhase(j *api.JobInfo) api.JobPhase {
+	if j.Spec != nil {
+		return j.Spec.Phase
+	}
+	return s.initialPhase[j.UID]
+}
+
 func (s *Session) outcome(j *api.JobInfo) JobOutcome {
 	o := JobOutcome{
 		Job:           j.UID,
-		PreviousPhase: s.initialPhase[j.UID],
+		PreviousPhase: s.previousPhase(j),
 		Phase:         phaseAfter(j),
 		Ready:         j.ReadyTaskNum(),
 		Pending:       j.PendingTaskNum(),

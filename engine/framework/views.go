@@ -158,10 +158,9 @@ type Views struct {
 	jobSpecs  []*api.Job
 	tasks     []*api.Task
 	// nodeVersion and jobVersion are each view's Version as built, by position in nodeList
-	// and jobList; jobIndex gives a job's position in jobList by key.
+	// and jobList (jobPosition finds a job's).
 	nodeVersion []uint64
 	jobVersion  []uint64
-	jobIndex    map[string]int32
 	// mark is the mark of the snapshot the views were last patched to (Snapshot.Mark).
 	mark any
 	// dirtyNodes and dirtyJobs name the views the last session changed.
@@ -200,7 +199,7 @@ func (v *Views) acquire() bool { return v.busy.CompareAndSwap(false, true) }
 func (v *Views) Reset() {
 	v.set, v.classes, v.nodeSpecs, v.jobSpecs, v.tasks = nil, nil, nil, nil, nil
 	v.nodeVersion, v.jobVersion, v.dirtyNodes, v.dirtyJobs = nil, nil, nil, nil
-	v.jobIndex, v.mark = nil, nil
+	v.mark = nil
 	v.kept, v.changes = nil, Changes{}
 }
 
@@ -229,7 +228,6 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 		for i, j := range snap.Jobs {
 			v.set.jobList[i] = v.set.jobs[j.Key()]
 		}
-		v.indexJobs()
 		v.dirtyNodes, v.dirtyJobs = nil, nil
 		v.stamp()
 		return nil
@@ -249,12 +247,36 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 	return nil
 }
 
-// indexJobs fills jobIndex from jobSpecs.
-func (v *Views) indexJobs() {
-	v.jobIndex = make(map[string]int32, len(v.jobSpecs))
-	for i, j := range v.jobSpecs {
-		v.jobIndex[j.Key()] = int32(i)
+// jobPosition returns the position in jobSpecs (and jobList) of the job with the key, by a
+// binary search of the sorted specs: no index to rebuild when jobs come and go.
+func (v *Views) jobPosition(key string) (int, bool) {
+	i := sort.Search(len(v.jobSpecs), func(k int) bool { return compareJobKey(v.jobSpecs[k], key) >= 0 })
+	return i, i < len(v.jobSpecs) && compareJobKey(v.jobSpecs[i], key) == 0
+}
+
+// compareJobKey compares j.Key() (namespace/name) with key, without building it.
+func compareJobKey(j *api.Job, key string) int {
+	ns, name := j.Namespace, j.Name
+	if len(key) < len(ns) || key[:len(ns)] != ns {
+		if len(key) < len(ns) {
+			if c := strings.Compare(ns[:len(key)], key); c != 0 {
+				return c
+			}
+			return 1 // key is a proper prefix of the namespace
+		}
+		return strings.Compare(ns, key[:len(ns)])
 	}
+	rest := key[len(ns):]
+	if rest == "" {
+		return 1 // key is the namespace: shorter than namespace/name
+	}
+	if rest[0] != '/' {
+		if '/' < rest[0] {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(name, rest[1:])
 }
 
 // stamp records every view's Version as it is now.
@@ -374,13 +396,12 @@ func (p *patch) apply() error {
 					v.jobVersion[i] = j.Version()
 				}
 			}
-			v.indexJobs()
 		}
 		v.nodeSpecs, v.jobSpecs, v.tasks, v.mark = snap.Nodes, snap.Jobs, snap.Tasks, snap.Mark
 	}
 	// Jobs first: a node's view copies its tasks from their jobs' views.
 	for key := range p.jobs {
-		i, ok := v.jobIndex[key]
+		i, ok := v.jobPosition(key)
 		if !ok {
 			continue // deleted
 		}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -327,5 +328,28 @@ func (w *writes) change() {
 			t.Status, t.Node = api.Pending, ""
 		}
 		w.apply(state.Change{Task: &t})
+	}
+}
+
+// TestCompareJobKeyIsKeyOrder checks compareJobKey against comparing j.Key() itself, on short
+// names and keys drawn from a few letters, the separator among them.
+func TestCompareJobKeyIsKeyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	word := func() string {
+		b := make([]byte, rng.IntN(4))
+		for i := range b {
+			b[i] = "a/b."[rng.IntN(4)]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		j := &api.Job{Namespace: word(), Name: word()}
+		key := word()
+		if rng.IntN(3) == 0 {
+			key = word() + "/" + word()
+		}
+		if got, want := compareJobKey(j, key), strings.Compare(j.Key(), key); got != want {
+			t.Fatalf("compareJobKey(%q, %q) = %d, want %d", j.Key(), key, got, want)
+		}
 	}
 }
