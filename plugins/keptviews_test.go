@@ -342,6 +342,14 @@ func (tw *twin) delta() {
 			t.Status, t.Node = api.Pending, ""
 		}
 		tw.apply(state.Change{Task: &t})
+	case op == 10 && len(jobs) > 0 && pick(2) == 0:
+		// A task joins a job already there (the job itself unchanged).
+		j := jobs[pick(len(jobs))]
+		tw.apply(state.Change{Task: &api.Task{
+			Name: j.Name + "-x" + tw.name(""), Namespace: j.Namespace, Job: j.Name, Role: "worker",
+			Resources: tw.resources(), Status: api.Pending, Preemptable: pick(2) == 0,
+			Labels: map[string]string{"job": j.Name},
+		}})
 	case op == 10 && len(tasks) > 0:
 		t := tasks[pick(len(tasks))]
 		tw.apply(state.Change{Delete: &state.Ref{Kind: state.KindTask, Namespace: t.Namespace, Name: t.Name}})
