@@ -191,7 +191,7 @@ type Session struct {
 func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*viewSet, error) {
 	if views != nil && snap.TasksOfJob != nil && snap.TasksOnNode != nil && allReusable(plugins) && views.acquire() {
 		if err := views.refresh(s, snap); err != nil {
-			views.release()
+			views.release(nil)
 			if cerr := s.Err(); cerr != nil {
 				return nil, cerr
 			}
@@ -217,7 +217,7 @@ func allReusable(plugins []Plugin) bool {
 // releaseViews hands the kept views back, once, marking what the session changed.
 func (s *Session) releaseViews() {
 	if s.views != nil {
-		s.views.release()
+		s.views.release(s.nodeChanges)
 		s.views = nil
 	}
 }

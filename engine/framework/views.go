@@ -292,11 +292,16 @@ func (v *Views) stamp() {
 }
 
 // release ends a session's use of the views: the views it changed are marked for the next
-// refresh.
-func (v *Views) release() {
+// refresh. changed are the positions of the nodes the session's statements changed
+// (Session.NodeChanges): plugins that keep views (ReusableViews) and actions change node
+// views only through statements, so the other nodes need no look.
+func (v *Views) release(changed []int32) {
 	if v.set != nil {
-		for i, n := range v.set.nodeList {
-			if n.Version != v.nodeVersion[i] {
+		for _, i := range changed {
+			if int(i) >= len(v.set.nodeList) {
+				continue
+			}
+			if n := v.set.nodeList[i]; n.Version != v.nodeVersion[i] {
 				if v.dirtyNodes == nil {
 					v.dirtyNodes = map[string]bool{}
 				}
