@@ -131,10 +131,7 @@ type DeviceInfo struct {
 }
 
 // NewNodeInfo builds the session view of a node with no tasks.
-func NewNodeInfo(n *Node) *NodeInfo { return NewNodeInfoSized(n, 0) }
-
-// NewNodeInfoSized is NewNodeInfo with room for the given number of tasks.
-func NewNodeInfoSized(n *Node, tasks int) *NodeInfo {
+func NewNodeInfo(n *Node) *NodeInfo {
 	alloc := n.Allocatable.Clone()
 	ni := &NodeInfo{
 		Name:        n.Name,
@@ -145,7 +142,7 @@ func NewNodeInfoSized(n *Node, tasks int) *NodeInfo {
 		Used:        EmptyResource(),
 		Releasing:   EmptyResource(),
 		Pipelined:   EmptyResource(),
-		Tasks:       make(map[string]*TaskInfo, tasks),
+		Tasks:       map[string]*TaskInfo{},
 	}
 	ni.Idle.MaxTaskNum = 0
 	ni.note(alloc, 1)
@@ -217,15 +214,8 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 
 // addTaskUnchecked accounts a task already known to be on the node (a snapshot may show a
 // node overcommitted; the session must still see it as it is).
-func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) { ni.account(t.Clone()) }
-
-// AdoptTask accounts a node-owned copy of a task taken from another view of the same node
-// (one being replaced), without copying it again: the copy must not be changed through the
-// other view afterwards.
-func (ni *NodeInfo) AdoptTask(c *TaskInfo) { ni.account(c) }
-
-// account files the node's own copy of a task and accounts its resources by status.
-func (ni *NodeInfo) account(c *TaskInfo) {
+func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
+	c := t.Clone()
 	ni.note(c.Resreq, 1)
 	switch c.Status {
 	case Pipelined:
