@@ -231,7 +231,7 @@ func (tw *twin) name(prefix string) string {
 }
 
 // resources returns a task's request: now and then no cpu or no memory (which the placement
-// view counts per node) or a fractional amount of cpu (which proportion cannot keep exact
+// view counts per node), neither (a best-effort task, backfill's) or a fractional amount of cpu (which proportion cannot keep exact
 // sums of: its sessions then sum afresh until the task goes).
 func (tw *twin) resources() api.Resource {
 	r := api.Resource{MilliCPU: float64(500 * (1 + tw.rng.IntN(4))), Memory: float64((1 + tw.rng.IntN(4)) << 30)}
@@ -242,6 +242,8 @@ func (tw *twin) resources() api.Resource {
 		r.Memory = 0
 	case 2:
 		r.MilliCPU = 333.3
+	case 3, 4:
+		r.MilliCPU, r.Memory = 0, 0 // best effort: backfill's
 	}
 	return r
 }
@@ -340,6 +342,14 @@ func (tw *twin) delta() {
 			t.Status, t.Node = api.Pending, ""
 		}
 		tw.apply(state.Change{Task: &t})
+	case op == 10 && len(jobs) > 0 && pick(2) == 0:
+		// A task joins a job already there (the job itself unchanged).
+		j := jobs[pick(len(jobs))]
+		tw.apply(state.Change{Task: &api.Task{
+			Name: j.Name + "-x" + tw.name(""), Namespace: j.Namespace, Job: j.Name, Role: "worker",
+			Resources: tw.resources(), Status: api.Pending, Preemptable: pick(2) == 0,
+			Labels: map[string]string{"job": j.Name},
+		}})
 	case op == 10 && len(tasks) > 0:
 		t := tasks[pick(len(tasks))]
 		tw.apply(state.Change{Delete: &state.Ref{Kind: state.KindTask, Namespace: t.Namespace, Name: t.Name}})

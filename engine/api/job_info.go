@@ -49,6 +49,9 @@ type JobInfo struct {
 	// checks cost the number of roles, not of tasks.
 	pendingBestEffort int32
 	roles             map[string]*roleTally
+	// byStatus counts the job's tasks by status (slot 0: statuses out of range), so that
+	// readiness and validity checks read counts instead of the status index's maps.
+	byStatus [statusSlots]int32
 	// order lists the tasks by UID while they were added in that order and none left (the
 	// session adds them so), so that SortedTasks need not sort; nil otherwise.
 	order    []*TaskInfo
@@ -89,6 +92,7 @@ func (ji *JobInfo) tally(t *TaskInfo, d int32) {
 		ji.roles[t.Role] = rt
 	}
 	rt.byStatus[statusSlot(t.Status)] += d
+	ji.byStatus[statusSlot(t.Status)] += d
 	if t.Status == Pending && t.BestEffort {
 		rt.pendingBestEffort += d
 		ji.pendingBestEffort += d
@@ -225,7 +229,12 @@ func (ji *JobInfo) SortedTasks() []*TaskInfo {
 	return out
 }
 
-func (ji *JobInfo) count(s TaskStatus) int32 { return int32(len(ji.TaskStatusIndex[s])) }
+func (ji *JobInfo) count(s TaskStatus) int32 {
+	if s < 1 || int(s) >= statusSlots {
+		return int32(len(ji.TaskStatusIndex[s]))
+	}
+	return ji.byStatus[s]
+}
 
 // ReadyTaskNum counts tasks that hold or held a place: Bound, Binding, Running, Allocated,
 // Succeeded.
@@ -242,9 +251,9 @@ func (ji *JobInfo) PendingBestEffortTaskNum() int32 { return ji.pendingBestEffor
 // ValidTaskNum counts tasks that are pending, pipelined, allocated or succeeded.
 func (ji *JobInfo) ValidTaskNum() int32 {
 	n := int32(0)
-	for s, idx := range ji.TaskStatusIndex {
-		if AllocatedStatus(s) || s == Succeeded || s == Pipelined || s == Pending {
-			n += int32(len(idx))
+	for s := 1; s < statusSlots; s++ {
+		if st := TaskStatus(s); AllocatedStatus(st) || st == Succeeded || st == Pipelined || st == Pending {
+			n += ji.byStatus[s]
 		}
 	}
 	return n
@@ -269,7 +278,10 @@ func (ji *JobInfo) IsStarving() bool {
 func (ji *JobInfo) IsPending() bool { return ji.Phase == JobPending || ji.Phase == "" }
 
 // HasPendingTasks reports whether any task is pending.
-func (ji *JobInfo) HasPendingTasks() bool { return len(ji.TaskStatusIndex[Pending]) > 0 }
+func (ji *JobInfo) HasPendingTasks() bool { return ji.byStatus[Pending] > 0 }
+
+// PendingTaskNum counts pending tasks, best-effort ones included.
+func (ji *JobInfo) PendingTaskNum() int32 { return ji.byStatus[Pending] }
 
 // roleCount counts the role's tasks in the statuses accepted by keep; best-effort pending
 // tasks count when countBestEffort.
@@ -405,8 +417,12 @@ func (ji *JobInfo) Clone() *JobInfo {
 	c.MinResources = ji.MinResources.Clone()
 	c.NodesFitErrors = map[string]*FitErrors{}
 	c.pendingBestEffort, c.roles, c.order, c.disorder = 0, nil, nil, false
+	c.byStatus = [statusSlots]int32{}
 	for _, t := range ji.SortedTasks() {
 		c.AddTaskInfo(t.Clone())
 	}
 	return &c
 }
+
+// AllocatedTaskNum counts tasks in status Allocated (placed this cycle, not yet bound).
+func (ji *JobInfo) AllocatedTaskNum() int32 { return ji.count(Allocated) }

@@ -43,7 +43,15 @@ func naive(ji *JobInfo) map[string]any {
 	piped := gated || naiveMeetMin(ji, naiveRoleCounts(ji, pipelinedStatus, true))
 	starving := ji.MinAvailable < ji.TaskMinAvailableTotal ||
 		(len(ji.TaskMinAvailable) > 0 && !naiveMeetMin(ji, naiveRoleCounts(ji, pipelinedStatus, false)))
+	byStatus := map[TaskStatus]int32{}
+	for _, t := range ji.Tasks {
+		byStatus[t.Status]++
+	}
 	return map[string]any{
+		"ReadyTaskNum":             byStatus[Bound] + byStatus[Binding] + byStatus[Running] + byStatus[Allocated] + byStatus[Succeeded],
+		"WaitingTaskNum":           byStatus[Pipelined],
+		"ValidTaskNum":             byStatus[Bound] + byStatus[Binding] + byStatus[Running] + byStatus[Allocated] + byStatus[Succeeded] + byStatus[Pipelined] + byStatus[Pending],
+		"PendingTaskNum":           byStatus[Pending],
 		"PendingBestEffortTaskNum": pendingBE,
 		"CheckTaskValid":           valid,
 		"CheckTaskReady":           ready,
@@ -84,6 +92,10 @@ func naiveNeedContinue(ji *JobInfo) bool {
 
 func counted(ji *JobInfo) map[string]any {
 	return map[string]any{
+		"ReadyTaskNum":             ji.ReadyTaskNum(),
+		"WaitingTaskNum":           ji.WaitingTaskNum(),
+		"ValidTaskNum":             ji.ValidTaskNum(),
+		"PendingTaskNum":           ji.PendingTaskNum(),
 		"PendingBestEffortTaskNum": ji.PendingBestEffortTaskNum(),
 		"CheckTaskValid":           ji.CheckTaskValid(),
 		"CheckTaskReady":           ji.CheckTaskReady(),

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -39,7 +40,41 @@ type NodeInfo struct {
 	evictable [2]int
 	// position is the node's place in its session's node list (SetPosition).
 	position int32
+	// magnitude adds up the magnitudes of the cpu and memory amounts of Allocatable and of
+	// the tasks on the node; inexact is set once an amount was not an integer, had scalars, or
+	// magnitude reached 2^53 (see SumsExact).
+	magnitude [2]float64
+	inexact   bool
 }
+
+// exactLimit is 2^53, the first integer a float64 cannot tell from its successor.
+const exactLimit = 1 << 53
+
+// note takes an amount added to (d = 1) or removed from (d = -1) the node into magnitude.
+func (ni *NodeInfo) note(r *Resource, d float64) {
+	if ni.inexact {
+		return
+	}
+	if len(r.Scalars) > 0 || r.MilliCPU != math.Trunc(r.MilliCPU) || r.Memory != math.Trunc(r.Memory) {
+		ni.inexact = true
+		return
+	}
+	ni.magnitude[0] += d * math.Abs(r.MilliCPU)
+	ni.magnitude[1] += d * math.Abs(r.Memory)
+	if ni.magnitude[0] >= exactLimit || ni.magnitude[1] >= exactLimit {
+		ni.inexact = true
+	}
+}
+
+// SumsExact reports whether every amount the node's sums (Idle, Used, Releasing, Pipelined)
+// ever took in was an integer without scalars and the magnitudes of its allocatable and its
+// tasks' amounts stayed under 2^53: every partial sum was then exact, so the sums are those
+// of a fresh build whatever the order tasks came and went in.
+func (ni *NodeInfo) SumsExact() bool { return !ni.inexact }
+
+// Patched marks a view changed in place (tasks removed and added) as a fresh build of the
+// same tasks: its Version becomes a fresh build's, one step per task.
+func (ni *NodeInfo) Patched() { ni.Version = uint64(len(ni.Tasks)) }
 
 // SetPosition records the node's place in its session's node list, so that the session finds
 // it without a lookup by name.
@@ -110,6 +145,7 @@ func NewNodeInfo(n *Node) *NodeInfo {
 		Tasks:       map[string]*TaskInfo{},
 	}
 	ni.Idle.MaxTaskNum = 0
+	ni.note(alloc, 1)
 	for _, d := range n.Devices {
 		dev := &DeviceInfo{Device: d, Holders: map[string]struct{}{}}
 		if dev.Cores == 0 {
@@ -180,6 +216,7 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 // node overcommitted; the session must still see it as it is).
 func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
 	c := t.Clone()
+	ni.note(c.Resreq, 1)
 	switch c.Status {
 	case Pipelined:
 		ni.Pipelined.Add(c.Resreq)
@@ -211,6 +248,7 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 	if !ok {
 		return
 	}
+	ni.note(cur.Resreq, -1)
 	switch cur.Status {
 	case Pipelined:
 		ni.Pipelined.Sub(cur.Resreq)

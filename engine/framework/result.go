@@ -62,7 +62,7 @@ func (s *Session) Close() *Result {
 	r.Decisions = append(r.Decisions, s.committed...)
 	jobs := s.SortedJobs()
 	for _, j := range jobs {
-		if len(j.TaskStatusIndex[api.Pipelined]) == 0 && len(j.TaskStatusIndex[api.Allocated]) == 0 {
+		if j.WaitingTaskNum() == 0 && j.AllocatedTaskNum() == 0 {
 			continue // no pipelined or allocated task: no decision to find
 		}
 		for _, t := range j.SortedTasks() {
@@ -122,13 +122,22 @@ func phaseAfter(j *api.JobInfo) api.JobPhase {
 	return api.JobPending
 }
 
+// previousPhase is the job's phase as the snapshot has it: its spec's, which the view took
+// when it was built (initialPhase records it for views without a spec).
+func (s *Session) previousPhase(j *api.JobInfo) api.JobPhase {
+	if j.Spec != nil {
+		return j.Spec.Phase
+	}
+	return s.initialPhase[j.UID]
+}
+
 func (s *Session) outcome(j *api.JobInfo) JobOutcome {
 	o := JobOutcome{
 		Job:           j.UID,
-		PreviousPhase: s.initialPhase[j.UID],
+		PreviousPhase: s.previousPhase(j),
 		Phase:         phaseAfter(j),
 		Ready:         j.ReadyTaskNum(),
-		Pending:       int32(len(j.TaskStatusIndex[api.Pending])),
+		Pending:       j.PendingTaskNum(),
 		MinAvailable:  j.MinAvailable,
 	}
 	if o.Pending == 0 && j.WaitingTaskNum() == 0 && !s.hasUndispatched(j) {

@@ -191,7 +191,7 @@ type Session struct {
 func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*viewSet, error) {
 	if views != nil && snap.TasksOfJob != nil && snap.TasksOnNode != nil && allReusable(plugins) && views.acquire() {
 		if err := views.refresh(s, snap); err != nil {
-			views.release()
+			views.release(nil)
 			if cerr := s.Err(); cerr != nil {
 				return nil, cerr
 			}
@@ -217,10 +217,16 @@ func allReusable(plugins []Plugin) bool {
 // releaseViews hands the kept views back, once, marking what the session changed.
 func (s *Session) releaseViews() {
 	if s.views != nil {
-		s.views.release()
+		s.views.release(s.nodeChanges)
 		s.views = nil
 	}
 }
+
+// SkipsIdleJobs reports whether actions and plugins may leave out of their walks the jobs
+// the walk provably cannot change (a job with no pending task of the kind an action places,
+// say), so that a steady cycle costs what is pending. Sessions on kept views skip; the
+// from-scratch path, the reference of the differential test, walks every job.
+func (s *Session) SkipsIdleJobs() bool { return s.views != nil }
 
 // FromKeptViews reports whether the session opened on views kept between cycles (Views)
 // rather than building its own.

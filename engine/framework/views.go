@@ -158,10 +158,9 @@ type Views struct {
 	jobSpecs  []*api.Job
 	tasks     []*api.Task
 	// nodeVersion and jobVersion are each view's Version as built, by position in nodeList
-	// and jobList; jobIndex gives a job's position in jobList by key.
+	// and jobList (jobPosition finds a job's).
 	nodeVersion []uint64
 	jobVersion  []uint64
-	jobIndex    map[string]int32
 	// mark is the mark of the snapshot the views were last patched to (Snapshot.Mark).
 	mark any
 	// dirtyNodes and dirtyJobs name the views the last session changed.
@@ -200,7 +199,7 @@ func (v *Views) acquire() bool { return v.busy.CompareAndSwap(false, true) }
 func (v *Views) Reset() {
 	v.set, v.classes, v.nodeSpecs, v.jobSpecs, v.tasks = nil, nil, nil, nil, nil
 	v.nodeVersion, v.jobVersion, v.dirtyNodes, v.dirtyJobs = nil, nil, nil, nil
-	v.jobIndex, v.mark = nil, nil
+	v.mark = nil
 	v.kept, v.changes = nil, Changes{}
 }
 
@@ -229,7 +228,6 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 		for i, j := range snap.Jobs {
 			v.set.jobList[i] = v.set.jobs[j.Key()]
 		}
-		v.indexJobs()
 		v.dirtyNodes, v.dirtyJobs = nil, nil
 		v.stamp()
 		return nil
@@ -249,12 +247,36 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 	return nil
 }
 
-// indexJobs fills jobIndex from jobSpecs.
-func (v *Views) indexJobs() {
-	v.jobIndex = make(map[string]int32, len(v.jobSpecs))
-	for i, j := range v.jobSpecs {
-		v.jobIndex[j.Key()] = int32(i)
+// jobPosition returns the position in jobSpecs (and jobList) of the job with the key, by a
+// binary search of the sorted specs: no index to rebuild when jobs come and go.
+func (v *Views) jobPosition(key string) (int, bool) {
+	i := sort.Search(len(v.jobSpecs), func(k int) bool { return compareJobKey(v.jobSpecs[k], key) >= 0 })
+	return i, i < len(v.jobSpecs) && compareJobKey(v.jobSpecs[i], key) == 0
+}
+
+// compareJobKey compares j.Key() (namespace/name) with key, without building it.
+func compareJobKey(j *api.Job, key string) int {
+	ns, name := j.Namespace, j.Name
+	if len(key) < len(ns) || key[:len(ns)] != ns {
+		if len(key) < len(ns) {
+			if c := strings.Compare(ns[:len(key)], key); c != 0 {
+				return c
+			}
+			return 1 // key is a proper prefix of the namespace
+		}
+		return strings.Compare(ns, key[:len(ns)])
 	}
+	rest := key[len(ns):]
+	if rest == "" {
+		return 1 // key is the namespace: shorter than namespace/name
+	}
+	if rest[0] != '/' {
+		if '/' < rest[0] {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(name, rest[1:])
 }
 
 // stamp records every view's Version as it is now.
@@ -270,11 +292,16 @@ func (v *Views) stamp() {
 }
 
 // release ends a session's use of the views: the views it changed are marked for the next
-// refresh.
-func (v *Views) release() {
+// refresh. changed are the positions of the nodes the session's statements changed
+// (Session.NodeChanges): plugins that keep views (ReusableViews) and actions change node
+// views only through statements, so the other nodes need no look.
+func (v *Views) release(changed []int32) {
 	if v.set != nil {
-		for i, n := range v.set.nodeList {
-			if n.Version != v.nodeVersion[i] {
+		for _, i := range changed {
+			if int(i) >= len(v.set.nodeList) {
+				continue
+			}
+			if n := v.set.nodeList[i]; n.Version != v.nodeVersion[i] {
 				if v.dirtyNodes == nil {
 					v.dirtyNodes = map[string]bool{}
 				}
@@ -307,6 +334,18 @@ type patch struct {
 	rebuiltJobs, rebuiltNodes, goneJobs, goneNodes []string
 	// key is buildNode's buffer for keys.
 	key []byte
+	// placed lists, by node, the placed tasks of the jobs rebuilt, and dropped the tasks their
+	// old views (and those of deleted jobs) placed there: patchNode removes these and adds
+	// those.
+	placed, dropped map[string][]*api.TaskInfo
+}
+
+// file appends a task to a node's list in m, making m when nil.
+func file(m *map[string][]*api.TaskInfo, t *api.TaskInfo) {
+	if *m == nil {
+		*m = map[string][]*api.TaskInfo{}
+	}
+	(*m)[t.NodeName] = append((*m)[t.NodeName], t)
 }
 
 // changes returns what the patch rebuilt and deleted, for plugins' kept state.
@@ -362,13 +401,12 @@ func (p *patch) apply() error {
 					v.jobVersion[i] = j.Version()
 				}
 			}
-			v.indexJobs()
 		}
 		v.nodeSpecs, v.jobSpecs, v.tasks, v.mark = snap.Nodes, snap.Jobs, snap.Tasks, snap.Mark
 	}
 	// Jobs first: a node's view copies its tasks from their jobs' views.
 	for key := range p.jobs {
-		i, ok := v.jobIndex[key]
+		i, ok := v.jobPosition(key)
 		if !ok {
 			continue // deleted
 		}
@@ -377,6 +415,7 @@ func (p *patch) apply() error {
 			for _, t := range old.Tasks {
 				if t.NodeName != "" {
 					p.nodes[t.NodeName] = true
+					file(&p.dropped, t)
 				}
 			}
 		}
@@ -384,6 +423,7 @@ func (p *patch) apply() error {
 		for _, t := range snap.TasksOfJob(key) {
 			if ti := set.addTask(ji, t); ti.NodeName != "" {
 				p.nodes[ti.NodeName] = true
+				file(&p.placed, ti)
 			}
 		}
 		set.jobs[key] = ji
@@ -397,9 +437,12 @@ func (p *patch) apply() error {
 		if !ok {
 			continue // deleted
 		}
-		ni, err := p.buildNode(v.nodeSpecs[i])
-		if err != nil {
-			return err
+		ni := p.patchNode(v.nodeSpecs[i])
+		if ni == nil {
+			var err error
+			if ni, err = p.buildNode(v.nodeSpecs[i]); err != nil {
+				return err
+			}
 		}
 		p.total = true
 		p.rebuiltNodes = append(p.rebuiltNodes, name)
@@ -556,6 +599,7 @@ func (p *patch) diffJobs() (moved bool) {
 				for _, t := range ji.Tasks {
 					if t.NodeName != "" {
 						p.nodes[t.NodeName] = true
+						file(&p.dropped, t)
 					}
 				}
 			}
@@ -578,6 +622,33 @@ func (p *patch) diffJobs() (moved bool) {
 		}
 	}
 	return moved
+}
+
+// patchNode brings a node's kept view up to date in place, when the node itself is unchanged,
+// instead of listing its tasks from the store: the tasks the rebuilt (and deleted) jobs' old
+// views placed on it are removed, and the rebuilt jobs' placed tasks added (a changed task,
+// and every task a session placed or evicted, has its job rebuilt; a node view's tasks are
+// its jobs' views' placed tasks, statements keeping both alike). The sums change in another
+// order than a fresh build adds them in, so the patch is taken only while the view's sums are
+// exact (NodeInfo.SumsExact: integer amounts, no scalars, magnitudes under 2^53): they are
+// then a fresh build's bit for bit, and so are the counts and, once Patched, Version. It
+// returns nil when it cannot patch (the view may be left half patched: it is built afresh).
+func (p *patch) patchNode(spec *api.Node) *api.NodeInfo {
+	ni := p.v.set.nodes[spec.Name]
+	if ni == nil || ni.Node != spec || len(spec.Devices) > 0 || !ni.SumsExact() {
+		return nil // new, replaced, with devices, or inexact: built afresh
+	}
+	for _, t := range p.dropped[spec.Name] {
+		ni.RemoveTask(t)
+	}
+	for _, t := range p.placed[spec.Name] {
+		ni.AddExistingTask(t)
+	}
+	if !ni.SumsExact() {
+		return nil
+	}
+	ni.Patched()
+	return ni
 }
 
 // buildNode builds a node's view with its running tasks, in key order, copied from their jobs'

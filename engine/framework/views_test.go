@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -271,9 +272,19 @@ func (w *writes) job() []state.Change {
 	cs := []state.Change{{Job: j}}
 	for i := range 1 + w.rng.IntN(4) {
 		cs = append(cs, state.Change{Task: &api.Task{Name: j.Name + "-" + strconv.Itoa(i), Namespace: "ns", Job: j.Name,
-			Resources: api.Resource{MilliCPU: float64(300 * (1 + w.rng.IntN(5))), Memory: float64((1 + w.rng.IntN(3)) << 30)}, Preemptable: true}})
+			Resources: w.request(), Preemptable: true}})
 	}
 	return cs
+}
+
+// request returns a task's request: now and then a fractional cpu amount, whose sums depend
+// on the order they are added in (a node's view may then be patched only by a fresh build).
+func (w *writes) request() api.Resource {
+	r := api.Resource{MilliCPU: float64(300 * (1 + w.rng.IntN(5))), Memory: float64((1 + w.rng.IntN(3)) << 30)}
+	if w.rng.IntN(4) == 0 {
+		r.MilliCPU = []float64{0.1, 0.2, 0.7, 100.3, 33.33}[w.rng.IntN(5)]
+	}
+	return r
 }
 
 func (w *writes) change() {
@@ -317,5 +328,28 @@ func (w *writes) change() {
 			t.Status, t.Node = api.Pending, ""
 		}
 		w.apply(state.Change{Task: &t})
+	}
+}
+
+// TestCompareJobKeyIsKeyOrder checks compareJobKey against comparing j.Key() itself, on short
+// names and keys drawn from a few letters, the separator among them.
+func TestCompareJobKeyIsKeyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	word := func() string {
+		b := make([]byte, rng.IntN(4))
+		for i := range b {
+			b[i] = "a/b."[rng.IntN(4)]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		j := &api.Job{Namespace: word(), Name: word()}
+		key := word()
+		if rng.IntN(3) == 0 {
+			key = word() + "/" + word()
+		}
+		if got, want := compareJobKey(j, key), strings.Compare(j.Key(), key); got != want {
+			t.Fatalf("compareJobKey(%q, %q) = %d, want %d", j.Key(), key, got, want)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func (*plugin) OnSessionOpen(ssn *framework.Session) {
 // OnSessionClose explains the jobs whose gang could not be satisfied this cycle.
 func (*plugin) OnSessionClose(ssn *framework.Session) {
 	for _, j := range ssn.SortedJobs() {
-		if len(j.Tasks) == 0 || j.IsPending() || ready(j) || pipelined(j) || !j.HasPendingTasks() {
+		if !j.HasPendingTasks() || len(j.Tasks) == 0 || j.IsPending() || ready(j) || pipelined(j) {
 			continue
 		}
 		if j.JobFitErrors == "" {

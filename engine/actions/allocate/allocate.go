@@ -41,6 +41,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 	queues := util.NewPriorityQueue(ssn.QueueOrderFn)
 	jobsByQueue := map[string]*util.PriorityQueue[*api.JobInfo]{}
 	enqueueConfigured := hasAction(ssn.Config, "enqueue")
+	skipIdle := skipsIdleJobs(ssn)
 	for _, job := range ssn.SortedJobs() {
 		if job.IsPending() {
 			if enqueueConfigured {
@@ -61,6 +62,11 @@ func (a *Action) Execute(ssn *framework.Session) {
 			jq = util.NewPriorityQueue(ssn.JobOrderFn)
 			jobsByQueue[job.Queue] = jq
 			queues.Push(q)
+		}
+		if skipIdle && job.PendingTaskNum() == job.PendingBestEffortTaskNum() {
+			// Nothing for allocate: popped, the job would only put its queue back. Its queue
+			// is still visited (and checked for overuse) as when the job was pushed.
+			continue
 		}
 		jq.Push(job)
 	}
@@ -215,6 +221,17 @@ func (c *cycle) allocateTasks(queue *api.QueueInfo, job *api.JobInfo, tasks *uti
 		stmt.Discard()
 	}
 	return nil
+}
+
+// skipsIdleJobs reports whether the action may leave jobs without pending work out of its
+// job queues. A job without a pending task allocate places is, when popped, only a queue
+// popped and pushed back with nothing changed in between; under the session's total orders
+// the heap then pops the same queue next, so leaving the job out changes no decision, no
+// overuse check's answer and no reason. That needs every queue's order key to change only
+// while the queue is out of the heap (its own jobs' allocations): hierarchical queue orders
+// (drf's, capacity's), where a sibling's allocation moves a parent's share, keep the walk.
+func skipsIdleJobs(ssn *framework.Session) bool {
+	return ssn.SkipsIdleJobs() && !ssn.HierarchyEnabled("drf") && !ssn.HierarchyEnabled("capacity")
 }
 
 func hasAction(cfg *conf.Config, name string) bool {

@@ -95,8 +95,13 @@ func pendingTasks(ssn *framework.Session) []*api.TaskInfo {
 	queues := util.NewPriorityQueue(ssn.QueueOrderFn)
 	jobs := map[string]*util.PriorityQueue[*api.JobInfo]{}
 	tasks := map[string]*util.PriorityQueue[*api.TaskInfo]{}
+	skipIdle := ssn.SkipsIdleJobs()
 	for _, job := range ssn.SortedJobs() {
 		if job.IsPending() {
+			continue
+		}
+		if skipIdle && job.PendingBestEffortTaskNum() == 0 {
+			// No pending best-effort task: the job adds nothing below (JobValid only reads).
 			continue
 		}
 		if vr := ssn.JobValid(job); vr != nil {
