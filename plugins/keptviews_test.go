@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strconv"
 	"testing"
@@ -372,11 +373,14 @@ func (tw *twin) delta() {
 // deleted), interleaved with dry runs, proposals, auto-commits, commits and discards, run
 // by an engine on kept views and by one that builds every session from the snapshot. Every
 // plan (ids, decisions, reasons, job outcomes, queue figures, commit results) must be the
-// same bit for bit.
+// same bit for bit. SLUICE_DIFF_SEEDS=N runs N seeds instead of 12, for a longer search.
 func TestKeptViewsMatchFromScratch(t *testing.T) {
 	seeds, steps := 12, 160
 	if testing.Short() {
 		seeds, steps = 4, 80
+	}
+	if n, err := strconv.Atoi(os.Getenv("SLUICE_DIFF_SEEDS")); err == nil && n > 0 {
+		seeds = n
 	}
 	for seed := range uint64(seeds) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
