@@ -163,6 +163,17 @@ func (ni *NodeInfo) FutureIdle() *Resource {
 	return ni.Idle.Clone().Add(ni.Releasing).Sub(ni.Pipelined)
 }
 
+// FutureIdleHolds reports whether req.LessEqual(ni.FutureIdle(), Zero) holds. When neither
+// req nor the node's idle, releasing and pipelined resources have scalar dimensions it compares
+// CPU and memory in place, with the same arithmetic, instead of building FutureIdle.
+func (ni *NodeInfo) FutureIdleHolds(req *Resource) bool {
+	if len(req.Scalars) == 0 && len(ni.Idle.Scalars) == 0 && len(ni.Releasing.Scalars) == 0 && len(ni.Pipelined.Scalars) == 0 {
+		return lessEqualTol(req.MilliCPU, ni.Idle.MilliCPU+ni.Releasing.MilliCPU-ni.Pipelined.MilliCPU) &&
+			lessEqualTol(req.Memory, ni.Idle.Memory+ni.Releasing.Memory-ni.Pipelined.Memory)
+	}
+	return req.LessEqual(ni.FutureIdle(), Zero)
+}
+
 // FitsIdle reports whether req (and one pod slot) fits in the node's idle resources.
 func (ni *NodeInfo) FitsIdle(req *Resource) bool {
 	return ni.podsFit(ni.IdlePods()) && req.LessEqual(ni.Idle, Zero)

@@ -114,7 +114,8 @@ type ValidateResult struct {
 	Message string
 }
 
-// Event is passed to event handlers when a task is allocated or deallocated.
+// Event is passed to event handlers when a task is allocated or deallocated. One event goes to
+// every handler of a call: handlers must neither change it nor keep it.
 type Event struct {
 	Task *api.TaskInfo
 }
@@ -716,17 +717,27 @@ func (s *Session) HyperNodeOrderFn(j *api.JobInfo, hns map[string][]*api.NodeInf
 }
 
 func (s *Session) fireAllocate(t *api.TaskInfo) {
+	// One event for every handler: they read it and keep nothing.
+	var ev *Event
 	for _, h := range s.cb.events {
 		if h.AllocateFunc != nil {
-			h.AllocateFunc(&Event{Task: t})
+			if ev == nil {
+				ev = &Event{Task: t}
+			}
+			h.AllocateFunc(ev)
 		}
 	}
 }
 
 func (s *Session) fireDeallocate(t *api.TaskInfo) {
+	// One event for every handler: they read it and keep nothing.
+	var ev *Event
 	for _, h := range s.cb.events {
 		if h.DeallocateFunc != nil {
-			h.DeallocateFunc(&Event{Task: t})
+			if ev == nil {
+				ev = &Event{Task: t}
+			}
+			h.DeallocateFunc(ev)
 		}
 	}
 }
