@@ -717,27 +717,29 @@ func (s *Session) HyperNodeOrderFn(j *api.JobInfo, hns map[string][]*api.NodeInf
 }
 
 func (s *Session) fireAllocate(t *api.TaskInfo) {
-	// One event for every handler: they read it and keep nothing.
-	var ev *Event
+	// The session's one event for every handler (they read it and keep nothing), put back
+	// as it was afterwards should a handler's work fire again.
+	ev := &s.event
+	saved := *ev
+	ev.Task = t
 	for _, h := range s.cb.events {
 		if h.AllocateFunc != nil {
-			if ev == nil {
-				ev = &Event{Task: t}
-			}
 			h.AllocateFunc(ev)
 		}
 	}
+	*ev = saved
 }
 
 func (s *Session) fireDeallocate(t *api.TaskInfo) {
-	// One event for every handler: they read it and keep nothing.
-	var ev *Event
+	// The session's one event for every handler (they read it and keep nothing), put back
+	// as it was afterwards should a handler's work fire again.
+	ev := &s.event
+	saved := *ev
+	ev.Task = t
 	for _, h := range s.cb.events {
 		if h.DeallocateFunc != nil {
-			if ev == nil {
-				ev = &Event{Task: t}
-			}
 			h.DeallocateFunc(ev)
 		}
 	}
+	*ev = saved
 }

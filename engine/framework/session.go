@@ -150,6 +150,8 @@ type Session struct {
 
 	plugins []Plugin
 	cb      callbacks
+	// event is the one Event that fireAllocate and fireDeallocate hand their handlers.
+	event Event
 
 	initialPhase map[string]api.JobPhase
 	committed    []Decision
