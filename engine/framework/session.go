@@ -155,6 +155,8 @@ type Session struct {
 
 	initialPhase map[string]api.JobPhase
 	committed    []Decision
+	// spareOps is an emptied statement's operation buffer, for the next statement.
+	spareOps     []operation
 	queueReasons map[string]string
 	queueFigures map[string]QueueFigures
 	timings      []ActionTiming
