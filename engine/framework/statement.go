@@ -256,7 +256,8 @@ func (st *Statement) Commit() {
 		case opAllocate:
 			j, node := op.views(st.ssn)
 			j.UpdateTaskStatus(op.task, api.Binding)
-			node.UpdateTask(op.task)
+			// The node's copy of the task is the one Allocate made in this session.
+			node.RestatusOwnTask(op.task)
 			st.ssn.noteNodeChange(node)
 			st.ssn.committed = append(st.ssn.committed, Decision{
 				Kind: DecisionBind, Task: op.task.UID, Job: op.task.Job, Node: op.node,
