@@ -143,11 +143,16 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 	}
 }
 
+// maxIndexHint bounds the size a new status index is made for.
+const maxIndexHint = 64
+
 // index files the task under its status and counts it.
 func (ji *JobInfo) index(t *TaskInfo) {
 	idx := ji.TaskStatusIndex[t.Status]
 	if idx == nil {
-		idx = map[string]*TaskInfo{}
+		// Sized for the job's tasks (up to a bound): when a gang moves from Pending to
+		// Allocated, its new index would otherwise grow step by step, per job and cycle.
+		idx = make(map[string]*TaskInfo, min(len(ji.Tasks), maxIndexHint))
 		ji.TaskStatusIndex[t.Status] = idx
 	}
 	idx[t.UID] = t

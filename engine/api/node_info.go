@@ -163,6 +163,17 @@ func (ni *NodeInfo) FutureIdle() *Resource {
 	return ni.Idle.Clone().Add(ni.Releasing).Sub(ni.Pipelined)
 }
 
+// FutureIdleHolds reports whether req.LessEqual(ni.FutureIdle(), Zero) holds. When neither
+// req nor the node's idle, releasing and pipelined resources have scalar dimensions it compares
+// CPU and memory in place, with the same arithmetic, instead of building FutureIdle.
+func (ni *NodeInfo) FutureIdleHolds(req *Resource) bool {
+	if len(req.Scalars) == 0 && len(ni.Idle.Scalars) == 0 && len(ni.Releasing.Scalars) == 0 && len(ni.Pipelined.Scalars) == 0 {
+		return lessEqualTol(req.MilliCPU, ni.Idle.MilliCPU+ni.Releasing.MilliCPU-ni.Pipelined.MilliCPU) &&
+			lessEqualTol(req.Memory, ni.Idle.Memory+ni.Releasing.Memory-ni.Pipelined.Memory)
+	}
+	return req.LessEqual(ni.FutureIdle(), Zero)
+}
+
 // FitsIdle reports whether req (and one pod slot) fits in the node's idle resources.
 func (ni *NodeInfo) FitsIdle(req *Resource) bool {
 	return ni.podsFit(ni.IdlePods()) && req.LessEqual(ni.Idle, Zero)
@@ -214,8 +225,10 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 
 // addTaskUnchecked accounts a task already known to be on the node (a snapshot may show a
 // node overcommitted; the session must still see it as it is).
-func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) {
-	c := t.Clone()
+func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) { ni.addTaskAs(t.Clone()) }
+
+// addTaskAs accounts c, a copy of a task that the node is to keep.
+func (ni *NodeInfo) addTaskAs(c *TaskInfo) {
 	ni.note(c.Resreq, 1)
 	switch c.Status {
 	case Pipelined:
@@ -273,6 +286,21 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 func (ni *NodeInfo) UpdateTask(t *TaskInfo) {
 	ni.RemoveTask(t)
 	ni.addTaskUnchecked(t)
+}
+
+// RestatusOwnTask is UpdateTask for a task whose copy on this node only the caller's session
+// holds (one the session's statement placed with AddTask): the copy is overwritten in place
+// instead of replaced, with the same accounting.
+func (ni *NodeInfo) RestatusOwnTask(t *TaskInfo) {
+	cur, ok := ni.Tasks[t.UID]
+	if !ok || cur == t {
+		ni.UpdateTask(t)
+		return
+	}
+	ni.RemoveTask(t)
+	*cur = *t
+	cur.DeviceIDs = append([]string(nil), t.DeviceIDs...)
+	ni.addTaskAs(cur)
 }
 
 // SortedTasks returns the node's tasks sorted by UID.

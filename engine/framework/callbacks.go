@@ -114,7 +114,8 @@ type ValidateResult struct {
 	Message string
 }
 
-// Event is passed to event handlers when a task is allocated or deallocated.
+// Event is passed to event handlers when a task is allocated or deallocated. One event goes to
+// every handler of a call: handlers must neither change it nor keep it.
 type Event struct {
 	Task *api.TaskInfo
 }
@@ -716,17 +717,29 @@ func (s *Session) HyperNodeOrderFn(j *api.JobInfo, hns map[string][]*api.NodeInf
 }
 
 func (s *Session) fireAllocate(t *api.TaskInfo) {
+	// The session's one event for every handler (they read it and keep nothing), put back
+	// as it was afterwards should a handler's work fire again.
+	ev := &s.event
+	saved := *ev
+	ev.Task = t
 	for _, h := range s.cb.events {
 		if h.AllocateFunc != nil {
-			h.AllocateFunc(&Event{Task: t})
+			h.AllocateFunc(ev)
 		}
 	}
+	*ev = saved
 }
 
 func (s *Session) fireDeallocate(t *api.TaskInfo) {
+	// The session's one event for every handler (they read it and keep nothing), put back
+	// as it was afterwards should a handler's work fire again.
+	ev := &s.event
+	saved := *ev
+	ev.Task = t
 	for _, h := range s.cb.events {
 		if h.DeallocateFunc != nil {
-			h.DeallocateFunc(&Event{Task: t})
+			h.DeallocateFunc(ev)
 		}
 	}
+	*ev = saved
 }

@@ -150,9 +150,13 @@ type Session struct {
 
 	plugins []Plugin
 	cb      callbacks
+	// event is the one Event that fireAllocate and fireDeallocate hand their handlers.
+	event Event
 
 	initialPhase map[string]api.JobPhase
 	committed    []Decision
+	// spareOps is an emptied statement's operation buffer, for the next statement.
+	spareOps     []operation
 	queueReasons map[string]string
 	queueFigures map[string]QueueFigures
 	timings      []ActionTiming

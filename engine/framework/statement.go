@@ -46,7 +46,22 @@ type Statement struct {
 }
 
 // NewStatement starts an empty statement on the session.
-func (s *Session) NewStatement() *Statement { return &Statement{ssn: s} }
+func (s *Session) NewStatement() *Statement {
+	st := &Statement{ssn: s, ops: s.spareOps}
+	s.spareOps = nil
+	return st
+}
+
+// recycle empties the statement and leaves its operation buffer to the session's next
+// statement: allocate makes one statement per job, and growing a new buffer for each gang
+// is a few allocations per job and cycle.
+func (st *Statement) recycle() {
+	clear(st.ops)
+	if cap(st.ops) > cap(st.ssn.spareOps) {
+		st.ssn.spareOps = st.ops[:0]
+	}
+	st.ops = nil
+}
 
 // Operations returns how many operations the statement holds.
 func (st *Statement) Operations() int { return len(st.ops) }
@@ -222,7 +237,7 @@ func (st *Statement) Discard() {
 			op.task.DeviceIDs = nil
 		}
 	}
-	st.ops = nil
+	st.recycle()
 }
 
 // Commit turns the operations into plan decisions: allocations become binds (the task moves
@@ -241,7 +256,8 @@ func (st *Statement) Commit() {
 		case opAllocate:
 			j, node := op.views(st.ssn)
 			j.UpdateTaskStatus(op.task, api.Binding)
-			node.UpdateTask(op.task)
+			// The node's copy of the task is the one Allocate made in this session.
+			node.RestatusOwnTask(op.task)
 			st.ssn.noteNodeChange(node)
 			st.ssn.committed = append(st.ssn.committed, Decision{
 				Kind: DecisionBind, Task: op.task.UID, Job: op.task.Job, Node: op.node,
@@ -249,5 +265,5 @@ func (st *Statement) Commit() {
 			})
 		}
 	}
-	st.ops = nil
+	st.recycle()
 }

@@ -72,6 +72,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 	}
 
 	run := &cycle{a: a, ssn: ssn, cache: util.NewNodeCache(ssn, a.predicateErrorCache), hyperNodeScores: map[string]map[string]float64{}}
+	run.pred = run.predicate
 	pending := map[string]*util.PriorityQueue[*api.TaskInfo]{}
 	for !queues.Empty() && !ssn.Interrupted() {
 		queue := queues.Pop()
@@ -132,6 +133,8 @@ type cycle struct {
 	// hyperNodeScores sums, per job and hypernode, the scores of the nodes chosen while
 	// trying the job in that hypernode.
 	hyperNodeScores map[string]map[string]float64
+	// pred is c.predicate, bound once: a method value made at each call allocates.
+	pred util.PredicateFn
 }
 
 // predicate is allocate's node filter: room in the node's future idle resources, then the
@@ -180,9 +183,9 @@ func (c *cycle) allocateTasks(queue *api.QueueInfo, job *api.JobInfo, tasks *uti
 		}
 		var placed util.Placement
 		if nodes == nil {
-			placed = c.cache.Place(task, c.predicate)
+			placed = c.cache.Place(task, c.pred)
 		} else {
-			placed = util.PlaceAmong(ssn, task, nodes, c.predicate)
+			placed = util.PlaceAmong(ssn, task, nodes, c.pred)
 		}
 		if placed.Node == nil {
 			job.NodesFitErrors[task.UID] = placed.FitErrors

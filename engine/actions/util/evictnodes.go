@@ -1,8 +1,6 @@
 package util
 
 import (
-	"container/heap"
-
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
 )
@@ -97,11 +95,11 @@ func (e *EvictionNodes) ByScore(task *api.TaskInfo, try func(*api.NodeInfo) bool
 	var popped []scored
 	defer func() {
 		for _, it := range popped {
-			heap.Push(&cl.order, it)
+			cl.order.push(it)
 		}
 	}()
 	for cl.order.Len() > 0 {
-		it := heap.Pop(&cl.order).(scored)
+		it := cl.order.pop()
 		if en := cl.entries[it.node]; en.gen != it.gen || !en.candidate {
 			continue // stale
 		}
@@ -218,6 +216,6 @@ func (e *EvictionNodes) setBatch(cl *evictClass, task *api.TaskInfo) {
 // score.
 func (e *EvictionNodes) file(cl *evictClass, i int, byScore bool) {
 	if en := cl.entries[i]; byScore && en.candidate {
-		heap.Push(&cl.order, scored{score: en.score, node: int32(i), gen: en.gen})
+		cl.order.push(scored{score: en.score, node: int32(i), gen: en.gen})
 	}
 }

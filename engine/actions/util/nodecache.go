@@ -1,8 +1,6 @@
 package util
 
 import (
-	"container/heap"
-
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
 )
@@ -125,9 +123,9 @@ func (c *NodeCache) evaluate(cl *class, task *api.TaskInfo, fn PredicateFn, i in
 	}
 	item := scored{score: e.score, node: int32(i), gen: e.gen}
 	if idle {
-		heap.Push(&cl.idle, item)
+		cl.idle.push(item)
 	} else {
-		heap.Push(&cl.future, item)
+		cl.future.push(item)
 	}
 }
 
@@ -138,7 +136,7 @@ func (cl *class) best(h *scoreHeap) (int, bool) {
 		if cl.entries[top.node].gen == top.gen {
 			return int(top.node), true
 		}
-		heap.Pop(h)
+		h.pop()
 	}
 	return 0, false
 }
@@ -150,22 +148,55 @@ type scored struct {
 	gen   uint32
 }
 
-// scoreHeap orders nodes by score, highest first, then by position (name order).
+// scoreHeap orders nodes by score, highest first, then by position (name order). Its push and
+// pop are typed (no container/heap): boxing a scored item in an interface costs an allocation
+// per push and pop, and a placed task does several.
 type scoreHeap struct{ items []scored }
 
-func (h scoreHeap) Len() int { return len(h.items) }
-func (h scoreHeap) Less(i, j int) bool {
-	if h.items[i].score != h.items[j].score {
-		return h.items[i].score > h.items[j].score
+func (h *scoreHeap) Len() int { return len(h.items) }
+
+// less orders item i before item j.
+func (h *scoreHeap) less(i, j int) bool {
+	a, b := &h.items[i], &h.items[j]
+	if a.score != b.score {
+		return a.score > b.score
 	}
-	return h.items[i].node < h.items[j].node
+	return a.node < b.node
 }
-func (h scoreHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *scoreHeap) Push(x any)   { h.items = append(h.items, x.(scored)) }
-func (h *scoreHeap) Pop() any {
-	n := len(h.items)
-	v := h.items[n-1]
-	h.items = h.items[:n-1]
+
+// push adds an item.
+func (h *scoreHeap) push(it scored) {
+	h.items = append(h.items, it)
+	for j := len(h.items) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !h.less(j, i) {
+			break
+		}
+		h.items[i], h.items[j] = h.items[j], h.items[i]
+		j = i
+	}
+}
+
+// pop removes and returns the first item; the heap must not be empty.
+func (h *scoreHeap) pop() scored {
+	n := len(h.items) - 1
+	h.items[0], h.items[n] = h.items[n], h.items[0]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if r := j + 1; r < n && h.less(r, j) {
+			j = r
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h.items[i], h.items[j] = h.items[j], h.items[i]
+		i = j
+	}
+	v := h.items[n]
+	h.items = h.items[:n]
 	return v
 }
 

@@ -125,10 +125,10 @@ func BestNode(ssn *framework.Session, task *api.TaskInfo, nodes []*api.NodeInfo)
 func ResourceFit(task *api.TaskInfo, node *api.NodeInfo) error {
 	// Pod slots are the predicates' to judge (with every other reason), as in Volcano, whose
 	// resource check ignores the pods dimension.
-	fi := node.FutureIdle()
-	if task.InitResreq.LessEqual(fi, api.Zero) {
+	if node.FutureIdleHolds(task.InitResreq) {
 		return nil
 	}
+	fi := node.FutureIdle()
 	reasons := []string{}
 	for _, r := range fi.Insufficient(task.InitResreq) {
 		reasons = append(reasons, "insufficient "+r)

@@ -83,10 +83,22 @@ func Share(l, r float64) float64 {
 // cluster's total with it (Volcano's drf calculateShare), proportion and capacity measure a
 // queue against its deserved amount (their updateShare).
 func DominantShare(allocated, base *api.Resource) (string, float64) {
+	// base.Names() in its order (cpu, memory, scalars by name), without building the list
+	// when there are no scalars: drf and proportion ask this for every placed task.
 	share, dominant := 0.0, ""
-	for _, n := range base.Names() {
+	consider := func(n string, amount float64) {
+		if amount < api.MinResource {
+			return
+		}
 		if s := Share(allocated.Get(n), base.Get(n)); s > share {
 			share, dominant = s, n
+		}
+	}
+	consider(api.ResourceCPU, base.MilliCPU)
+	consider(api.ResourceMemory, base.Memory)
+	if len(base.Scalars) > 0 {
+		for _, n := range base.ScalarNames() {
+			consider(n, base.Scalars[n])
 		}
 	}
 	return dominant, share
