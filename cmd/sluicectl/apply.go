@@ -33,19 +33,9 @@ func (a *app) apply(args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("apply: unexpected argument %q", pos[0])
-	}
-	if *file == "" {
-		return usagef("apply: -f FILE is required")
-	}
-	data, err := a.readInput(*file)
+	name, data, err := a.readFileArg("apply", *file, pos)
 	if err != nil {
 		return err
-	}
-	name := *file
-	if name == "-" {
-		name = "<stdin>"
 	}
 	// Merging adds to what the server holds, so references may name objects the file does
 	// not declare; the server checks them.

@@ -523,6 +523,24 @@ func checkOutput(o string) error {
 	return nil
 }
 
+// readFileArg reads the -f file of a command that takes no positional argument (pos): its
+// name for messages ("<stdin>" for -) and its bytes.
+func (a *app) readFileArg(cmd, file string, pos []string) (name string, data []byte, err error) {
+	if len(pos) > 0 {
+		return "", nil, usagef("%s: unexpected argument %q", cmd, pos[0])
+	}
+	if file == "" {
+		return "", nil, usagef("%s: -f FILE is required", cmd)
+	}
+	if data, err = a.readInput(file); err != nil {
+		return "", nil, err
+	}
+	if file == "-" {
+		return "<stdin>", data, nil
+	}
+	return file, data, nil
+}
+
 // readInput reads a file, or standard input for "-".
 func (a *app) readInput(path string) ([]byte, error) {
 	if path == "-" {

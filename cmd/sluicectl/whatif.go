@@ -32,19 +32,9 @@ func (a *app) whatif(args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("whatif: unexpected argument %q", pos[0])
-	}
-	if *file == "" {
-		return usagef("whatif: -f FILE is required")
-	}
-	data, err := a.readInput(*file)
+	name, data, err := a.readFileArg("whatif", *file, pos)
 	if err != nil {
 		return err
-	}
-	name := *file
-	if name == "-" {
-		name = "<stdin>"
 	}
 	w, err := parseWhatIf(name, data)
 	if err != nil {
