@@ -57,13 +57,14 @@ func resourceNames(ms ...map[string]string) []string {
 
 // Bar is one resource's use against what there is, drawn as a bar and a heat cell.
 type Bar struct {
-	Resource string
+	Resource string `json:"resource"`
 	// Used and Total are the quantities as the API writes them.
-	Used, Total string
+	Used  string `json:"used"`
+	Total string `json:"total"`
 	// Percent is Used over Total, 0 to 100 (more when overcommitted).
-	Percent float64
+	Percent float64 `json:"percent"`
 	// Heat is the bar's colour class, h0 (idle) to h10 (full).
-	Heat string
+	Heat string `json:"heat"`
 }
 
 // Width is the bar's fill, clipped to 0..100.
@@ -100,18 +101,22 @@ func orZero(q string) string {
 
 // Mark is one of a queue's figures on its resource's scale.
 type Mark struct {
-	Value string
+	Value string `json:"value"`
 	// X is the figure's place on the scale, 0 to 100; Set is false when the queue has no
 	// such figure; Beyond when it lies past the scale (drawn at its end).
-	X           float64
-	Set, Beyond bool
+	X      float64 `json:"x"`
+	Set    bool    `json:"set"`
+	Beyond bool    `json:"beyond"`
 }
 
 // QueueBar draws a queue's figures for one resource against the other queues': allocated
 // as the bar, deserved as a lighter bar behind it, guarantee and capability as marks.
 type QueueBar struct {
-	Resource                                   string
-	Allocated, Deserved, Guarantee, Capability Mark
+	Resource   string `json:"resource"`
+	Allocated  Mark   `json:"allocated"`
+	Deserved   Mark   `json:"deserved"`
+	Guarantee  Mark   `json:"guarantee"`
+	Capability Mark   `json:"capability"`
 }
 
 // queueScales returns, per resource, the scale of the queues' bars: the largest allocated,
@@ -167,8 +172,8 @@ func age(now, t time.Time) string {
 
 // Count is a named count, in a fixed order.
 type Count struct {
-	Name string
-	N    int
+	Name string `json:"name"`
+	N    int    `json:"n"`
 }
 
 // counts orders a map of counts by the enum's numbers (names like JOB_PHASE_RUNNING shown

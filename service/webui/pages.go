@@ -38,20 +38,25 @@ func link(query url.Values, parts ...string) string {
 
 // clusterRow is one cluster's card.
 type clusterRow struct {
-	Name                              string
-	Link                              string
-	Revision                          uint64
-	Nodes, Queues, Jobs, Tasks, Plans int64
-	JobsByPhase, TasksByStatus        []Count
-	Utilization                       []Bar
-	HasConfig                         bool
-	ConfigEtag                        string
+	Name          string  `json:"name"`
+	Link          string  `json:"link"`
+	Revision      uint64  `json:"revision"`
+	Nodes         int64   `json:"nodes"`
+	Queues        int64   `json:"queues"`
+	Jobs          int64   `json:"jobs"`
+	Tasks         int64   `json:"tasks"`
+	Plans         int64   `json:"plans"`
+	JobsByPhase   []Count `json:"jobsByPhase"`
+	TasksByStatus []Count `json:"tasksByStatus"`
+	Utilization   []Bar   `json:"utilization"`
+	HasConfig     bool    `json:"hasConfig"`
+	ConfigEtag    string  `json:"configEtag"`
 }
 
 type clustersView struct {
-	Clusters []clusterRow
+	Clusters []clusterRow `json:"clusters"`
 	// Next is the link to the next page of clusters ("" on the last).
-	Next string
+	Next string `json:"next"`
 }
 
 func (u *UI) summaryRow(r *http.Request, id *service.Identity, name string) (clusterRow, error) {
@@ -103,24 +108,28 @@ func (u *UI) clusterPage(r *http.Request, id *service.Identity) (*view, error) {
 
 // queueRow is a queue in the tree.
 type queueRow struct {
-	Name, Parent string
+	Name   string `json:"name"`
+	Parent string `json:"parent"`
 	// Depth is the queue's depth in the tree (0 for a root); Indent its CSS class.
-	Depth                                      int
-	Indent                                     string
-	Weight                                     int32
-	State                                      string
-	Capability, Guarantee, Deserved, Allocated map[string]string
-	Share                                      string
-	Overused                                   bool
-	Bars                                       []QueueBar
+	Depth      int               `json:"depth"`
+	Indent     string            `json:"indent"`
+	Weight     int32             `json:"weight"`
+	State      string            `json:"state"`
+	Capability map[string]string `json:"capability"`
+	Guarantee  map[string]string `json:"guarantee"`
+	Deserved   map[string]string `json:"deserved"`
+	Allocated  map[string]string `json:"allocated"`
+	Share      string            `json:"share"`
+	Overused   bool              `json:"overused"`
+	Bars       []QueueBar        `json:"bars"`
 }
 
 type queuesView struct {
-	Revision  uint64
-	Resources []string
-	Queues    []queueRow
+	Revision  uint64     `json:"revision"`
+	Resources []string   `json:"resources"`
+	Queues    []queueRow `json:"queues"`
 	// Truncated is set when the cluster has more queues than the page shows.
-	Truncated bool
+	Truncated bool `json:"truncated"`
 }
 
 // queuesPage draws the queue hierarchy.
@@ -210,24 +219,31 @@ func queueTree(qs []*sluicev1.Queue) []treeQueue {
 
 // jobFilter is the jobs page's query.
 type jobFilter struct {
-	Search, Queue, Namespace, Phase string
+	Search    string `json:"search"`
+	Queue     string `json:"queue"`
+	Namespace string `json:"namespace"`
+	Phase     string `json:"phase"`
 }
 
 type jobRow struct {
-	Namespace, Name, Link string
-	Queue, Phase          string
-	Priority              int32
-	MinAvailable          int32
-	Tasks                 []Count
-	Age                   string
+	Namespace    string  `json:"namespace"`
+	Name         string  `json:"name"`
+	Link         string  `json:"link"`
+	Queue        string  `json:"queue"`
+	Phase        string  `json:"phase"`
+	Priority     int32   `json:"priority"`
+	MinAvailable int32   `json:"minAvailable"`
+	Tasks        []Count `json:"tasks"`
+	Age          string  `json:"age"`
 }
 
 type jobsView struct {
-	Filter jobFilter
-	Phases []string
-	Jobs   []jobRow
+	Filter jobFilter `json:"filter"`
+	Phases []string  `json:"phases"`
+	Jobs   []jobRow  `json:"jobs"`
 	// Next continues the list; First goes back to its start (both "" when not needed).
-	Next, First string
+	Next  string `json:"next"`
+	First string `json:"first"`
 }
 
 // jobsPage lists a page of the jobs that match the filters.
@@ -281,40 +297,56 @@ func (u *UI) jobsPage(r *http.Request, id *service.Identity) (*view, error) {
 }
 
 type taskRow struct {
-	Namespace, Name, Role, Status, Node, Resources, Job, JobLink, NodeLink string
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Role      string `json:"role"`
+	Status    string `json:"status"`
+	Node      string `json:"node"`
+	Resources string `json:"resources"`
+	Job       string `json:"job"`
+	JobLink   string `json:"jobLink"`
+	NodeLink  string `json:"nodeLink"`
 }
 
 type reasonRow struct {
-	Reason  string
-	Nodes   int32
-	Percent float64
+	Reason  string  `json:"reason"`
+	Nodes   int32   `json:"nodes"`
+	Percent float64 `json:"percent"`
 }
 
 type explanationView struct {
 	// Explained is false when no cycle has looked at the job yet.
-	Explained              bool
-	Phase, Previous        string
-	Ready, Pending         int32
-	MinAvailable           int32
-	Summary                string
-	NodesTotal             int32
-	Reasons                []reasonRow
-	Placeable, GangMinimum int32
-	HasGang                bool
-	QueueReason            string
-	PlanID, PlanLink       string
+	Explained    bool        `json:"explained"`
+	Phase        string      `json:"phase"`
+	Previous     string      `json:"previous"`
+	Ready        int32       `json:"ready"`
+	Pending      int32       `json:"pending"`
+	MinAvailable int32       `json:"minAvailable"`
+	Summary      string      `json:"summary"`
+	NodesTotal   int32       `json:"nodesTotal"`
+	Reasons      []reasonRow `json:"reasons"`
+	Placeable    int32       `json:"placeable"`
+	GangMinimum  int32       `json:"gangMinimum"`
+	HasGang      bool        `json:"hasGang"`
+	QueueReason  string      `json:"queueReason"`
+	PlanID       string      `json:"planId"`
+	PlanLink     string      `json:"planLink"`
 }
 
 type jobView struct {
-	Namespace, Name, Queue, Phase, PriorityClass string
-	Priority                                     int32
-	MinAvailable                                 int32
-	Age                                          string
-	Labels                                       []string
-	Explanation                                  explanationView
-	Tasks                                        []taskRow
+	Namespace     string          `json:"namespace"`
+	Name          string          `json:"name"`
+	Queue         string          `json:"queue"`
+	Phase         string          `json:"phase"`
+	PriorityClass string          `json:"priorityClass"`
+	Priority      int32           `json:"priority"`
+	MinAvailable  int32           `json:"minAvailable"`
+	Age           string          `json:"age"`
+	Labels        []string        `json:"labels"`
+	Explanation   explanationView `json:"explanation"`
+	Tasks         []taskRow       `json:"tasks"`
 	// NextTasks continues the task list.
-	NextTasks string
+	NextTasks string `json:"nextTasks"`
 }
 
 // jobPage shows a job, why it waits, and a page of its tasks.
@@ -402,19 +434,22 @@ func pairs[V any](m map[string]V) []string {
 }
 
 type nodeRow struct {
-	Name, Link    string
-	Unschedulable bool
-	Bars          []Bar
+	Name          string `json:"name"`
+	Link          string `json:"link"`
+	Unschedulable bool   `json:"unschedulable"`
+	Bars          []Bar  `json:"bars"`
 	// Heat is the class of the node's busiest resource.
-	Heat           string
-	Tasks          int
-	Devices        []string
-	Labels, Taints []string
+	Heat    string   `json:"heat"`
+	Tasks   int      `json:"tasks"`
+	Devices []string `json:"devices"`
+	Labels  []string `json:"labels"`
+	Taints  []string `json:"taints"`
 }
 
 type nodesView struct {
-	Nodes       []nodeRow
-	Next, First string
+	Nodes []nodeRow `json:"nodes"`
+	Next  string    `json:"next"`
+	First string    `json:"first"`
 }
 
 // nodesPage lists a page of nodes with their utilization.
@@ -464,10 +499,10 @@ func nodeRowOf(cluster string, row service.NodeRow) nodeRow {
 }
 
 type nodeView struct {
-	Node      nodeRow
-	Usage     []string
-	TaskList  []taskRow
-	NextTasks string
+	Node      nodeRow   `json:"node"`
+	Usage     []string  `json:"usage"`
+	TaskList  []taskRow `json:"taskList"`
+	NextTasks string    `json:"nextTasks"`
 }
 
 // nodePage shows a node and a page of the tasks on it.
@@ -489,15 +524,25 @@ func (u *UI) nodePage(r *http.Request, id *service.Identity) (*view, error) {
 }
 
 type planRow struct {
-	ID, Link, State, ScheduledAt, Duration            string
-	BaseRevision, CommittedRevision                   uint64
-	Binds, Pipelines, Evicts, Jobs, Applied, Rejected int32
-	DecisionsDropped                                  bool
+	ID                string `json:"id"`
+	Link              string `json:"link"`
+	State             string `json:"state"`
+	ScheduledAt       string `json:"scheduledAt"`
+	Duration          string `json:"duration"`
+	BaseRevision      uint64 `json:"baseRevision"`
+	CommittedRevision uint64 `json:"committedRevision"`
+	Binds             int32  `json:"binds"`
+	Pipelines         int32  `json:"pipelines"`
+	Evicts            int32  `json:"evicts"`
+	Jobs              int32  `json:"jobs"`
+	Applied           int32  `json:"applied"`
+	Rejected          int32  `json:"rejected"`
+	DecisionsDropped  bool   `json:"decisionsDropped"`
 }
 
 type plansView struct {
-	Plans []planRow
-	Next  string
+	Plans []planRow `json:"plans"`
+	Next  string    `json:"next"`
 }
 
 func planRowOf(cluster string, p *sluicev1.Plan) planRow {
@@ -534,26 +579,40 @@ func (u *UI) plansPage(r *http.Request, id *service.Identity) (*view, error) {
 }
 
 type decisionRow struct {
-	Kind, Task, TaskLink, Job, Node, NodeLink, Devices string
+	Kind     string `json:"kind"`
+	Task     string `json:"task"`
+	TaskLink string `json:"taskLink"`
+	Job      string `json:"job"`
+	Node     string `json:"node"`
+	NodeLink string `json:"nodeLink"`
+	Devices  string `json:"devices"`
 	// Preemptor, Rule and Reason are an eviction's: the task it makes room for, the action
 	// that chose it, and why.
-	Preemptor, Rule, Reason string
-	Outcome, Rejected       string
-	Hypothetical            bool
+	Preemptor    string `json:"preemptor"`
+	Rule         string `json:"rule"`
+	Reason       string `json:"reason"`
+	Outcome      string `json:"outcome"`
+	Rejected     string `json:"rejected"`
+	Hypothetical bool   `json:"hypothetical"`
 }
 
 type outcomeRow struct {
-	Job, Link, Phase, Previous string
-	Ready, Pending, MinAvail   int32
-	Summary                    string
+	Job      string `json:"job"`
+	Link     string `json:"link"`
+	Phase    string `json:"phase"`
+	Previous string `json:"previous"`
+	Ready    int32  `json:"ready"`
+	Pending  int32  `json:"pending"`
+	MinAvail int32  `json:"minAvail"`
+	Summary  string `json:"summary"`
 }
 
 type planView struct {
-	Plan       planRow
-	Decisions  []decisionRow
-	Rejections []decisionRow
-	Outcomes   []outcomeRow
-	Next       string
+	Plan       planRow       `json:"plan"`
+	Decisions  []decisionRow `json:"decisions"`
+	Rejections []decisionRow `json:"rejections"`
+	Outcomes   []outcomeRow  `json:"outcomes"`
+	Next       string        `json:"next"`
 }
 
 // planPage shows a page of a plan's decisions and job outcomes, and its rejections.
@@ -615,7 +674,8 @@ func decisionRowOf(cluster string, d *sluicev1.Decision) decisionRow {
 }
 
 type configView struct {
-	Config, Etag string
+	Config string `json:"config"`
+	Etag   string `json:"etag"`
 }
 
 // configPage shows the cluster's scheduler configuration (admin tokens only, as in the API).

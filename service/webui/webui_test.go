@@ -44,6 +44,12 @@ func TestPagesShowTheAppliedCluster(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal([]byte(js), &plans) != nil || len(plans.Plans) == 0 {
 		t.Fatalf("plans as JSON: %d %s\n%s", code, js, body)
 	}
+	// The JSON keys are lowerCamelCase, as protobuf's JSON mapping writes the API's.
+	for _, key := range []string{`"plans":[`, `"id":"`, `"baseRevision":`, `"next":`} {
+		if !strings.Contains(js, key) {
+			t.Errorf("plans as JSON lack %s:\n%s", key, js)
+		}
+	}
 	f.mustGet(t, plans.Plans[0].Link, opsToken, "bind", "default/train-0", "default/train-1", "applied")
 	f.mustGet(t, "/ui/c/alpha/config", opsToken, "actions", "proportion")
 }
