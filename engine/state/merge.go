@@ -1,7 +1,6 @@
 package state
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -36,20 +35,17 @@ import (
 // ReplaceAll batch reads the state from before it (then current is false and the caller
 // looks the transaction up itself).
 func stored[T any](w *writer, table, key string) (obj *T, before keyed, current bool, err error) {
-	txn := w.txn
+	var r keyed
 	if w.prior != nil {
-		txn = w.prior
-	}
-	o, err := txn.First(table, indexID, w.cluster, key)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("state: reading %s %q: %w", table, key, err)
+		r, err = firstByID(w.prior, table, w.cluster, key)
+	} else {
+		r, err = w.ov.lookup(table, w.cluster, key)
 	}
 	current = w.prior == nil
-	if o == nil {
-		return nil, nil, current, nil
+	if err != nil || r == nil {
+		return nil, nil, current, err
 	}
-	r := o.(*row[T])
-	return r.obj, r, current, nil
+	return r.(*row[T]).obj, r, current, nil
 }
 
 // mergeJob returns j with its unset server-owned fields taken from old (nil for a new job),

@@ -123,8 +123,7 @@ func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
 				return false, err
 			}
 		}
-		w.pend.pos = make(map[pendKey]int, len(b.Changes))
-		w.pend.items = make([]checkItem, 0, len(b.Changes))
+		w.reserve(len(b.Changes))
 		for i := range b.Changes {
 			if err := w.change(i, &b.Changes[i]); err != nil {
 				return false, err
@@ -176,10 +175,9 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	if err := checkCluster(cluster); err != nil {
 		return s.Revision(cluster), err
 	}
-	txn := s.load().Txn(true)
+	w, rev, objects := s.newWriter(cluster, tracking)
+	txn := w.txn
 	defer txn.Abort() // a no-op after Commit
-	rev, objects := clusterCounts(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: tracking, bounds: s.logBounds.Load()}
 	changed, err := fn(w)
 	if err != nil || !changed {
 		return rev, err
@@ -192,6 +190,18 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	}
 	txn.Commit()
 	return rev + 1, nil
+}
+
+// newWriter opens a write transaction on the cluster and returns its writer, with the
+// cluster's revision and object count before it. The caller commits or aborts w.txn.
+func (s *Store) newWriter(cluster string, tracking bool) (w *writer, rev uint64, objects int) {
+	db := s.load()
+	txn := db.Txn(true)
+	rev, objects = clusterCounts(txn, cluster)
+	w = &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: tracking, bounds: s.logBounds.Load()}
+	// txn holds the writer's lock, so a read transaction taken now sees the root it started on.
+	w.ov = newOverlay(db.Txn(false))
+	return w, rev, objects
 }
 
 // Revision returns a cluster's revision: 0 for a cluster never written.

@@ -47,6 +47,15 @@ type writer struct {
 	replaced bool
 	// bounds are the store's change log bounds (nil: no log chains).
 	bounds *logBounds
+	// ov serves the transaction's reads by key (overlay.go).
+	ov overlay
+}
+
+// reserve sizes the writer's bookkeeping for a batch of n changes.
+func (w *writer) reserve(n int) {
+	w.pend.pos = make(map[pendKey]int, n)
+	w.pend.items = make([]checkItem, 0, n)
+	w.ov.rows = make(map[tableKey]keyed, n)
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -293,6 +302,7 @@ func (w *writer) deleteTasksOf(jobKey string) error {
 // stays.
 func (w *writer) deleteAll() error {
 	w.replaced = true
+	w.ov.cleared = true
 	for k := KindNode; k <= KindHyperNode; k++ {
 		table := kindTables[k]
 		it, err := w.txn.Get(table, indexID+"_prefix", w.cluster)
@@ -314,14 +324,7 @@ func (w *writer) deleteAll() error {
 
 // get returns the row of table with key, or nil.
 func (w *writer) get(table, key string) (keyed, error) {
-	o, err := w.txn.First(table, indexID, w.cluster, key)
-	if err != nil {
-		return nil, fmt.Errorf("state: reading %s %q: %w", table, key, err)
-	}
-	if o == nil {
-		return nil, nil
-	}
-	return o.(keyed), nil
+	return w.ov.lookup(table, w.cluster, key)
 }
 
 // grew records that change i gave task t's job a task. Only a batch with limits needs to
@@ -352,18 +355,16 @@ func (w *writer) upsert(table, key string, r keyed, before keyed, known bool) er
 	}
 	r.setModRevision(w.rev)
 	if !known {
-		o, err := w.txn.First(table, indexID, w.cluster, key)
-		if err != nil {
-			return fmt.Errorf("state: reading %s: %w", table, err)
-		}
-		if o != nil {
-			before = o.(keyed)
+		var err error
+		if before, err = w.ov.lookup(table, w.cluster, key); err != nil {
+			return err
 		}
 	}
 	e := undoEntry{table: table, after: r, before: before}
 	if err := w.txn.Insert(table, r); err != nil {
 		return fmt.Errorf("state: writing %s: %w", table, err)
 	}
+	w.ov.put(table, key, r)
 	w.record(table, key)
 	if before == nil {
 		w.objects++
@@ -379,6 +380,7 @@ func (w *writer) remove(table string, r keyed) error {
 	if err := w.txn.Delete(table, r); err != nil {
 		return fmt.Errorf("state: deleting from %s: %w", table, err)
 	}
+	w.ov.put(table, r.rowKey(), nil)
 	w.record(table, r.rowKey())
 	w.objects--
 	if w.tracking {
@@ -394,8 +396,10 @@ func (w *writer) rollback(mark int) error {
 		var err error
 		if e.before != nil {
 			err = w.txn.Insert(e.table, e.before)
+			w.ov.put(e.table, e.before.rowKey(), e.before)
 		} else {
 			err = w.txn.Delete(e.table, e.after)
+			w.ov.put(e.table, e.after.rowKey(), nil)
 		}
 		if err != nil {
 			return fmt.Errorf("state: rolling back a change to %s: %w", e.table, err)
