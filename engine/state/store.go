@@ -69,12 +69,19 @@ func newStoreID() string {
 }
 
 // newDB returns an empty database with the store's schema.
+//
+// It is a memdb snapshot of a new database rather than the database itself: a snapshot is a
+// database of its own, written and read alike, whose write transactions do not track the
+// radix nodes they replace for memdb's watch channels. Nothing in Sluice watches the store
+// through memdb (writers tell readers through the change log and the service's notices), and
+// the tracking cost a map insert per replaced node and closing its channel at the commit, or,
+// past 8,192 nodes, a walk of the whole index.
 func newDB() *memdb.MemDB {
 	db, err := memdb.NewMemDB(schema())
 	if err != nil {
 		panic(fmt.Sprintf("state: invalid memdb schema: %v", err))
 	}
-	return db
+	return db.Snapshot()
 }
 
 // load returns the current database.
