@@ -154,7 +154,7 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 	if err := checkRef(i, "task.node", t.Node); err != nil {
 		return err
 	}
-	key := t.Key()
+	key, jobKey := t.Key(), t.JobKey()
 	var before keyed
 	known := false
 	if !w.whole {
@@ -164,18 +164,18 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 		}
 		t = mergeTask(t, old, w.now)
 		if old == nil || old.Namespace != t.Namespace || old.Job != t.Job {
-			w.grew(i, t)
+			w.grew(i, jobKey)
 		}
 		before, known = b, current
 	}
 	if t.Node == "" && placed(t.Status) {
 		return invalid(i, "task.node", "a %s task must name its node (only a task already placed keeps its stored one)", t.Status)
 	}
-	r := newRow(w.cluster, key, t, t.JobKey(), t.Node)
+	r := newRow(w.cluster, key, t, jobKey, t.Node)
 	if err := w.upsert(tableTasks, key, r, before, known); err != nil {
 		return err
 	}
-	w.pend.add(i, checkTask, key, r)
+	w.pend.addRef(i, checkTask, key, r, jobKey)
 	return nil
 }
 
@@ -327,17 +327,17 @@ func (w *writer) get(table, key string) (keyed, error) {
 	return w.ov.lookup(table, w.cluster, key)
 }
 
-// grew records that change i gave task t's job a task. Only a batch with limits needs to
+// grew records that change i gave the job jobKey a task. Only a batch with limits needs to
 // know (Limits.MaxTasksPerJob), so that batches without cost nothing.
-func (w *writer) grew(i int, t *api.Task) {
+func (w *writer) grew(i int, jobKey string) {
 	if w.limits.MaxTasksPerJob <= 0 {
 		return
 	}
 	if w.grown == nil {
 		w.grown = map[string]int{}
 	}
-	if k := t.JobKey(); w.grown[k] == 0 {
-		w.grown[k] = i + 1
+	if w.grown[jobKey] == 0 {
+		w.grown[jobKey] = i + 1
 	}
 }
 
@@ -437,6 +437,10 @@ func checkRef(i int, field, name string) error {
 // checkNamespaced checks the namespace and name of a namespace/name key: the name must not be
 // empty and the namespace must not contain "/", so that keys are unambiguous.
 func checkNamespaced(i int, prefix, namespace, name string) error {
+	if name != "" && strings.IndexByte(namespace, 0) < 0 && strings.IndexByte(name, 0) < 0 &&
+		strings.IndexByte(namespace, '/') < 0 {
+		return nil // valid: spare building the field names
+	}
 	if err := checkRef(i, prefix+".namespace", namespace); err != nil {
 		return err
 	}
