@@ -32,6 +32,8 @@ type overlay struct {
 	// cleared is set when everything of the cluster was deleted (deleteAll): base then holds
 	// nothing the transaction still has.
 	cleared bool
+	// arg holds the key of the lookup in base, in a buffer reused from lookup to lookup.
+	arg encodedKey
 }
 
 // newOverlay returns an empty overlay over base.
@@ -47,7 +49,15 @@ func (o *overlay) lookup(table, cluster, key string) (keyed, error) {
 	if o.cleared {
 		return nil, nil
 	}
-	return firstByID(o.base, table, cluster, key)
+	o.arg.b = appendKey(o.arg.b[:0], cluster, key)
+	r, err := o.base.First(table, indexID, &o.arg)
+	if err != nil {
+		return nil, fmt.Errorf("state: reading %s %q: %w", table, key, err)
+	}
+	if r == nil {
+		return nil, nil
+	}
+	return r.(keyed), nil
 }
 
 // put records that the transaction now holds r (nil: nothing) in table under key.
