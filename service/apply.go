@@ -30,8 +30,12 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time, lim *Limi
 		fe.add(sub(prefix, "deltas"), "has %d deltas, more than the limit of %d (%s): send them in several batches", n, max, LimitBatchDeltas)
 		return nil, fe.err()
 	}
-	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now, Limits: fe.limits().storeLimits()}}
-	u := upserts{fe: &fe, probe: fieldErrors{lim: lim}, seen: map[objectID]int{}}
+	n := len(b.GetDeltas())
+	out := &decodedBatch{
+		batch:   state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now, Limits: fe.limits().storeLimits(), Changes: make([]state.Change, 0, n)},
+		deltaOf: make([]int, 0, n),
+	}
+	u := upserts{fe: &fe, probe: fieldErrors{lim: lim}, seen: make(map[objectID]int, n)}
 	for i, d := range b.GetDeltas() {
 		u.at = deltaAt{prefix, i}
 		var c state.Change
