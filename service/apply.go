@@ -221,6 +221,7 @@ func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch
 		return 0, dec.err
 	}
 	d := dec.batch
+	d.batch.Owned = true // decodeBatch made its objects for this batch alone
 	rev, err := s.store.Apply(cluster, d.batch)
 	if err == nil && gen != nil {
 		*gen = cur

@@ -116,6 +116,7 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 	if s.repl == nil {
 		return s.apply(cluster, b, true)
 	}
+	b.Owned = false // the log takes the batch as it came
 	return s.replicateBatch(cluster, b)
 }
 
@@ -124,6 +125,7 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
 	return s.write(cluster, false, commit, func(w *writer) (bool, error) {
 		w.now, w.whole, w.limits = b.Now, b.whole, b.Limits
+		w.owned = b.Owned && commit
 		if b.ReplaceAll {
 			w.prior = s.load().Txn(false)
 			if err := w.deleteAll(); err != nil {

@@ -24,6 +24,8 @@ type writer struct {
 	prior *memdb.Txn
 	// whole disables the merges: upserts replace objects whole (old log entries).
 	whole bool
+	// owned lets the merges fill in the batch's objects in place (Batch.Owned).
+	owned bool
 	pend  pending
 	// undo, when tracking, records every mutation of the current Txn call so that a failed
 	// call can be taken back without aborting the transaction.
@@ -133,7 +135,7 @@ func (w *writer) upsertJob(i int, j *api.Job) error {
 		if err != nil {
 			return err
 		}
-		j = mergeJob(j, old, w.now)
+		j = mergeJob(j, old, w.now, w.owned)
 		before, known = b, current
 	}
 	r := newRow(w.cluster, key, j, j.Queue, "")
@@ -162,7 +164,7 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 		if err != nil {
 			return err
 		}
-		t = mergeTask(t, old, w.now)
+		t = mergeTask(t, old, w.now, w.owned)
 		if old == nil || old.Namespace != t.Namespace || old.Job != t.Job {
 			w.grew(i, jobKey)
 		}
