@@ -30,77 +30,56 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time, lim *Limi
 		fe.add(sub(prefix, "deltas"), "has %d deltas, more than the limit of %d (%s): send them in several batches", n, max, LimitBatchDeltas)
 		return nil, fe.err()
 	}
-	out := &decodedBatch{batch: state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now, Limits: fe.limits().storeLimits()}}
-	seen := map[objectID]int{} // -> delta index
-	dup := func(p, field string, kind state.Kind, k string, i int) {
-		id := objectID{kind, k}
-		if j, ok := seen[id]; ok {
-			fe.add(sub(p, field), "%s %s appears twice in the batch (also deltas[%d]); send one change per object",
-				kindNames[kind], quoteShort(k), j)
-			return
-		}
-		seen[id] = i
+	n := len(b.GetDeltas())
+	out := &decodedBatch{
+		batch:   state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now, Limits: fe.limits().storeLimits(), Changes: make([]state.Change, 0, n)},
+		deltaOf: make([]int, 0, n),
 	}
+	u := upserts{fe: &fe, probe: fieldErrors{lim: lim}, seen: make(map[objectID]int, n)}
 	for i, d := range b.GetDeltas() {
-		p := idx(sub(prefix, "deltas"), i)
+		u.at = deltaAt{prefix, i}
 		var c state.Change
 		switch ch := d.GetChange().(type) {
 		case *sluicev1.Delta_UpsertNode:
-			p = sub(p, "upsert_node")
-			checkNode(&fe, p, ch.UpsertNode)
-			c.Node = nodeFromProto(&fe, p, ch.UpsertNode)
-			dup(p, "name", state.KindNode, c.Node.Name, i)
+			c.Node = decodeUpsert(&u, "upsert_node", ch.UpsertNode, checkNode, nodeFromProto)
+			u.dup("upsert_node", "name", state.KindNode, c.Node.Name)
 		case *sluicev1.Delta_UpsertQueue:
-			p = sub(p, "upsert_queue")
-			checkQueue(&fe, p, ch.UpsertQueue)
-			c.Queue = queueFromProto(&fe, p, ch.UpsertQueue)
-			dup(p, "name", state.KindQueue, c.Queue.Name, i)
+			c.Queue = decodeUpsert(&u, "upsert_queue", ch.UpsertQueue, checkQueue, queueFromProto)
+			u.dup("upsert_queue", "name", state.KindQueue, c.Queue.Name)
 		case *sluicev1.Delta_UpsertJob:
-			p = sub(p, "upsert_job")
-			checkJob(&fe, p, ch.UpsertJob)
-			c.Job = jobFromProto(&fe, p, ch.UpsertJob)
-			dup(p, "name", state.KindJob, c.Job.Key(), i)
+			c.Job = decodeUpsert(&u, "upsert_job", ch.UpsertJob, checkJob, jobFromProto)
+			u.dup("upsert_job", "name", state.KindJob, c.Job.Key())
 		case *sluicev1.Delta_UpsertTask:
-			p = sub(p, "upsert_task")
-			checkTask(&fe, p, ch.UpsertTask)
-			c.Task = taskFromProto(&fe, p, ch.UpsertTask)
-			dup(p, "name", state.KindTask, c.Task.Key(), i)
+			c.Task = decodeUpsert(&u, "upsert_task", ch.UpsertTask, checkTask, taskFromProto)
+			u.dup("upsert_task", "name", state.KindTask, c.Task.Key())
 		case *sluicev1.Delta_UpsertPriorityClass:
-			p = sub(p, "upsert_priority_class")
-			checkPriorityClass(&fe, p, ch.UpsertPriorityClass)
-			c.PriorityClass = priorityClassFromProto(ch.UpsertPriorityClass)
-			dup(p, "name", state.KindPriorityClass, c.PriorityClass.Name, i)
+			c.PriorityClass = decodeUpsert(&u, "upsert_priority_class", ch.UpsertPriorityClass, checkPriorityClass, recordsNothing(priorityClassFromProto))
+			u.dup("upsert_priority_class", "name", state.KindPriorityClass, c.PriorityClass.Name)
 		case *sluicev1.Delta_UpsertNamespaceQuota:
-			p = sub(p, "upsert_namespace_quota")
-			checkQuota(&fe, p, ch.UpsertNamespaceQuota)
-			c.Quota = quotaFromProto(&fe, p, ch.UpsertNamespaceQuota)
-			dup(p, "namespace", state.KindQuota, c.Quota.Namespace, i)
+			c.Quota = decodeUpsert(&u, "upsert_namespace_quota", ch.UpsertNamespaceQuota, checkQuota, quotaFromProto)
+			u.dup("upsert_namespace_quota", "namespace", state.KindQuota, c.Quota.Namespace)
 		case *sluicev1.Delta_UpsertDisruptionBudget:
-			p = sub(p, "upsert_disruption_budget")
-			checkBudget(&fe, p, ch.UpsertDisruptionBudget)
-			c.Budget = budgetFromProto(ch.UpsertDisruptionBudget)
-			dup(p, "name", state.KindBudget, c.Budget.Namespace+"/"+c.Budget.Name, i)
+			c.Budget = decodeUpsert(&u, "upsert_disruption_budget", ch.UpsertDisruptionBudget, checkBudget, recordsNothing(budgetFromProto))
+			u.dup("upsert_disruption_budget", "name", state.KindBudget, c.Budget.Namespace+"/"+c.Budget.Name)
 		case *sluicev1.Delta_UpsertHyperNode:
-			p = sub(p, "upsert_hyper_node")
-			checkHyperNode(&fe, p, ch.UpsertHyperNode)
-			c.HyperNode = hyperNodeFromProto(ch.UpsertHyperNode)
-			dup(p, "name", state.KindHyperNode, c.HyperNode.Name, i)
+			c.HyperNode = decodeUpsert(&u, "upsert_hyper_node", ch.UpsertHyperNode, checkHyperNode, recordsNothing(hyperNodeFromProto))
+			u.dup("upsert_hyper_node", "name", state.KindHyperNode, c.HyperNode.Name)
 		case *sluicev1.Delta_Delete:
-			p = sub(p, "delete")
+			p := sub(u.at.path(), "delete")
 			checkRef(&fe, p, ch.Delete)
 			if b.GetReplaceAll() {
 				fe.add(p, "delete deltas are not allowed in a replace_all batch")
 			}
 			ref := refFromProto(ch.Delete)
 			if ref.Kind != 0 {
-				dup(p, "name", ref.Kind, ref.Key(), i)
+				u.dup("delete", "name", ref.Kind, ref.Key())
 			}
 			if !fe.ok() {
 				continue
 			}
 			c.Delete = &ref
 		default:
-			fe.add(p, "must set one of upsert_node, upsert_queue, upsert_job, upsert_task, "+
+			fe.add(u.at.path(), "must set one of upsert_node, upsert_queue, upsert_job, upsert_task, "+
 				"upsert_priority_class, upsert_namespace_quota, upsert_disruption_budget, "+
 				"upsert_hyper_node or delete")
 			continue
@@ -112,6 +91,60 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time, lim *Limi
 		return nil, err
 	}
 	return out, nil
+}
+
+// deltaAt locates one delta of a batch, whose path is built only when a violation needs it.
+type deltaAt struct {
+	prefix string
+	i      int
+}
+
+// path returns the delta's field path ("batch.deltas[3]").
+func (d deltaAt) path() string { return idx(sub(d.prefix, "deltas"), d.i) }
+
+// upserts is decodeBatch's state for the upserts of a batch: the batch's violations, a
+// scratch list for one object's, and the objects seen so far (-> delta index).
+type upserts struct {
+	fe    *fieldErrors
+	probe fieldErrors
+	at    deltaAt
+	seen  map[objectID]int
+}
+
+// decodeUpsert checks and converts the object m of the current delta, whose oneof field is
+// field. It does so first into the scratch list with an empty path, which builds no path
+// strings (sub("", name) is name), and only when that records something again, with the
+// delta's path, into the batch's violations: a valid object costs no paths, and an invalid
+// one is reported exactly as before. Nothing a check or a converter records depends on the
+// path but the path.
+func decodeUpsert[M, T any](u *upserts, field string, m M, check func(*fieldErrors, string, M),
+	conv func(*fieldErrors, string, M) T) T {
+	u.probe.reset()
+	check(&u.probe, "", m)
+	out := conv(&u.probe, "", m)
+	if u.probe.ok() {
+		return out
+	}
+	p := sub(u.at.path(), field)
+	check(u.fe, p, m)
+	return conv(u.fe, p, m)
+}
+
+// recordsNothing adapts a converter that cannot fail to decodeUpsert.
+func recordsNothing[M, T any](conv func(M) T) func(*fieldErrors, string, M) T {
+	return func(_ *fieldErrors, _ string, m M) T { return conv(m) }
+}
+
+// dup records the current delta's object (kind, key) when an earlier delta of the batch
+// changed it too; field and name locate the offending value within the delta.
+func (u *upserts) dup(field, name string, kind state.Kind, k string) {
+	id := objectID{kind, k}
+	if j, ok := u.seen[id]; ok {
+		u.fe.add(sub(sub(u.at.path(), field), name), "%s %s appears twice in the batch (also deltas[%d]); send one change per object",
+			kindNames[kind], quoteShort(k), j)
+		return
+	}
+	u.seen[id] = u.at.i
 }
 
 // objectID identifies an object within a batch.
@@ -188,6 +221,7 @@ func (s *Server) applyBatchLocked(cluster, prefix string, b *sluicev1.DeltaBatch
 		return 0, dec.err
 	}
 	d := dec.batch
+	d.batch.Owned = true // decodeBatch made its objects for this batch alone
 	rev, err := s.store.Apply(cluster, d.batch)
 	if err == nil && gen != nil {
 		*gen = cur

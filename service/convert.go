@@ -123,10 +123,14 @@ func cloneMap[V any](m map[string]V) map[string]V {
 // count, anything else to milli-units.
 func resourceFromProto(fe *fieldErrors, p string, m map[string]string) api.Resource {
 	var r api.Resource
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		field := key(p, name)
-		checkResourceName(fe, field, name)
-		v, ok := quantity(fe, field, m[name], unitOf(name))
+	var buf [8]string
+	names := buf[:0]
+	for name := range m {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v, ok := resourceAmount(fe, p, name, m[name])
 		if !ok {
 			continue
 		}
@@ -142,6 +146,20 @@ func resourceFromProto(fe *fieldErrors, p string, m map[string]string) api.Resou
 		}
 	}
 	return r
+}
+
+// resourceAmount parses the entry name: s of the resource list at p, recording what is wrong
+// with the name and the quantity. The entry's path is built only when it is recorded.
+func resourceAmount(fe *fieldErrors, p, name, s string) (int64, bool) {
+	unit := unitOf(name)
+	if resourceNameProblem(fe, name) == "" {
+		if v, problem := parseQuantity(s, unit); problem == "" {
+			return v, true
+		}
+	}
+	field := key(p, name)
+	checkResourceName(fe, field, name)
+	return quantity(fe, field, s, unit)
 }
 
 // bytesFromProto parses an optional byte quantity (device memory).

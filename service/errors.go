@@ -138,6 +138,11 @@ func (fe *fieldErrors) add(field, format string, args ...any) {
 	})
 }
 
+// reset forgets what was recorded, keeping the limits.
+func (fe *fieldErrors) reset() {
+	fe.list, fe.dropped = fe.list[:0], 0
+}
+
 // ok reports whether nothing was recorded.
 func (fe *fieldErrors) ok() bool { return len(fe.list) == 0 }
 

@@ -78,6 +78,9 @@ func checkName(fe *fieldErrors, field, name string) {
 
 // checkRefName checks a name that may be empty (an optional reference).
 func checkRefName(fe *fieldErrors, field, name string) {
+	if refNameOK(fe, name) {
+		return
+	}
 	if max := fe.limits().MaxNameBytes; len(name) > max {
 		fe.add(field, "%s", tooLarge(len(name), max, LimitNameBytes))
 		return
@@ -85,6 +88,15 @@ func checkRefName(fe *fieldErrors, field, name string) {
 	if at, r, ok := hiddenRune(name); ok {
 		fe.add(field, "must not contain %s (%U at byte %d), got %s", hiddenKind(r), r, at, quoteShort(name))
 	}
+}
+
+// refNameOK reports whether checkRefName would record nothing for name.
+func refNameOK(fe *fieldErrors, name string) bool {
+	if len(name) > fe.limits().MaxNameBytes {
+		return false
+	}
+	_, _, hidden := hiddenRune(name)
+	return !hidden
 }
 
 // hiddenRune returns the first rune of s that a name may not hold, and its byte offset:
@@ -164,6 +176,9 @@ func checkKeys[V any](fe *fieldErrors, field string, m map[string]V) bool {
 		fe.add(field, "has %d entries, more than the limit of %d (%s)", len(m), max, LimitLabels)
 		return false
 	}
+	if allKeys(m, func(k string) bool { return k != "" && refNameOK(fe, k) }) {
+		return true // nothing to record: no need for the keys in order, or their paths
+	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "" {
 			fe.add(key(field, k), "key must not be empty")
@@ -181,11 +196,25 @@ func checkLabels(fe *fieldErrors, field string, m map[string]string) {
 		return
 	}
 	max := fe.limits().MaxLabelBytes
+	if allKeys(m, func(k string) bool { return len(m[k]) <= max }) {
+		return
+	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if v := m[k]; len(v) > max {
 			fe.add(key(field, k), "value %s", tooLarge(len(v), max, LimitLabelBytes))
 		}
 	}
+}
+
+// allKeys reports whether ok holds for every key of m, in no particular order: the checks of
+// a map look at its keys in order, and build their paths, only when one will record something.
+func allKeys[V any](m map[string]V, ok func(string) bool) bool {
+	for k := range m {
+		if !ok(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkEnum records an enum value that the API does not define.
@@ -287,43 +316,58 @@ var (
 // quantity parses one quantity and returns it in its unit (thousandths for milliUnits). A
 // malformed, negative or absurdly large quantity is recorded and yields 0, false.
 func quantity(fe *fieldErrors, field, s string, unit quantityUnit) (int64, bool) {
-	if s == "" {
-		fe.add(field, "must not be empty; give a quantity such as \"500m\", \"2\" or \"8Gi\"")
+	v, problem := parseQuantity(s, unit)
+	if problem != "" {
+		fe.add(field, "%s", problem)
 		return 0, false
+	}
+	return v, true
+}
+
+// parseQuantity is quantity without recording: it returns what is wrong with s ("" if
+// nothing).
+func parseQuantity(s string, unit quantityUnit) (int64, string) {
+	if s == "" {
+		return 0, "must not be empty; give a quantity such as \"500m\", \"2\" or \"8Gi\""
 	}
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
-		fe.add(field, "invalid quantity %s: expected a number with an optional suffix, such as \"500m\", \"2\", \"1.5\" or \"8Gi\"", quoteShort(s))
-		return 0, false
+		return 0, "invalid quantity " + quoteShort(s) + ": expected a number with an optional suffix, such as \"500m\", \"2\", \"1.5\" or \"8Gi\""
 	}
 	if q.Sign() < 0 {
-		fe.add(field, "must not be negative, got %s", quoteShort(s))
-		return 0, false
+		return 0, "must not be negative, got " + quoteShort(s)
 	}
 	limit := maxMilliQuantity
 	if unit == wholeUnits {
 		limit = maxWholeQuantity
 	}
 	if q.Cmp(*limit) > 0 {
-		fe.add(field, "quantity %s is too large (at most %s)", quoteShort(s), limit)
-		return 0, false
+		return 0, "quantity " + quoteShort(s) + " is too large (at most " + limit.String() + ")"
 	}
 	if unit == wholeUnits {
-		return q.Value(), true
+		return q.Value(), ""
 	}
-	return q.MilliValue(), true
+	return q.MilliValue(), ""
 }
 
 // checkResourceName records a bad resource name (a map key of a resource list).
 func checkResourceName(fe *fieldErrors, field, name string) {
+	if problem := resourceNameProblem(fe, name); problem != "" {
+		fe.add(field, "%s", problem)
+	}
+}
+
+// resourceNameProblem says what is wrong with a resource name ("" if nothing).
+func resourceNameProblem(fe *fieldErrors, name string) string {
 	switch {
 	case name == "":
-		fe.add(field, "resource name must not be empty")
+		return "resource name must not be empty"
 	case len(name) > fe.limits().MaxNameBytes:
-		fe.add(field, "resource name %s", tooLarge(len(name), fe.limits().MaxNameBytes, LimitNameBytes))
+		return "resource name " + tooLarge(len(name), fe.limits().MaxNameBytes, LimitNameBytes)
 	case strings.IndexFunc(name, isHidden) >= 0 || strings.ContainsAny(name, " \t") || !utf8.ValidString(name):
-		fe.add(field, "invalid resource name %s", quoteShort(name))
+		return "invalid resource name " + quoteShort(name)
 	}
+	return ""
 }
 
 // checkOffers records a node's allocatable that offers nothing (every amount zero).

@@ -126,6 +126,11 @@ type Batch struct {
 	// travel with the batch (in a replicated log too), so that every replica applies the
 	// limits the leader had when it took the batch.
 	Limits Limits
+	// Owned says that the caller made the batch's objects for this batch alone and keeps no
+	// reference to them, so that Apply may fill in their unset server-owned fields in place
+	// instead of copying them (merge.go). A store with a Replicator ignores it: the log takes
+	// the batch as it came. It does not travel in the log.
+	Owned bool
 	// whole is set on batches of a replicated log written before upserts kept server-owned
 	// fields: their upserts replace objects whole (see opHeader.Merges).
 	whole bool

@@ -28,12 +28,13 @@ const (
 )
 
 // checkItem is one queued check: which change asked for it (the last one, when several
-// touched the same object) and, for upserts, the row written.
+// touched the same object) and, for upserts, the row written and, for a task, its job's key.
 type checkItem struct {
 	index int
 	op    checkOp
 	key   string
 	row   keyed
+	ref   string
 	dead  bool
 }
 
@@ -50,16 +51,22 @@ type pending struct {
 
 // add queues a check, or updates the queued one to the latest change and row.
 func (p *pending) add(index int, op checkOp, key string, r keyed) {
+	p.addRef(index, op, key, r, "")
+}
+
+// addRef is add for a check that also needs the key of the object the row refers to.
+func (p *pending) addRef(index int, op checkOp, key string, r keyed, ref string) {
 	if p.pos == nil {
 		p.pos = make(map[pendKey]int)
 	}
+	it := checkItem{index: index, op: op, key: key, row: r, ref: ref}
 	k := pendKey{op, key}
 	if at, ok := p.pos[k]; ok {
-		p.items[at] = checkItem{index: index, op: op, key: key, row: r}
+		p.items[at] = it
 		return
 	}
 	p.pos[k] = len(p.items)
-	p.items = append(p.items, checkItem{index: index, op: op, key: key, row: r})
+	p.items = append(p.items, it)
 }
 
 // drop cancels a queued upsert check: the object was deleted again.
@@ -194,7 +201,7 @@ func (c *checker) job(it *checkItem) error {
 func (c *checker) task(it *checkItem) error {
 	r := it.row.(*row[api.Task])
 	t := r.obj
-	jobKey := t.JobKey()
+	jobKey := it.ref
 	ok, err := c.exists(c.jobs, tableJobs, jobKey)
 	if err != nil {
 		return err

@@ -255,6 +255,9 @@ func FuzzUpdate(f *testing.F) {
 						if after := dump(&tx.View); after != before {
 							t.Fatalf("batch %d: failed call (%v) changed the transaction:\n%s\nto:\n%s", i, err, before, after)
 						}
+						if err := overlayAgrees(tx); err != nil {
+							t.Fatalf("batch %d: after a failed call (%v): %v", i, ve, err)
+						}
 						continue
 					}
 					ok++

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/sluice-sched/sluice/engine/api"
@@ -36,26 +35,24 @@ import (
 // ReplaceAll batch reads the state from before it (then current is false and the caller
 // looks the transaction up itself).
 func stored[T any](w *writer, table, key string) (obj *T, before keyed, current bool, err error) {
-	txn := w.txn
+	var r keyed
 	if w.prior != nil {
-		txn = w.prior
-	}
-	o, err := txn.First(table, indexID, w.cluster, key)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("state: reading %s %q: %w", table, key, err)
+		r, err = firstByID(w.prior, table, w.cluster, key)
+	} else {
+		r, err = w.ov.lookup(table, w.cluster, key)
 	}
 	current = w.prior == nil
-	if o == nil {
-		return nil, nil, current, nil
+	if err != nil || r == nil {
+		return nil, nil, current, err
 	}
-	r := o.(*row[T])
-	return r.obj, r, current, nil
+	return r.(*row[T]).obj, r, current, nil
 }
 
 // mergeJob returns j with its unset server-owned fields taken from old (nil for a new job),
-// or defaulted. j itself is never modified: a copy is made when something is filled in, so
-// that a batch checked before it is replicated goes into the log as the client sent it.
-func mergeJob(j, old *api.Job, now time.Time) *api.Job {
+// or defaulted. Unless inPlace (Batch.Owned), j itself is never modified: a copy is made when
+// something is filled in, so that a batch checked before it is replicated goes into the log
+// as the client sent it.
+func mergeJob(j, old *api.Job, now time.Time, inPlace bool) *api.Job {
 	phase, created := j.Phase, j.CreatedAt
 	if phase == "" {
 		phase = api.JobInqueue
@@ -72,41 +69,65 @@ func mergeJob(j, old *api.Job, now time.Time) *api.Job {
 	if phase == j.Phase && created.Equal(j.CreatedAt) {
 		return j
 	}
-	out := *j
+	out := j
+	if !inPlace {
+		c := *j
+		out = &c
+	}
 	out.Phase, out.CreatedAt = phase, created
-	return &out
+	return out
+}
+
+// taskOwned holds a task's server-owned fields.
+type taskOwned struct {
+	status  api.TaskStatus
+	node    string
+	devices []string
+	started time.Time
 }
 
 // mergeTask returns t with its unset server-owned fields taken from old (nil for a new task),
-// or defaulted; like mergeJob it copies t rather than modify it.
-func mergeTask(t, old *api.Task, now time.Time) *api.Task {
-	out := *t
-	if out.Status == 0 {
-		out.Status = api.Pending
-		if old != nil {
-			out.Status = old.Status
-		}
-	}
-	stays := old != nil && placed(old.Status) && placed(out.Status)
-	if out.Node == "" && stays {
-		out.Node = old.Node
-	}
-	if len(out.DeviceIDs) == 0 && stays && out.Node == old.Node {
-		out.DeviceIDs = old.DeviceIDs
-	}
-	if out.StartedAt.IsZero() && out.Status != api.Pending {
-		if old != nil {
-			out.StartedAt = old.StartedAt
-		}
-		if out.StartedAt.IsZero() && out.Status == api.Running {
-			out.StartedAt = now
-		}
-	}
-	if out.Status == t.Status && out.Node == t.Node && len(out.DeviceIDs) == len(t.DeviceIDs) &&
-		out.StartedAt.Equal(t.StartedAt) {
+// or defaulted; like mergeJob it copies t rather than modify it, unless inPlace.
+func mergeTask(t, old *api.Task, now time.Time, inPlace bool) *api.Task {
+	m := mergedTask(t, old, now)
+	if m.status == t.Status && m.node == t.Node && len(m.devices) == len(t.DeviceIDs) &&
+		m.started.Equal(t.StartedAt) {
 		return t
 	}
-	return &out
+	out := t
+	if !inPlace {
+		c := *t
+		out = &c
+	}
+	out.Status, out.Node, out.DeviceIDs, out.StartedAt = m.status, m.node, m.devices, m.started
+	return out
+}
+
+// mergedTask returns the server-owned fields mergeTask gives t.
+func mergedTask(t, old *api.Task, now time.Time) taskOwned {
+	m := taskOwned{status: t.Status, node: t.Node, devices: t.DeviceIDs, started: t.StartedAt}
+	if m.status == 0 {
+		m.status = api.Pending
+		if old != nil {
+			m.status = old.Status
+		}
+	}
+	stays := old != nil && placed(old.Status) && placed(m.status)
+	if m.node == "" && stays {
+		m.node = old.Node
+	}
+	if len(m.devices) == 0 && stays && m.node == old.Node {
+		m.devices = old.DeviceIDs
+	}
+	if m.started.IsZero() && m.status != api.Pending {
+		if old != nil {
+			m.started = old.StartedAt
+		}
+		if m.started.IsZero() && m.status == api.Running {
+			m.started = now
+		}
+	}
+	return m
 }
 
 // placed reports whether a task in this status is on a node (and must name it).

@@ -212,3 +212,43 @@ func TestLoggedBatchesKeepTheirSemantics(t *testing.T) {
 		}
 	}
 }
+
+// An owned batch's objects are filled in place, and give the store what a copy would; any
+// other batch's objects are left as the caller made them, and so are an owned batch's in a
+// replicated store (the log takes the batch as it came).
+func TestOwnedBatchesFillInPlace(t *testing.T) {
+	reports := func() []Change {
+		return []Change{
+			{Job: &api.Job{Namespace: "ns", Name: "j", Queue: "q", MinAvailable: 1}},
+			{Task: &api.Task{Namespace: "ns", Name: "a", Job: "j"}},
+			{Task: &api.Task{Namespace: "ns", Name: "b", Job: "j", Status: api.Running, Node: "n1"}},
+		}
+	}
+	run := func(s *Store, owned bool) (changes []Change, stored string) {
+		committed(t, s)
+		changes = reports()
+		if _, err := s.Apply("c", Batch{Now: at1, Changes: changes, Owned: owned}); err != nil {
+			t.Fatal(err)
+		}
+		return changes, dump(&s.Snapshot("c").View)
+	}
+	copied, want := run(New(), false)
+	if !reflect.DeepEqual(copied, reports()) {
+		t.Errorf("a batch that is not owned was modified: %+v", copied)
+	}
+	owned, got := run(New(), true)
+	if got != want {
+		t.Errorf("owned batch stored\n%s\nwant\n%s", got, want)
+	}
+	if owned[0].Job.Phase != api.JobRunning || owned[1].Task.Status != api.Bound || !owned[2].Task.StartedAt.Equal(at1) {
+		t.Errorf("owned objects not filled in place: %+v %+v %+v", owned[0].Job, owned[1].Task, owned[2].Task)
+	}
+	s, _ := replicated()
+	logged, got := run(s, true)
+	if got != want {
+		t.Errorf("replicated owned batch stored\n%s\nwant\n%s", got, want)
+	}
+	if !reflect.DeepEqual(logged, reports()) {
+		t.Errorf("a replicated owned batch was modified: %+v", logged)
+	}
+}

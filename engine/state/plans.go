@@ -526,10 +526,9 @@ func (s *Store) metaWrite(cluster string, fn func(tx *Txn) error) (uint64, error
 	if err := checkCluster(cluster); err != nil {
 		return s.Revision(cluster), err
 	}
-	txn := s.load().Txn(true)
+	w, rev, objects := s.newWriter(cluster, true)
+	txn := w.txn
 	defer txn.Abort()
-	rev, objects := clusterCounts(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: true, bounds: s.logBounds.Load()}
 	tx := &Txn{View: View{txn: txn, cluster: cluster, rev: rev}, w: w}
 	err := fn(tx)
 	tx.w = nil

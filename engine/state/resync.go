@@ -290,8 +290,7 @@ func (s *Store) commitResync(cluster string, stage *resyncStage, op *ResyncOp) (
 		if stage != nil {
 			n += stage.changes()
 		}
-		w.pend.pos = make(map[pendKey]int, n)
-		w.pend.items = make([]checkItem, 0, n)
+		w.reserve(n)
 		i := 0
 		apply := func(part []Change) error {
 			for k := range part {

@@ -253,8 +253,17 @@ func appendKey(buf []byte, parts ...string) []byte {
 	return buf
 }
 
-// argsKey encodes memdb lookup arguments, which must all be strings.
+// encodedKey is a lookup argument holding a key appendKey encoded already: a pointer to it
+// is the only argument, so that a lookup neither boxes strings nor encodes them again.
+type encodedKey struct{ b []byte }
+
+// argsKey encodes memdb lookup arguments, which must all be strings, or be one *encodedKey.
 func argsKey(args []any) ([]byte, error) {
+	if len(args) == 1 {
+		if k, ok := args[0].(*encodedKey); ok {
+			return k.b, nil
+		}
+	}
 	n := 0
 	for i, a := range args {
 		s, ok := a.(string)

@@ -69,12 +69,19 @@ func newStoreID() string {
 }
 
 // newDB returns an empty database with the store's schema.
+//
+// It is a memdb snapshot of a new database rather than the database itself: a snapshot is a
+// database of its own, written and read alike, whose write transactions do not track the
+// radix nodes they replace for memdb's watch channels. Nothing in Sluice watches the store
+// through memdb (writers tell readers through the change log and the service's notices), and
+// the tracking cost a map insert per replaced node and closing its channel at the commit, or,
+// past 8,192 nodes, a walk of the whole index.
 func newDB() *memdb.MemDB {
 	db, err := memdb.NewMemDB(schema())
 	if err != nil {
 		panic(fmt.Sprintf("state: invalid memdb schema: %v", err))
 	}
-	return db
+	return db.Snapshot()
 }
 
 // load returns the current database.
@@ -109,6 +116,7 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 	if s.repl == nil {
 		return s.apply(cluster, b, true)
 	}
+	b.Owned = false // the log takes the batch as it came
 	return s.replicateBatch(cluster, b)
 }
 
@@ -117,14 +125,14 @@ func (s *Store) Apply(cluster string, b Batch) (uint64, error) {
 func (s *Store) apply(cluster string, b Batch, commit bool) (uint64, error) {
 	return s.write(cluster, false, commit, func(w *writer) (bool, error) {
 		w.now, w.whole, w.limits = b.Now, b.whole, b.Limits
+		w.owned = b.Owned && commit
 		if b.ReplaceAll {
 			w.prior = s.load().Txn(false)
 			if err := w.deleteAll(); err != nil {
 				return false, err
 			}
 		}
-		w.pend.pos = make(map[pendKey]int, len(b.Changes))
-		w.pend.items = make([]checkItem, 0, len(b.Changes))
+		w.reserve(len(b.Changes))
 		for i := range b.Changes {
 			if err := w.change(i, &b.Changes[i]); err != nil {
 				return false, err
@@ -176,10 +184,9 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	if err := checkCluster(cluster); err != nil {
 		return s.Revision(cluster), err
 	}
-	txn := s.load().Txn(true)
+	w, rev, objects := s.newWriter(cluster, tracking)
+	txn := w.txn
 	defer txn.Abort() // a no-op after Commit
-	rev, objects := clusterCounts(txn, cluster)
-	w := &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: tracking, bounds: s.logBounds.Load()}
 	changed, err := fn(w)
 	if err != nil || !changed {
 		return rev, err
@@ -192,6 +199,18 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	}
 	txn.Commit()
 	return rev + 1, nil
+}
+
+// newWriter opens a write transaction on the cluster and returns its writer, with the
+// cluster's revision and object count before it. The caller commits or aborts w.txn.
+func (s *Store) newWriter(cluster string, tracking bool) (w *writer, rev uint64, objects int) {
+	db := s.load()
+	txn := db.Txn(true)
+	rev, objects = clusterCounts(txn, cluster)
+	w = &writer{txn: txn, cluster: cluster, rev: rev + 1, base: objects, tracking: tracking, bounds: s.logBounds.Load()}
+	// txn holds the writer's lock, so a read transaction taken now sees the root it started on.
+	w.ov = newOverlay(db.Txn(false))
+	return w, rev, objects
 }
 
 // Revision returns a cluster's revision: 0 for a cluster never written.

@@ -96,6 +96,9 @@ func TestUpdateRollsBackFailedCallsAlone(t *testing.T) {
 				if after := dump(&tx.View); after != before {
 					t.Errorf("failed call left changes in the transaction:\n%s\nwant:\n%s", after, before)
 				}
+				if err := overlayAgrees(tx); err != nil {
+					t.Error(err)
+				}
 				return nil
 			})
 			if err != nil || got != rev {

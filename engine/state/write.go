@@ -24,6 +24,8 @@ type writer struct {
 	prior *memdb.Txn
 	// whole disables the merges: upserts replace objects whole (old log entries).
 	whole bool
+	// owned lets the merges fill in the batch's objects in place (Batch.Owned).
+	owned bool
 	pend  pending
 	// undo, when tracking, records every mutation of the current Txn call so that a failed
 	// call can be taken back without aborting the transaction.
@@ -47,6 +49,15 @@ type writer struct {
 	replaced bool
 	// bounds are the store's change log bounds (nil: no log chains).
 	bounds *logBounds
+	// ov serves the transaction's reads by key (overlay.go).
+	ov overlay
+}
+
+// reserve sizes the writer's bookkeeping for a batch of n changes.
+func (w *writer) reserve(n int) {
+	w.pend.pos = make(map[pendKey]int, n)
+	w.pend.items = make([]checkItem, 0, n)
+	w.ov.rows = make(map[tableKey]keyed, n)
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
@@ -124,7 +135,7 @@ func (w *writer) upsertJob(i int, j *api.Job) error {
 		if err != nil {
 			return err
 		}
-		j = mergeJob(j, old, w.now)
+		j = mergeJob(j, old, w.now, w.owned)
 		before, known = b, current
 	}
 	r := newRow(w.cluster, key, j, j.Queue, "")
@@ -145,7 +156,7 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 	if err := checkRef(i, "task.node", t.Node); err != nil {
 		return err
 	}
-	key := t.Key()
+	key, jobKey := t.Key(), t.JobKey()
 	var before keyed
 	known := false
 	if !w.whole {
@@ -153,20 +164,20 @@ func (w *writer) upsertTask(i int, t *api.Task) error {
 		if err != nil {
 			return err
 		}
-		t = mergeTask(t, old, w.now)
+		t = mergeTask(t, old, w.now, w.owned)
 		if old == nil || old.Namespace != t.Namespace || old.Job != t.Job {
-			w.grew(i, t)
+			w.grew(i, jobKey)
 		}
 		before, known = b, current
 	}
 	if t.Node == "" && placed(t.Status) {
 		return invalid(i, "task.node", "a %s task must name its node (only a task already placed keeps its stored one)", t.Status)
 	}
-	r := newRow(w.cluster, key, t, t.JobKey(), t.Node)
+	r := newRow(w.cluster, key, t, jobKey, t.Node)
 	if err := w.upsert(tableTasks, key, r, before, known); err != nil {
 		return err
 	}
-	w.pend.add(i, checkTask, key, r)
+	w.pend.addRef(i, checkTask, key, r, jobKey)
 	return nil
 }
 
@@ -293,6 +304,7 @@ func (w *writer) deleteTasksOf(jobKey string) error {
 // stays.
 func (w *writer) deleteAll() error {
 	w.replaced = true
+	w.ov.cleared = true
 	for k := KindNode; k <= KindHyperNode; k++ {
 		table := kindTables[k]
 		it, err := w.txn.Get(table, indexID+"_prefix", w.cluster)
@@ -314,27 +326,20 @@ func (w *writer) deleteAll() error {
 
 // get returns the row of table with key, or nil.
 func (w *writer) get(table, key string) (keyed, error) {
-	o, err := w.txn.First(table, indexID, w.cluster, key)
-	if err != nil {
-		return nil, fmt.Errorf("state: reading %s %q: %w", table, key, err)
-	}
-	if o == nil {
-		return nil, nil
-	}
-	return o.(keyed), nil
+	return w.ov.lookup(table, w.cluster, key)
 }
 
-// grew records that change i gave task t's job a task. Only a batch with limits needs to
+// grew records that change i gave the job jobKey a task. Only a batch with limits needs to
 // know (Limits.MaxTasksPerJob), so that batches without cost nothing.
-func (w *writer) grew(i int, t *api.Task) {
+func (w *writer) grew(i int, jobKey string) {
 	if w.limits.MaxTasksPerJob <= 0 {
 		return
 	}
 	if w.grown == nil {
 		w.grown = map[string]int{}
 	}
-	if k := t.JobKey(); w.grown[k] == 0 {
-		w.grown[k] = i + 1
+	if w.grown[jobKey] == 0 {
+		w.grown[jobKey] = i + 1
 	}
 }
 
@@ -352,18 +357,16 @@ func (w *writer) upsert(table, key string, r keyed, before keyed, known bool) er
 	}
 	r.setModRevision(w.rev)
 	if !known {
-		o, err := w.txn.First(table, indexID, w.cluster, key)
-		if err != nil {
-			return fmt.Errorf("state: reading %s: %w", table, err)
-		}
-		if o != nil {
-			before = o.(keyed)
+		var err error
+		if before, err = w.ov.lookup(table, w.cluster, key); err != nil {
+			return err
 		}
 	}
 	e := undoEntry{table: table, after: r, before: before}
 	if err := w.txn.Insert(table, r); err != nil {
 		return fmt.Errorf("state: writing %s: %w", table, err)
 	}
+	w.ov.put(table, key, r)
 	w.record(table, key)
 	if before == nil {
 		w.objects++
@@ -379,6 +382,7 @@ func (w *writer) remove(table string, r keyed) error {
 	if err := w.txn.Delete(table, r); err != nil {
 		return fmt.Errorf("state: deleting from %s: %w", table, err)
 	}
+	w.ov.put(table, r.rowKey(), nil)
 	w.record(table, r.rowKey())
 	w.objects--
 	if w.tracking {
@@ -394,8 +398,10 @@ func (w *writer) rollback(mark int) error {
 		var err error
 		if e.before != nil {
 			err = w.txn.Insert(e.table, e.before)
+			w.ov.put(e.table, e.before.rowKey(), e.before)
 		} else {
 			err = w.txn.Delete(e.table, e.after)
+			w.ov.put(e.table, e.after.rowKey(), nil)
 		}
 		if err != nil {
 			return fmt.Errorf("state: rolling back a change to %s: %w", e.table, err)
@@ -433,6 +439,10 @@ func checkRef(i int, field, name string) error {
 // checkNamespaced checks the namespace and name of a namespace/name key: the name must not be
 // empty and the namespace must not contain "/", so that keys are unambiguous.
 func checkNamespaced(i int, prefix, namespace, name string) error {
+	if name != "" && strings.IndexByte(namespace, 0) < 0 && strings.IndexByte(name, 0) < 0 &&
+		strings.IndexByte(namespace, '/') < 0 {
+		return nil // valid: spare building the field names
+	}
 	if err := checkRef(i, prefix+".namespace", namespace); err != nil {
 		return err
 	}
