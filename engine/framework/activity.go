@@ -191,28 +191,20 @@ func position(jobs []*api.JobInfo, uid string) int {
 }
 
 // outcomes returns every job's outcome, in UID order. On kept views the outcomes of the last
-// session are taken over for the jobs neither visited (visitedJobs) nor rebuilt since: their
-// views are the very ones that session saw, idle and unchanged, and an idle job's outcome
-// depends on its view alone. The slice may be the last plan's: plans only read it.
+// session are taken over for the jobs neither visited (visitedJobs) nor rebuilt, added or
+// deleted since: their views are the very ones that session saw, idle and unchanged, and an
+// idle job's outcome depends on its view alone. The slice may be the last plan's: plans only
+// read it.
 func (s *Session) outcomes() []JobOutcome {
 	all := s.jobList()
 	if len(all) == 0 {
 		return nil
 	}
-	redo, ok := s.outcomesToRedo(all)
-	var out []JobOutcome
-	switch {
-	case !ok:
+	out, ok := s.keptOutcomes(all)
+	if !ok {
 		out = make([]JobOutcome, len(all))
 		for i, j := range all {
 			out[i] = s.outcome(j)
-		}
-	case len(redo) == 0:
-		out = s.views.activity.outcomes
-	default:
-		out = slices.Clone(s.views.activity.outcomes)
-		for _, i := range redo {
-			out[i] = s.outcome(all[i])
 		}
 	}
 	if s.views != nil {
@@ -221,24 +213,47 @@ func (s *Session) outcomes() []JobOutcome {
 	return out
 }
 
-// outcomesToRedo returns the positions of the jobs whose outcomes the session works out anew
-// when it can take over the last session's for the others (ok).
-func (s *Session) outcomesToRedo(all []*api.JobInfo) (redo []int32, ok bool) {
+// keptOutcomes returns the last session's outcomes brought up to date: between two jobs the
+// refresh changed (Changes.Jobs, sorted as the jobs), the unchanged jobs are the same in the
+// same order, so their outcomes are copied over a segment at a time; the changed and visited
+// jobs' are worked out anew. ok is false when there is nothing to take over.
+func (s *Session) keptOutcomes(all []*api.JobInfo) (out []JobOutcome, ok bool) {
 	v := s.views
 	if v == nil || !s.visitedKnown || v.changes.All {
 		return nil, false
 	}
 	a := &v.activity
-	if a.outcomesEpoch == 0 || a.outcomesEpoch+1 != v.epoch || len(a.outcomes) != len(all) {
-		return nil, false // none, not the last refresh's, or jobs came or went
+	old := a.outcomes
+	if a.outcomesEpoch == 0 || a.outcomesEpoch+1 != v.epoch {
+		return nil, false // none, or not the last refresh's session's
 	}
-	redo = slices.Clone(s.visited)
+	if len(v.changes.Jobs) == 0 && len(s.visited) == 0 && len(old) == len(all) {
+		return old, true
+	}
+	out = make([]JobOutcome, len(all))
+	oi, ni := 0, 0
 	for _, key := range v.changes.Jobs {
-		i := position(all, key)
-		if i == len(all) || a.outcomes[i].Job != key {
-			return nil, false // a job deleted or added: positions moved
+		op := oi + sort.Search(len(old)-oi, func(k int) bool { return old[oi+k].Job >= key })
+		np := ni + sort.Search(len(all)-ni, func(k int) bool { return all[ni+k].UID >= key })
+		if op-oi != np-ni {
+			return nil, false // cannot happen: the unchanged jobs are the same
 		}
-		redo = append(redo, int32(i))
+		copy(out[ni:np], old[oi:op])
+		oi, ni = op, np
+		if oi < len(old) && old[oi].Job == key {
+			oi++ // rebuilt or deleted
+		}
+		if ni < len(all) && all[ni].UID == key {
+			out[ni] = s.outcome(all[ni]) // rebuilt or added
+			ni++
+		}
 	}
-	return redo, true
+	if len(old)-oi != len(all)-ni {
+		return nil, false
+	}
+	copy(out[ni:], old[oi:])
+	for _, i := range s.visited {
+		out[i] = s.outcome(all[i])
+	}
+	return out, true
 }
