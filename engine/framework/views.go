@@ -186,8 +186,10 @@ type keptEntry struct {
 // ReusableViews is implemented by a plugin that changes the session's node, job and task
 // views only through statements (and a job's per-cycle fields: phase, fit errors), never in
 // OnSessionOpen, an event handler or a callback, so that sessions may open on views kept
-// between cycles (Views). A session whose configuration has a plugin without it builds its
-// views from the snapshot.
+// between cycles (Views). It writes a job's per-cycle fields only on jobs a walk handed it
+// (ActiveJobs, SortedJobs) or whose tasks its statements changed: a session that handed out
+// only the active jobs looks at no other job when it ends. A session whose configuration has
+// a plugin without it builds its views from the snapshot.
 type ReusableViews interface {
 	// ReusableViews marks the plugin; it is never called.
 	ReusableViews()
