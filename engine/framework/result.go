@@ -39,9 +39,11 @@ type QueueOutcome struct {
 type Result struct {
 	// Decisions lists binds and evictions in commit order, then pipelines by task name.
 	Decisions []Decision
-	Jobs      []JobOutcome
-	Queues    []QueueOutcome
-	Timings   []ActionTiming
+	// Jobs holds every job's outcome in UID order. Results of a cluster's cycles on kept
+	// views may share the slice (an idle cycle's outcomes are the last cycle's): read-only.
+	Jobs    []JobOutcome
+	Queues  []QueueOutcome
+	Timings []ActionTiming
 	// WakeAt is the earliest time after the cycle's clock at which a time-based plugin may
 	// decide differently on the same cluster and configuration (Session.WakeUp); zero when no
 	// plugin names one. Continuous mode runs its next cycle then, unless a change comes first.
