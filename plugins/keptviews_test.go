@@ -283,6 +283,14 @@ func (tw *twin) newJob(queues []*api.Queue) []state.Change {
 	case 1:
 		j.Priority, j.HasPriority = int32(tw.rng.IntN(100)), true
 	}
+	if tw.rng.IntN(2) == 0 {
+		// Admission by minResources (enqueue's votes: overcommit, proportion, capacity), now
+		// and then more than the cluster has idle.
+		j.MinResources = tw.resources()
+		f := float64(1 + tw.rng.IntN(12))
+		j.MinResources.MilliCPU *= f
+		j.MinResources.Memory *= f
+	}
 	out := []state.Change{{Job: j}}
 	for i := range n {
 		out = append(out, state.Change{Task: &api.Task{

@@ -300,10 +300,10 @@ func (b *benchRun) run() (err error) {
 		"pipelined=" + strconv.Itoa(last.piped),
 		"evicted=" + strconv.Itoa(last.evicted),
 		"cycles=" + strconv.Itoa(b.o.cycles),
-		fmt.Sprintf("cycle_ms=%.1f", ms(med)),
-		fmt.Sprintf("cpu_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.cpu }))),
+		"cycle_ms=" + msText(med),
+		"cpu_ms=" + msText(median(local, func(r cycleResult) time.Duration { return r.cpu })),
 		fmt.Sprintf("tasks_per_s=%.0f", float64(last.placed+last.piped)/med.Seconds()),
-		fmt.Sprintf("session_ms=%.1f", ms(median(local, func(r cycleResult) time.Duration { return r.session }))),
+		"session_ms=" + msText(median(local, func(r cycleResult) time.Duration { return r.session })),
 		"rss_mib=" + peakRSS(),
 		fmt.Sprintf("plan_fp=%016x", last.fp),
 	}
@@ -351,8 +351,8 @@ func (b *benchRun) cycles(ctx context.Context) (local, remote []cycleResult, err
 		if i > 0 {
 			local = append(local, r)
 		}
-		b.printf("cycle=%d path=inprocess cycle_ms=%.1f cpu_ms=%.1f session_ms=%.1f placed=%d pipelined=%d evicted=%d decisions=%d\n",
-			i, ms(r.wall), ms(r.cpu), ms(r.session), r.placed, r.piped, r.evicted, r.decided)
+		b.printf("cycle=%d path=inprocess cycle_ms=%s cpu_ms=%s session_ms=%s placed=%d pipelined=%d evicted=%d decisions=%d\n",
+			i, msText(r.wall), msText(r.cpu), msText(r.session), r.placed, r.piped, r.evicted, r.decided)
 		if !b.o.grpc {
 			continue
 		}
@@ -535,6 +535,15 @@ func cpuTime() time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// msText formats a duration in milliseconds: one decimal, three below a millisecond (an idle
+// cycle on kept views takes tens of microseconds).
+func msText(d time.Duration) string {
+	if d < time.Millisecond {
+		return strconv.FormatFloat(ms(d), 'f', 3, 64)
+	}
+	return strconv.FormatFloat(ms(d), 'f', 1, 64)
+}
 
 // median returns the median of the values (the mean of the middle two for an even count).
 func median[T any](rs []T, value func(T) time.Duration) time.Duration {

@@ -292,7 +292,8 @@ func (s *Session) AddAllocatableFn(name string, fn QueueTaskFn) { s.cb.allocatab
 // AddOverusedFn registers an overuse check.
 func (s *Session) AddOverusedFn(name string, fn QueueFn) { s.cb.overused.add(name, fn) }
 
-// AddJobValidFn registers a job validity check.
+// AddJobValidFn registers a job validity check. It must only read the job: ValidIdleJob asks
+// it of idle jobs that the walks leave out, and writes nothing on them.
 func (s *Session) AddJobValidFn(name string, fn JobValidFn) { s.cb.jobValid.add(name, fn) }
 
 // AddJobReadyFn registers a readiness check.

@@ -39,9 +39,11 @@ type QueueOutcome struct {
 type Result struct {
 	// Decisions lists binds and evictions in commit order, then pipelines by task name.
 	Decisions []Decision
-	Jobs      []JobOutcome
-	Queues    []QueueOutcome
-	Timings   []ActionTiming
+	// Jobs holds every job's outcome in UID order. Results of a cluster's cycles on kept
+	// views may share the slice (an idle cycle's outcomes are the last cycle's): read-only.
+	Jobs    []JobOutcome
+	Queues  []QueueOutcome
+	Timings []ActionTiming
 	// WakeAt is the earliest time after the cycle's clock at which a time-based plugin may
 	// decide differently on the same cluster and configuration (Session.WakeUp); zero when no
 	// plugin names one. Continuous mode runs its next cycle then, unless a change comes first.
@@ -62,8 +64,10 @@ func (s *Session) Close() *Result {
 	// The committed decisions become the plan's: the session is done with them, and copying
 	// 10,000 binds costs as much as a large allocation and its scan.
 	r.Decisions, s.committed = s.committed, nil
-	jobs := s.SortedJobs()
-	for _, j := range jobs {
+	// Pipelined and allocated tasks are the active jobs' or come from statements: the
+	// visited jobs have them all.
+	visited := s.visitedJobs()
+	for _, j := range visited {
 		if j.WaitingTaskNum() == 0 && j.AllocatedTaskNum() == 0 {
 			continue // no pipelined or allocated task: no decision to find
 		}
@@ -73,12 +77,7 @@ func (s *Session) Close() *Result {
 			}
 		}
 	}
-	if len(jobs) > 0 {
-		r.Jobs = make([]JobOutcome, len(jobs))
-		for i, j := range jobs {
-			r.Jobs[i] = s.outcome(j)
-		}
-	}
+	r.Jobs = s.outcomes()
 	for _, q := range s.SortedQueues() {
 		f, ok := s.queueFigures[q.Name]
 		if !ok {

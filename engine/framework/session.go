@@ -187,6 +187,13 @@ type Session struct {
 	views *Views
 	// kept holds the plugins' kept states handed out (KeptState), by key.
 	kept map[string]handedState
+	// touched logs, on kept views, the jobs statements changed (consecutive repeats once);
+	// walkedAll is set once SortedJobs handed out every job. visited holds the positions (in
+	// the sorted jobs) of the jobs the session may have changed, once visitedKnown.
+	touched      []*api.JobInfo
+	walkedAll    bool
+	visited      []int32
+	visitedKnown bool
 }
 
 // openViews returns the views the session opens on: kept views patched to the snapshot when
@@ -195,7 +202,7 @@ type Session struct {
 func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*viewSet, error) {
 	if views != nil && snap.TasksOfJob != nil && snap.TasksOnNode != nil && allReusable(plugins) && views.acquire() {
 		if err := views.refresh(s, snap); err != nil {
-			views.release(nil)
+			views.release(nil, nil, true)
 			if cerr := s.Err(); cerr != nil {
 				return nil, cerr
 			}
@@ -218,10 +225,11 @@ func allReusable(plugins []Plugin) bool {
 	return true
 }
 
-// releaseViews hands the kept views back, once, marking what the session changed.
+// releaseViews hands the kept views back, once, marking what the session changed: the
+// jobs it visited when Close worked them out (see visitedJobs), else every job.
 func (s *Session) releaseViews() {
 	if s.views != nil {
-		s.views.release(s.nodeChanges)
+		s.views.release(s.nodeChanges, s.visited, !s.visitedKnown)
 		s.views = nil
 	}
 }
@@ -313,11 +321,15 @@ func OpenSession(snap *Snapshot, cfg *conf.Config, reg *Registry, opts Options) 
 		for _, j := range s.Jobs {
 			j.AllocatedHyperNode = s.Topology.JobHyperNode(j)
 		}
-	} else if s.views != nil {
-		// Kept views may hold a value a cycle set; a fresh build has none.
+	} else if s.views != nil && s.views.activity.hyperNodes {
+		// Kept views may hold the values a cycle with hypernodes set (only such a cycle sets
+		// any); a fresh build has none.
 		for _, j := range set.jobList {
 			j.AllocatedHyperNode = ""
 		}
+	}
+	if s.views != nil {
+		s.views.activity.hyperNodes = len(snap.HyperNodes) > 0
 	}
 	for i, p := range plugins {
 		if err := s.Err(); err != nil {
@@ -396,8 +408,16 @@ func (s *Session) Err() error {
 }
 
 // SortedJobs returns the session's jobs sorted by UID, in a slice of the caller's. (The jobs of
-// a session never change, so the order is worked out once.)
+// a session never change, so the order is worked out once.) A walk that only has work for
+// jobs with something pending uses ActiveJobs: on kept views, once SortedJobs handed out every
+// job, the session looks at every job when it closes.
 func (s *Session) SortedJobs() []*api.JobInfo {
+	s.walkedAll = true
+	return slices.Clone(s.jobList())
+}
+
+// jobList returns the session's jobs sorted by UID, in the session's own slice.
+func (s *Session) jobList() []*api.JobInfo {
 	if s.sortedJobs == nil || len(s.sortedJobs) != len(s.Jobs) {
 		s.sortedJobs = make([]*api.JobInfo, 0, len(s.Jobs))
 		for _, j := range s.Jobs {
@@ -405,7 +425,7 @@ func (s *Session) SortedJobs() []*api.JobInfo {
 		}
 		sort.Slice(s.sortedJobs, func(i, j int) bool { return s.sortedJobs[i].UID < s.sortedJobs[j].UID })
 	}
-	return slices.Clone(s.sortedJobs)
+	return s.sortedJobs
 }
 
 // SortedQueues returns the session's queues sorted by name.

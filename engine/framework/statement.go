@@ -97,6 +97,7 @@ func (st *Statement) Evict(victim *api.TaskInfo, reason EvictReason) error {
 	if !ok {
 		return fmt.Errorf("evict %s: node %q not in session", victim.UID, victim.NodeName)
 	}
+	st.ssn.touch(j)
 	prev := victim.Status
 	j.UpdateTaskStatus(victim, api.Releasing)
 	node.UpdateTask(victim)
@@ -116,6 +117,7 @@ func (st *Statement) Pipeline(task *api.TaskInfo, nodeName string) error {
 	if !ok {
 		return fmt.Errorf("pipeline %s: node %q not in session", task.UID, nodeName)
 	}
+	st.ssn.touch(j)
 	prev := task.Status
 	j.UpdateTaskStatus(task, api.Pipelined)
 	task.NodeName = nodeName
@@ -136,6 +138,7 @@ func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
 	if err != nil {
 		return err
 	}
+	st.ssn.touch(j)
 	prev := task.Status
 	j.UpdateTaskStatus(task, api.Allocated)
 	task.NodeName = node.Name

@@ -172,6 +172,8 @@ type Views struct {
 	changes Changes
 	// kept holds plugins' state kept between cycles (KeptState), by key.
 	kept map[string]*keptEntry
+	// activity indexes the job views by whether a cycle can have work for them.
+	activity activity
 }
 
 // keptEntry is one plugin's state kept between cycles: valid for the refresh after the one
@@ -184,8 +186,10 @@ type keptEntry struct {
 // ReusableViews is implemented by a plugin that changes the session's node, job and task
 // views only through statements (and a job's per-cycle fields: phase, fit errors), never in
 // OnSessionOpen, an event handler or a callback, so that sessions may open on views kept
-// between cycles (Views). A session whose configuration has a plugin without it builds its
-// views from the snapshot.
+// between cycles (Views). It writes a job's per-cycle fields only on jobs a walk handed it
+// (ActiveJobs, SortedJobs) or whose tasks its statements changed: a session that handed out
+// only the active jobs looks at no other job when it ends. A session whose configuration has
+// a plugin without it builds its views from the snapshot.
 type ReusableViews interface {
 	// ReusableViews marks the plugin; it is never called.
 	ReusableViews()
@@ -201,6 +205,7 @@ func (v *Views) Reset() {
 	v.nodeVersion, v.jobVersion, v.dirtyNodes, v.dirtyJobs = nil, nil, nil, nil
 	v.mark = nil
 	v.kept, v.changes = nil, Changes{}
+	v.activity = activity{}
 }
 
 // refresh brings the views to the snapshot for session s, building them whole the first
@@ -230,6 +235,7 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 		}
 		v.dirtyNodes, v.dirtyJobs = nil, nil
 		v.stamp()
+		v.activity.build(v.set.jobList)
 		return nil
 	}
 	p := patch{v: v, snap: snap, jobs: map[string]bool{}, nodes: map[string]bool{}}
@@ -244,6 +250,7 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 		return err
 	}
 	v.changes = p.changes()
+	v.activity.patch(v.changes.Jobs, v.set.jobs)
 	return nil
 }
 
@@ -294,8 +301,9 @@ func (v *Views) stamp() {
 // release ends a session's use of the views: the views it changed are marked for the next
 // refresh. changed are the positions of the nodes the session's statements changed
 // (Session.NodeChanges): plugins that keep views (ReusableViews) and actions change node
-// views only through statements, so the other nodes need no look.
-func (v *Views) release(changed []int32) {
+// views only through statements, so the other nodes need no look. jobs are the positions of
+// the jobs the session may have changed (Session.visited), or every job when allJobs.
+func (v *Views) release(changed, jobs []int32, allJobs bool) {
 	if v.set != nil {
 		for _, i := range changed {
 			if int(i) >= len(v.set.nodeList) {
@@ -308,16 +316,30 @@ func (v *Views) release(changed []int32) {
 				v.dirtyNodes[n.Name] = true
 			}
 		}
-		for i, j := range v.set.jobList {
-			if j.Version() != v.jobVersion[i] || j.Phase != v.jobSpecs[i].Phase || j.JobFitErrors != "" || len(j.NodesFitErrors) > 0 {
-				if v.dirtyJobs == nil {
-					v.dirtyJobs = map[string]bool{}
-				}
-				v.dirtyJobs[j.UID] = true
+		if allJobs {
+			for i := range v.set.jobList {
+				v.releaseJob(i)
 			}
+		}
+		for _, i := range jobs {
+			v.releaseJob(int(i))
 		}
 	}
 	v.busy.Store(false)
+}
+
+// releaseJob marks the job view at position i for the next refresh if a session changed it.
+func (v *Views) releaseJob(i int) {
+	if i >= len(v.set.jobList) {
+		return
+	}
+	j := v.set.jobList[i]
+	if j.Version() != v.jobVersion[i] || j.Phase != v.jobSpecs[i].Phase || j.JobFitErrors != "" || len(j.NodesFitErrors) > 0 {
+		if v.dirtyJobs == nil {
+			v.dirtyJobs = map[string]bool{}
+		}
+		v.dirtyJobs[j.UID] = true
+	}
 }
 
 // patch is one refresh of kept views: the jobs and nodes to rebuild, by key and name.

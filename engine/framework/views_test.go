@@ -39,6 +39,14 @@ type trackedViews struct {
 }
 
 func (tr tracker) OnSessionOpen(s *Session) {
+	// A validity that depends on the job's view and on the session, as with another
+	// configuration (for ValidIdleJob): ready tasks of the revision's parity are invalid.
+	s.AddJobValidFn("reusable", func(j *api.JobInfo) *ValidateResult {
+		if (uint64(j.ReadyTaskNum())+s.Revision)%2 == 1 {
+			return &ValidateResult{Message: "odd"}
+		}
+		return nil
+	})
 	k, ch := KeptState[trackedViews](s, "framework_test.tracker")
 	if again, ch2 := KeptState[trackedViews](s, "framework_test.tracker"); again != k || !reflect.DeepEqual(ch, ch2) {
 		*tr.errp = fmt.Errorf("a second call in the session gave another state")
@@ -106,13 +114,19 @@ func frameworkSnapshot(s *state.Snapshot) *Snapshot {
 
 // mess is an action that changes the views every way a cycle may: it allocates, pipelines
 // and evicts through statements that it commits, discards or leaves undispatched, and sets
-// jobs' phases and fit errors.
+// jobs' phases and fit errors. Half of its cycles walk the active jobs only (ActiveJobs) and
+// evict tasks found on nodes, of idle jobs too.
 type mess struct{ rng *rand.Rand }
 
 func (m *mess) Name() string { return "mess" }
 
 func (m *mess) Execute(ssn *Session) {
-	for _, j := range ssn.SortedJobs() {
+	jobs := ssn.SortedJobs
+	if m.rng.IntN(2) == 0 {
+		jobs = ssn.ActiveJobs
+		defer m.evictOnNodes(ssn)
+	}
+	for _, j := range jobs() {
 		st := ssn.NewStatement()
 		for _, t := range j.TasksIn(api.Pending) {
 			n := ssn.NodeList[m.rng.IntN(len(ssn.NodeList))]
@@ -143,6 +157,41 @@ func (m *mess) Execute(ssn *Session) {
 			j.JobFitErrors = "mess"
 		}
 	}
+}
+
+// evictOnNodes evicts some running tasks found on nodes (not through a walk of jobs), through
+// a statement it commits or discards.
+func (m *mess) evictOnNodes(ssn *Session) {
+	st := ssn.NewStatement()
+	for _, n := range ssn.NodeList {
+		for _, t := range n.SortedTasks() {
+			if t.Status == api.Running && m.rng.IntN(3) == 0 {
+				_ = st.Evict(ssn.Jobs[t.Job].Tasks[t.UID], EvictReason{Action: "mess"})
+			}
+		}
+	}
+	if m.rng.IntN(2) == 0 {
+		st.Commit()
+	} else {
+		st.Discard()
+	}
+}
+
+// checkValidIdle compares ValidIdleJob with a walk of every idle job of the queue.
+func checkValidIdle(s *Session, queue string) error {
+	active := map[*api.JobInfo]bool{}
+	for _, j := range s.ActiveJobs() {
+		active[j] = true
+	}
+	want := false
+	for _, j := range s.jobList() {
+		want = want || (!active[j] && j.Queue == queue && s.JobValid(j) == nil)
+	}
+	got := s.ValidIdleJob(queue)
+	if (got != nil) != want || (got != nil && (active[got] || s.Jobs[got.UID] != got || s.JobValid(got) != nil)) {
+		return fmt.Errorf("ValidIdleJob(%s) = %v; a walk finds a valid idle job: %v", queue, got, want)
+	}
+	return nil
 }
 
 // compareViews reports the first difference between two sessions' node and job views.
@@ -212,11 +261,21 @@ func TestKeptViewsMatchAFreshBuild(t *testing.T) {
 				}
 				return c, ok
 			}
+			freshSnap := frameworkSnapshot(snap)
+			if rng.IntN(4) == 0 {
+				// A hypernode over every node: sessions set each job's AllocatedHyperNode,
+				// which the next session without hypernodes must find cleared.
+				hn := &api.HyperNode{Name: "hn", Tier: 1}
+				for _, n := range snap.Nodes() {
+					hn.Members = append(hn.Members, n.Name)
+				}
+				fs.HyperNodes, freshSnap.HyperNodes = []*api.HyperNode{hn}, []*api.HyperNode{hn}
+			}
 			kept, err := OpenSession(fs, cfg, reg, Options{Views: &views})
 			if err != nil {
 				t.Fatal(err)
 			}
-			fresh, err := OpenSession(frameworkSnapshot(snap), cfg, reg, Options{})
+			fresh, err := OpenSession(freshSnap, cfg, reg, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,6 +285,9 @@ func TestKeptViewsMatchAFreshBuild(t *testing.T) {
 			if err := compareViews(kept, fresh); err != nil {
 				t.Fatalf("seed %d step %d: %v", seed, step, err)
 			}
+			if err := checkValidIdle(kept, "default"); err != nil {
+				t.Fatalf("seed %d step %d: %v", seed, step, err)
+			}
 			if trackErr != nil {
 				t.Fatalf("seed %d step %d: kept state: %v", seed, step, trackErr)
 			}
@@ -233,7 +295,20 @@ func TestKeptViewsMatchAFreshBuild(t *testing.T) {
 			if err := kept.RunActions(reg); err != nil {
 				t.Fatal(err)
 			}
-			kept.Close()
+			if rng.IntN(6) == 0 {
+				kept.Abandon() // the next session cannot take this one's outcomes over
+				continue
+			}
+			want := make([]JobOutcome, 0, len(kept.Jobs))
+			for _, j := range kept.jobList() {
+				want = append(want, kept.outcome(j))
+			}
+			if len(want) == 0 {
+				want = nil
+			}
+			if got := kept.Close().Jobs; !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d step %d: outcomes %+v, worked out afresh %+v", seed, step, got, want)
+			}
 		}
 		if patched < 100 {
 			t.Fatalf("seed %d: %d sessions patched a kept state", seed, patched)
@@ -269,10 +344,17 @@ func (w *writes) start() {
 func (w *writes) job() []state.Change {
 	w.n++
 	j := &api.Job{Name: "j" + strconv.Itoa(w.n), Namespace: "ns", Queue: "default", MinAvailable: 1, PriorityClass: "pc" + strconv.Itoa(w.rng.IntN(2))}
+	running := w.rng.IntN(2) == 0 // a running job, its tasks on nodes: idle (ActiveJobs)
+	if running {
+		j.Phase = api.JobRunning
+	}
 	cs := []state.Change{{Job: j}}
 	for i := range 1 + w.rng.IntN(4) {
-		cs = append(cs, state.Change{Task: &api.Task{Name: j.Name + "-" + strconv.Itoa(i), Namespace: "ns", Job: j.Name,
-			Resources: w.request(), Preemptable: true}})
+		t := &api.Task{Name: j.Name + "-" + strconv.Itoa(i), Namespace: "ns", Job: j.Name, Resources: w.request(), Preemptable: true}
+		if running {
+			t.Status, t.Node = api.Running, "n"+strconv.Itoa(w.rng.IntN(5))
+		}
+		cs = append(cs, state.Change{Task: t})
 	}
 	return cs
 }

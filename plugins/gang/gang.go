@@ -62,7 +62,7 @@ func (*plugin) OnSessionOpen(ssn *framework.Session) {
 
 // OnSessionClose explains the jobs whose gang could not be satisfied this cycle.
 func (*plugin) OnSessionClose(ssn *framework.Session) {
-	for _, j := range ssn.SortedJobs() {
+	for _, j := range ssn.ActiveJobs() { // an idle job has no pending task
 		if !j.HasPendingTasks() || len(j.Tasks) == 0 || j.IsPending() || ready(j) || pipelined(j) {
 			continue
 		}

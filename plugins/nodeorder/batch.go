@@ -101,7 +101,7 @@ func (c *constMaps) get(nodes []*api.NodeInfo, v float64) map[string]float64 {
 // taintScores is Kubernetes' TaintToleration score: the PreferNoSchedule taints the task does
 // not tolerate, normalised over the candidates and reversed. nil means every node scores 100.
 func (p *plugin) taintScores(st *taskStatic, nodes []*api.NodeInfo) []int64 {
-	if !p.preferNoSchedule {
+	if !p.hasPreferNoSchedule() {
 		return nil
 	}
 	var counts []int64

@@ -72,8 +72,10 @@ type plugin struct {
 	statics map[*api.Task]*taskStatic
 	mu      sync.Mutex
 	cur     atomic.Pointer[taskStatic]
-	// preferNoSchedule is whether any node has a PreferNoSchedule taint.
+	// preferNoSchedule is whether any node has a PreferNoSchedule taint, worked out at the
+	// first need (preferOnce): a cycle that scores nothing never walks the nodes.
 	preferNoSchedule bool
+	preferOnce       sync.Once
 	consts           constMaps
 }
 
@@ -87,13 +89,6 @@ func (p *plugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
 	p.view = k8sutil.SessionView(ssn)
 	p.statics = map[*api.Task]*taskStatic{}
-	for _, n := range ssn.NodeList {
-		for _, t := range n.Node.Taints {
-			if t.Effect == k8sutil.EffectPreferNoSchedule {
-				p.preferNoSchedule = true
-			}
-		}
-	}
 	ssn.AddNodeOrderFn(Name, p.nodeOrder)
 	ssn.AddBatchNodeOrderFn(Name, p.batchNodeOrder)
 	ssn.AddClassKeyFn(Name, p.classKey)
@@ -106,10 +101,27 @@ func (p *plugin) classKey(task *api.TaskInfo) (string, bool) {
 	if k8sutil.HasTaskConstraints(task.Spec) || len(p.view.WithAffinity()) > 0 {
 		return "", false
 	}
-	if p.w.taint != 0 && p.preferNoSchedule {
+	if p.w.taint != 0 && p.hasPreferNoSchedule() {
 		return "", false
 	}
 	return p.specKeys.Key(task.Spec), true
+}
+
+// hasPreferNoSchedule reports whether any node of the session has a PreferNoSchedule taint.
+// Nodes' specs do not change during a session, so the answer is the same at any call. Safe
+// for concurrent calls.
+func (p *plugin) hasPreferNoSchedule() bool {
+	p.preferOnce.Do(func() {
+		for _, n := range p.ssn.NodeList {
+			for _, t := range n.Node.Taints {
+				if t.Effect == k8sutil.EffectPreferNoSchedule {
+					p.preferNoSchedule = true
+					return
+				}
+			}
+		}
+	})
+	return p.preferNoSchedule
 }
 
 // OnSessionClose does nothing.

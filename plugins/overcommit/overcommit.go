@@ -67,23 +67,9 @@ func New(args conf.Arguments) (framework.Plugin, error) {
 func (*plugin) Name() string { return Name }
 
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
-	used := api.EmptyResource()
-	for _, n := range ssn.NodeList {
-		used.Add(n.Used)
-	}
+	used, inqueue := openKept(ssn)
 	p.idle = p.scale(ssn.TotalResource.Clone()).Sub(used)
-	for _, j := range ssn.SortedJobs() {
-		min := resutil.JobMinResources(j)
-		if min == nil {
-			continue
-		}
-		switch {
-		case j.Phase == api.JobInqueue:
-			p.inqueue.Add(min)
-		case j.Phase == api.JobRunning && resutil.AllocatedTaskNum(j) >= j.MinAvailable:
-			p.inqueue.Add(resutil.InqueueResource(min, j.Allocated))
-		}
-	}
+	p.inqueue = inqueue
 	ssn.AddJobEnqueueableFn(Name, p.enqueueable)
 	ssn.AddJobEnqueuedFn(Name, func(j *api.JobInfo) {
 		if min := resutil.JobMinResources(j); min != nil {

@@ -1,9 +1,6 @@
 package proportion
 
 import (
-	"maps"
-	"math"
-
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/plugins/internal/resutil"
@@ -11,10 +8,6 @@ import (
 
 // keptKey names proportion's state kept between cycles (framework.KeptState).
 const keptKey = "proportion.sums"
-
-// exactBound is the largest magnitude below which every sum of integers is exact in a
-// float64, in any order.
-const exactBound = 1 << 53
 
 // kept is what proportion keeps for a cluster between cycles: each job's part of its queue's
 // sums and the sums by queue, so that a cycle re-derives only the jobs whose views changed.
@@ -44,57 +37,7 @@ type jobPart struct {
 // queueSums are the sums of a queue's job parts.
 type queueSums struct {
 	jobs                                 int
-	allocated, request, inqueue, elastic exactSum
-}
-
-// exactSum is a sum of resources kept with, for each scalar, how many parts name it: a fresh
-// sum names a scalar only when one of its terms does.
-type exactSum struct {
-	cpu, mem float64
-	scalars  map[string]float64
-	names    map[string]int
-}
-
-func (s *exactSum) add(r *api.Resource, sign float64) {
-	s.cpu += sign * r.MilliCPU
-	s.mem += sign * r.Memory
-	for k, v := range r.Scalars {
-		if s.scalars == nil {
-			s.scalars, s.names = map[string]float64{}, map[string]int{}
-		}
-		s.scalars[k] += sign * v
-		if sign > 0 {
-			s.names[k]++
-		} else if s.names[k]--; s.names[k] == 0 {
-			delete(s.names, k)
-			delete(s.scalars, k)
-		}
-	}
-	if len(s.names) == 0 {
-		s.scalars, s.names = nil, nil
-	}
-}
-
-// resource returns the sum as a resource of the caller's.
-func (s *exactSum) resource() *api.Resource {
-	r := &api.Resource{MilliCPU: s.cpu, Memory: s.mem}
-	if len(s.scalars) > 0 {
-		r.Scalars = maps.Clone(s.scalars)
-	}
-	return r
-}
-
-// magnitude returns the sum of the magnitudes of r's amounts, and whether each is an
-// integer.
-func magnitude(r *api.Resource) (float64, bool) {
-	integral := func(v float64) bool { return v == math.Trunc(v) && !math.IsInf(v, 0) }
-	m := math.Abs(r.MilliCPU) + math.Abs(r.Memory)
-	ok := integral(r.MilliCPU) && integral(r.Memory)
-	for _, v := range r.Scalars {
-		m += math.Abs(v)
-		ok = ok && integral(v)
-	}
-	return m, ok && !math.IsNaN(m)
+	allocated, request, inqueue, elastic resutil.ExactSum
 }
 
 // partOf derives a job's part. ok is false when an amount is not an integer.
@@ -103,7 +46,7 @@ func partOf(j *api.JobInfo) (part *jobPart, ok bool) {
 	ok = true
 	addTo := func(dst, r *api.Resource, times float64) {
 		dst.Add(r)
-		m, exact := magnitude(r)
+		m, exact := resutil.Magnitude(r)
 		part.abs += times * m
 		ok = ok && exact
 	}
@@ -127,7 +70,7 @@ func partOf(j *api.JobInfo) (part *jobPart, ok bool) {
 		min = api.EmptyResource()
 	}
 	part.elastic = j.Allocated.ExceededPart(min)
-	m, exact := magnitude(part.elastic)
+	m, exact := resutil.Magnitude(part.elastic)
 	part.abs += m
 	ok = ok && exact
 	return part, ok
@@ -140,10 +83,10 @@ func (k *kept) addPart(key string, part *jobPart, sign float64) {
 		k.queues[part.queue] = q
 	}
 	q.jobs += int(sign)
-	q.allocated.add(part.allocated, sign)
-	q.request.add(part.request, sign)
-	q.inqueue.add(part.inqueue, sign)
-	q.elastic.add(part.elastic, sign)
+	q.allocated.Add(part.allocated, sign)
+	q.request.Add(part.request, sign)
+	q.inqueue.Add(part.inqueue, sign)
+	q.elastic.Add(part.elastic, sign)
 	k.abs += sign * part.abs
 	if q.jobs == 0 {
 		delete(k.queues, part.queue)
@@ -181,7 +124,7 @@ func (p *plugin) openKept(ssn *framework.Session) bool {
 			}
 		}
 	}
-	if k.inexact || k.abs >= exactBound {
+	if k.inexact || k.abs >= resutil.ExactBound {
 		k.reset()
 		p.openFresh(ssn, k)
 		return false
@@ -192,10 +135,10 @@ func (p *plugin) openKept(ssn *framework.Session) bool {
 			continue
 		}
 		attr := p.newQueueAttr(q)
-		attr.allocated = sums.allocated.resource()
-		attr.request = sums.request.resource()
-		attr.inqueue = sums.inqueue.resource()
-		attr.elastic = sums.elastic.resource()
+		attr.allocated = sums.allocated.Resource()
+		attr.request = sums.request.Resource()
+		attr.inqueue = sums.inqueue.Resource()
+		attr.elastic = sums.elastic.Resource()
 		p.queues[name] = attr
 		p.names = append(p.names, name)
 	}
@@ -224,7 +167,7 @@ func (p *plugin) openFresh(ssn *framework.Session, k *kept) {
 		}
 		attr.addJob(j)
 	}
-	if k.abs >= exactBound {
+	if k.abs >= resutil.ExactBound {
 		k.inexact = true
 	}
 }

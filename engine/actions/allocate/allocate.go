@@ -42,7 +42,11 @@ func (a *Action) Execute(ssn *framework.Session) {
 	jobsByQueue := map[string]*util.PriorityQueue[*api.JobInfo]{}
 	enqueueConfigured := hasAction(ssn.Config, "enqueue")
 	skipIdle := skipsIdleJobs(ssn)
-	for _, job := range ssn.SortedJobs() {
+	jobs := ssn.SortedJobs
+	if skipIdle {
+		jobs = ssn.ActiveJobs
+	}
+	for _, job := range jobs() {
 		if job.IsPending() {
 			if enqueueConfigured {
 				continue
@@ -69,6 +73,9 @@ func (a *Action) Execute(ssn *framework.Session) {
 			continue
 		}
 		jq.Push(job)
+	}
+	if skipIdle {
+		takeIdleQueues(ssn, queues, jobsByQueue)
 	}
 
 	run := &cycle{a: a, ssn: ssn, cache: util.NewNodeCache(ssn, a.predicateErrorCache), hyperNodeScores: map[string]map[string]float64{}}
@@ -233,6 +240,20 @@ func (c *cycle) allocateTasks(queue *api.QueueInfo, job *api.JobInfo, tasks *uti
 // overuse check's answer and no reason. That needs every queue's order key to change only
 // while the queue is out of the heap (its own jobs' allocations): hierarchical queue orders
 // (drf's, capacity's), where a sibling's allocation moves a parent's share, keep the walk.
+// takeIdleQueues pushes the queues that a valid idle job would have brought in had the walk
+// visited every job (ActiveJobs leaves idle jobs out). Popped, such a queue is only checked for
+// overuse (recording its reason), as when its idle jobs were walked. The queue order is total
+// and no queue's key moves while it waits (skipsIdleJobs), so the pop order does not depend on
+// the order of the pushes.
+func takeIdleQueues(ssn *framework.Session, queues *util.PriorityQueue[*api.QueueInfo], jobsByQueue map[string]*util.PriorityQueue[*api.JobInfo]) {
+	for _, q := range ssn.SortedQueues() {
+		if _, ok := jobsByQueue[q.Name]; !ok && ssn.ValidIdleJob(q.Name) != nil {
+			jobsByQueue[q.Name] = util.NewPriorityQueue(ssn.JobOrderFn)
+			queues.Push(q)
+		}
+	}
+}
+
 func skipsIdleJobs(ssn *framework.Session) bool {
 	return ssn.SkipsIdleJobs() && !ssn.HierarchyEnabled("drf") && !ssn.HierarchyEnabled("capacity")
 }

@@ -96,7 +96,7 @@ func pendingTasks(ssn *framework.Session) []*api.TaskInfo {
 	jobs := map[string]*util.PriorityQueue[*api.JobInfo]{}
 	tasks := map[string]*util.PriorityQueue[*api.TaskInfo]{}
 	skipIdle := ssn.SkipsIdleJobs()
-	for _, job := range ssn.SortedJobs() {
+	for _, job := range ssn.ActiveJobs() { // an idle job has no pending task
 		if job.IsPending() {
 			continue
 		}

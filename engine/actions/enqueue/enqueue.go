@@ -26,7 +26,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 	queues := util.NewPriorityQueue(ssn.QueueOrderFn)
 	seen := map[string]bool{}
 	jobsByQueue := map[string]*util.PriorityQueue[*api.JobInfo]{}
-	for _, job := range ssn.SortedJobs() {
+	for _, job := range ssn.ActiveJobs() { // only Pending jobs matter: idle ones are not
 		q, ok := ssn.Queues[job.Queue]
 		if !ok {
 			continue
