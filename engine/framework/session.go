@@ -154,7 +154,7 @@ type Session struct {
 	event Event
 
 	initialPhase map[string]api.JobPhase
-	committed    []Decision
+	committed    decisionLog
 	// spareOps is an emptied statement's operation buffer, for the next statement.
 	spareOps     []operation
 	queueReasons map[string]string

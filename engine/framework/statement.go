@@ -249,7 +249,7 @@ func (st *Statement) Commit() {
 	for _, op := range st.ops {
 		switch op.kind {
 		case opEvict:
-			st.ssn.committed = append(st.ssn.committed, Decision{
+			st.ssn.committed.add(Decision{
 				Kind: DecisionEvict, Task: op.task.UID, Job: op.task.Job, Node: op.node,
 				Action: op.reason.Action, ForTask: op.reason.ForTask, Reason: op.reason.Rule,
 			})
@@ -259,7 +259,7 @@ func (st *Statement) Commit() {
 			// The node's copy of the task is the one Allocate made in this session.
 			node.RestatusOwnTask(op.task)
 			st.ssn.noteNodeChange(node)
-			st.ssn.committed = append(st.ssn.committed, Decision{
+			st.ssn.committed.add(Decision{
 				Kind: DecisionBind, Task: op.task.UID, Job: op.task.Job, Node: op.node,
 				DeviceIDs: append([]string(nil), op.task.DeviceIDs...),
 			})
