@@ -210,10 +210,60 @@ func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
 	}
 }
 
+// RestatusAll moves the n tasks task(0) ... task(n-1), which must be distinct, from status
+// from to status to, with the sums, counts and version changing as UpdateTaskStatus would
+// change them task by task in that order. When they are every task of the job in from, and
+// none is in to, from's index becomes to's instead of being emptied into a new one task by
+// task (a gang's Allocated tasks all becoming Binding at commit, say). It returns false,
+// changing nothing, otherwise.
+func (ji *JobInfo) RestatusAll(from, to TaskStatus, n int, task func(i int) *TaskInfo) bool {
+	idx := ji.TaskStatusIndex[from]
+	if n == 0 || from == to || len(idx) != n || len(ji.TaskStatusIndex[to]) > 0 {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		t := task(i)
+		if t.Status != from || idx[t.UID] != t || ji.Tasks[t.UID] != t {
+			return false
+		}
+	}
+	for i := 0; i < n; i++ {
+		t := task(i)
+		ji.TotalRequest.Sub(t.Resreq)
+		if AllocatedStatus(from) {
+			ji.Allocated.Sub(t.Resreq)
+		}
+		ji.tally(t, -1)
+		t.Status = to
+		ji.version++
+		ji.tally(t, 1)
+		ji.TotalRequest.Add(t.Resreq)
+		if AllocatedStatus(to) {
+			ji.Allocated.Add(t.Resreq)
+		}
+	}
+	delete(ji.TaskStatusIndex, from)
+	ji.TaskStatusIndex[to] = idx
+	return true
+}
+
 // TasksIn returns the job's tasks in the given status, sorted by UID.
 func (ji *JobInfo) TasksIn(status TaskStatus) []*TaskInfo {
 	idx := ji.TaskStatusIndex[status]
 	out := make([]*TaskInfo, 0, len(idx))
+	if ji.inOrder() && len(idx) >= len(ji.order)/8 {
+		// The tasks are listed in UID order: picking the status's tasks from the list costs
+		// less than sorting them, unless they are few of many.
+		for _, t := range ji.order {
+			if t.Status == status {
+				out = append(out, t)
+			}
+		}
+		if len(out) == len(idx) {
+			return out
+		}
+		out = out[:0]
+	}
 	for _, t := range idx {
 		out = append(out, t)
 	}
@@ -221,9 +271,14 @@ func (ji *JobInfo) TasksIn(status TaskStatus) []*TaskInfo {
 	return out
 }
 
+// inOrder reports whether order lists every task of the job (by UID).
+func (ji *JobInfo) inOrder() bool {
+	return !ji.disorder && len(ji.order) > 0 && len(ji.order) == len(ji.Tasks)
+}
+
 // SortedTasks returns every task of the job sorted by UID.
 func (ji *JobInfo) SortedTasks() []*TaskInfo {
-	if !ji.disorder && len(ji.order) > 0 && len(ji.order) == len(ji.Tasks) {
+	if ji.inOrder() {
 		return slices.Clone(ji.order)
 	}
 	out := make([]*TaskInfo, 0, len(ji.Tasks))

@@ -149,6 +149,17 @@ func TestJobCountsMatchAWalk(t *testing.T) {
 			if got := ji.SortedTasks(); !slices.Equal(got, sorted) {
 				t.Fatalf("trial %d step %d: SortedTasks is not the job's tasks by UID", trial, step)
 			}
+			for _, st := range statuses {
+				var in []*TaskInfo
+				for _, t := range sorted {
+					if t.Status == st {
+						in = append(in, t)
+					}
+				}
+				if got := ji.TasksIn(st); !slices.Equal(got, in) {
+					t.Fatalf("trial %d step %d: TasksIn(%v) is not the job's tasks in it by UID", trial, step, st)
+				}
+			}
 			want, got := naive(ji), counted(ji)
 			for k, w := range want {
 				if got[k] != w {
@@ -163,6 +174,79 @@ func TestJobCountsMatchAWalk(t *testing.T) {
 			if got[k] != w {
 				t.Fatalf("trial %d clone: %s = %v, want %v", trial, k, got[k], w)
 			}
+		}
+	}
+}
+
+// jobTwins builds two equal jobs of n tasks with fractional requests (so that the order of
+// additions shows in the sums), in random statuses among the given ones.
+func jobTwins(rng *rand.Rand, n int, statuses []TaskStatus) (a, b *JobInfo) {
+	a = NewJobInfo(&Job{Name: "j", Namespace: "ns", MinAvailable: 1}, 0)
+	b = NewJobInfo(&Job{Name: "j", Namespace: "ns", MinAvailable: 1}, 0)
+	for i := 0; i < n; i++ {
+		spec := &Task{Name: fmt.Sprintf("t%02d", i), Namespace: "ns", Job: "j", Status: statuses[rng.IntN(len(statuses))],
+			Resources: *NewResource(map[string]float64{"cpu": rng.Float64() * 3, "memory": rng.Float64() * 1e9})}
+		a.AddTaskInfo(NewTaskInfo(spec, 0))
+		b.AddTaskInfo(NewTaskInfo(spec, 0))
+	}
+	return a, b
+}
+
+// jobState renders what RestatusAll must leave as UpdateTaskStatus would: each status's
+// index, every task's status, the sums bit for bit, the counts and the version.
+func jobState(ji *JobInfo) string {
+	var out []string
+	for st, idx := range ji.TaskStatusIndex {
+		for uid, t := range idx {
+			out = append(out, fmt.Sprintf("index %v %s %v", st, uid, t.Status))
+		}
+	}
+	for uid, t := range ji.Tasks {
+		out = append(out, fmt.Sprintf("task %s %v", uid, t.Status))
+	}
+	slices.Sort(out)
+	out = append(out, fmt.Sprintf("sums %b %b %b %b", ji.TotalRequest.MilliCPU, ji.TotalRequest.Memory, ji.Allocated.MilliCPU, ji.Allocated.Memory),
+		fmt.Sprint(counted(ji)), fmt.Sprint(ji.byStatus, ji.Version(), len(ji.TaskStatusIndex)))
+	return strings.Join(out, "\n")
+}
+
+// TestRestatusAllMatchesOneByOne moves every task of a status at once and checks that the
+// job ends as moving them one by one in the same order leaves it; a move of some of them, or
+// into a status that has tasks, must be refused and change nothing.
+func TestRestatusAllMatchesOneByOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	statuses := []TaskStatus{Pending, Allocated, Pipelined, Binding, Running}
+	for trial := 0; trial < 300; trial++ {
+		a, b := jobTwins(rng, 1+rng.IntN(20), statuses)
+		from, to := statuses[rng.IntN(len(statuses))], statuses[rng.IntN(len(statuses))]
+		var moved []string
+		for uid, ti := range a.Tasks {
+			if ti.Status == from {
+				moved = append(moved, uid)
+			}
+		}
+		rng.Shuffle(len(moved), func(i, j int) { moved[i], moved[j] = moved[j], moved[i] })
+		partial := len(moved) > 1 && rng.IntN(4) == 0
+		if partial {
+			moved = moved[1:]
+		}
+		before := jobState(a)
+		ok := a.RestatusAll(from, to, len(moved), func(i int) *TaskInfo { return a.Tasks[moved[i]] })
+		refuse := partial || len(moved) == 0 || from == to || len(b.TaskStatusIndex[to]) > 0
+		if ok == refuse {
+			t.Fatalf("trial %d: RestatusAll(%v -> %v) of %d tasks answered %v", trial, from, to, len(moved), ok)
+		}
+		if !ok {
+			if after := jobState(a); after != before {
+				t.Fatalf("trial %d: a refused RestatusAll changed the job:\n%s\nwas\n%s", trial, after, before)
+			}
+			continue
+		}
+		for _, uid := range moved {
+			b.UpdateTaskStatus(b.Tasks[uid], to)
+		}
+		if ga, gb := jobState(a), jobState(b); ga != gb {
+			t.Fatalf("trial %d: RestatusAll(%v -> %v) left\n%s\none by one leaves\n%s", trial, from, to, ga, gb)
 		}
 	}
 }

@@ -246,6 +246,7 @@ func (st *Statement) Discard() {
 // the stored task Bound), evictions become evict decisions. Pipelines stay as they are; the session
 // reports them as pipeline decisions when it closes.
 func (st *Statement) Commit() {
+	bound := st.bindAtOnce()
 	for _, op := range st.ops {
 		switch op.kind {
 		case opEvict:
@@ -255,7 +256,9 @@ func (st *Statement) Commit() {
 			})
 		case opAllocate:
 			j, node := op.views(st.ssn)
-			j.UpdateTaskStatus(op.task, api.Binding)
+			if j != bound {
+				j.UpdateTaskStatus(op.task, api.Binding)
+			}
 			// The node's copy of the task is the one Allocate made in this session.
 			node.RestatusOwnTask(op.task)
 			st.ssn.noteNodeChange(node)
@@ -266,4 +269,23 @@ func (st *Statement) Commit() {
 		}
 	}
 	st.recycle()
+}
+
+// bindAtOnce moves the tasks of a statement made only of allocations of one job's tasks,
+// when they are all of the job's Allocated tasks (a gang placed by allocate), to Binding in
+// one step (JobInfo.RestatusAll), and returns the job; nil when it moved nothing.
+func (st *Statement) bindAtOnce() *api.JobInfo {
+	if len(st.ops) == 0 || st.ops[0].kind != opAllocate {
+		return nil
+	}
+	j, _ := st.ops[0].views(st.ssn)
+	for i := range st.ops {
+		if op := &st.ops[i]; op.kind != opAllocate || op.task.Job != j.UID {
+			return nil
+		}
+	}
+	if !j.RestatusAll(api.Allocated, api.Binding, len(st.ops), func(i int) *api.TaskInfo { return st.ops[i].task }) {
+		return nil
+	}
+	return j
 }
