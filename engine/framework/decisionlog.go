@@ -7,7 +7,18 @@ package framework
 type decisionLog struct {
 	chunks [][]Decision
 	n      int
+	// expected, when set, is the first chunk's capacity (see expect).
+	expected int
 }
+
+// maxExpected bounds what expect sets aside: a cluster of many pending tasks of which few
+// fit would otherwise hold a large empty buffer.
+const maxExpected = 1 << 15
+
+// expect tells the log how many decisions the session may make at most (its pending tasks,
+// when it built its views), so that a cycle placing them all fills one chunk, which take then
+// hands over without copying.
+func (l *decisionLog) expect(n int) { l.expected = min(n, maxExpected) }
 
 // firstChunk and maxChunk bound a chunk's capacity: a small cycle allocates little, a large
 // one a chunk per maxChunk decisions.
@@ -20,7 +31,7 @@ const (
 func (l *decisionLog) add(d Decision) {
 	last := len(l.chunks) - 1
 	if last < 0 || len(l.chunks[last]) == cap(l.chunks[last]) {
-		size := firstChunk
+		size := max(firstChunk, l.expected)
 		if last >= 0 {
 			size = min(2*cap(l.chunks[last]), maxChunk)
 		}
@@ -37,6 +48,11 @@ func (l *decisionLog) take(extra int) []Decision {
 	if l.n == 0 && extra == 0 {
 		l.chunks = nil
 		return nil
+	}
+	if c := l.chunks; len(c) == 1 && extra == 0 && 2*len(c[0]) >= cap(c[0]) {
+		// One chunk, at least half used: it is the plan's slice as it is.
+		l.chunks, l.n = nil, 0
+		return c[0]
 	}
 	out := make([]Decision, 0, l.n+extra)
 	for _, c := range l.chunks {

@@ -27,3 +27,27 @@ func TestDecisionLogKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionLogExpected checks the log given an expected count: filled at least half, its
+// one chunk is handed over (capacity the expected count); less than half, the decisions are
+// copied at their exact length; beyond it, they go on in further chunks, in order.
+func TestDecisionLogExpected(t *testing.T) {
+	for _, c := range []struct{ expected, n, wantCap int }{
+		{100, 100, 100}, {100, 50, 100}, {100, 49, 49}, {100, 101, 101}, {maxExpected + 10, maxExpected, maxExpected},
+	} {
+		var l decisionLog
+		l.expect(c.expected)
+		for i := 0; i < c.n; i++ {
+			l.add(Decision{Kind: DecisionBind, Task: fmt.Sprint(i)})
+		}
+		got := l.take(0)
+		if len(got) != c.n || cap(got) != c.wantCap {
+			t.Fatalf("%+v: len %d cap %d", c, len(got), cap(got))
+		}
+		for i, d := range got {
+			if d.Task != fmt.Sprint(i) {
+				t.Fatalf("%+v: decision %d is %q", c, i, d.Task)
+			}
+		}
+	}
+}

@@ -205,7 +205,11 @@ func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*vi
 			return views.set, nil
 		}
 	}
-	return s.buildViews(snap)
+	set, err := s.buildViews(snap)
+	if err == nil {
+		s.committed.expect(set.pending)
+	}
+	return set, err
 }
 
 // allReusable reports whether every plugin keeps views (ReusableViews).

@@ -27,6 +27,8 @@ type viewSet struct {
 	jobList []*api.JobInfo
 	// initialPhase is each job's phase as the snapshot has it.
 	initialPhase map[string]api.JobPhase
+	// pending counts the snapshot's pending tasks when buildViews built the set.
+	pending int
 }
 
 // resolvePriority gives a priority class's value, else an explicit priority, else dflt.
@@ -93,6 +95,9 @@ func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
 			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
 		}
 		ti := v.addTask(ji, t)
+		if ti.Status == api.Pending {
+			v.pending++
+		}
 		if ti.NodeName == "" {
 			continue
 		}
