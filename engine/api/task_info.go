@@ -33,8 +33,11 @@ func NewTaskInfo(t *Task, priority int32) *TaskInfo { return NewTaskInfoOf(t, pr
 
 // NewTaskInfoOf is NewTaskInfo for a task whose job's UID (t.JobKey()) the caller has.
 func NewTaskInfoOf(t *Task, priority int32, job string) *TaskInfo {
-	req := t.Resources.Clone()
-	req.MaxTaskNum = 0
+	req := &t.Resources // never changed in place, like the task it belongs to
+	if req.MaxTaskNum != 0 {
+		req = t.Resources.Clone()
+		req.MaxTaskNum = 0
+	}
 	var devices []string
 	if OccupiesNode(t.Status) {
 		// A task that is not on a node holds no device, whatever ids it still carries.

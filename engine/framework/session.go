@@ -207,7 +207,10 @@ func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*vi
 	}
 	set, err := s.buildViews(snap)
 	if err == nil {
+		// Room for every pending task's decision and its two node changes (allocated,
+		// then bound), so that neither list grows step by step.
 		s.committed.expect(set.pending)
+		s.nodeChanges = make([]int32, 0, 2*min(set.pending, maxExpected))
 	}
 	return set, err
 }
