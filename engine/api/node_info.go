@@ -207,7 +207,10 @@ func (ni *NodeInfo) FitsFutureIdle(req *Resource) bool {
 
 // AddTask places a copy of the task on the node and accounts its resources by status. It
 // fails, changing nothing, when the node lacks idle resources for a non-pipelined task.
-func (ni *NodeInfo) AddTask(t *TaskInfo) error {
+func (ni *NodeInfo) AddTask(t *TaskInfo) error { return ni.AddTaskIn(t, nil) }
+
+// AddTaskIn is AddTask with the node's copy taken from the arena (nil: allocated alone).
+func (ni *NodeInfo) AddTaskIn(t *TaskInfo, a *TaskInfoArena) error {
 	if t.NodeName != "" && t.NodeName != ni.Name {
 		return fmt.Errorf("task %s is already on node %s, not %s", t.UID, t.NodeName, ni.Name)
 	}
@@ -218,7 +221,7 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 		return fmt.Errorf("node %s cannot hold task %s: idle <%s> and %d pod slots, request <%s>",
 			ni.Name, t.UID, ni.Idle, ni.IdlePods(), t.Resreq)
 	}
-	ni.addTaskUnchecked(t)
+	ni.addTaskAs(a.Clone(t))
 	t.NodeName = ni.Name
 	return nil
 }

@@ -181,6 +181,10 @@ type Session struct {
 	// pacer may pause the cycle at checkpoints (nil: never).
 	pacer *Pacer
 
+	// copies holds the node copies of the tasks statements place; taskViews the task views
+	// of a session that builds its own (neither outlives the session's views).
+	copies, taskViews api.TaskInfoArena
+
 	// undispatched holds the tasks a statement left allocated without a decision.
 	undispatched map[string]bool
 	// views, when set, are the kept views the session opened on, released when it ends.
@@ -205,7 +209,7 @@ func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*vi
 			return views.set, nil
 		}
 	}
-	set, err := s.buildViews(snap)
+	set, err := s.buildViews(snap, &s.taskViews)
 	if err == nil {
 		// Room for every pending task's decision and its two node changes (allocated,
 		// then bound), so that neither list grows step by step.

@@ -119,7 +119,7 @@ func (st *Statement) Pipeline(task *api.TaskInfo, nodeName string) error {
 	prev := task.Status
 	j.UpdateTaskStatus(task, api.Pipelined)
 	task.NodeName = nodeName
-	if err := node.AddTask(task); err != nil {
+	if err := node.AddTaskIn(task, &st.ssn.copies); err != nil {
 		j.UpdateTaskStatus(task, prev)
 		task.NodeName = ""
 		return err
@@ -139,7 +139,7 @@ func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
 	prev := task.Status
 	j.UpdateTaskStatus(task, api.Allocated)
 	task.NodeName = node.Name
-	if err := node.AddTask(task); err != nil {
+	if err := node.AddTaskIn(task, &st.ssn.copies); err != nil {
 		j.UpdateTaskStatus(task, prev)
 		task.NodeName = ""
 		return err

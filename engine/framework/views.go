@@ -29,6 +29,8 @@ type viewSet struct {
 	initialPhase map[string]api.JobPhase
 	// pending counts the snapshot's pending tasks when buildViews built the set.
 	pending int
+	// arena, when set, provides the task views addTask makes.
+	arena *api.TaskInfoArena
 }
 
 // resolvePriority gives a priority class's value, else an explicit priority, else dflt.
@@ -45,11 +47,13 @@ func resolvePriority(classes map[string]int32, class string, prio int32, has boo
 }
 
 // buildViews builds the views of every node and job of the snapshot, each running task on its
-// node, as a session sees them when it opens. It pauses at the session's checkpoints and
-// stops, with the context's error, once the session is interrupted.
-func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
+// node, as a session sees them when it opens, the task views taken from arena (nil: each
+// allocated alone, as views kept between cycles are). It pauses at the session's checkpoints
+// and stops, with the context's error, once the session is interrupted.
+func (s *Session) buildViews(snap *Snapshot, arena *api.TaskInfoArena) (*viewSet, error) {
 	snap.objects()
 	v := &viewSet{
+		arena:        arena,
 		classes:      make(map[string]int32, len(snap.PriorityClasses)),
 		nodes:        make(map[string]*api.NodeInfo, len(snap.Nodes)),
 		nodeList:     make([]*api.NodeInfo, 0, len(snap.Nodes)),
@@ -107,13 +111,14 @@ func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
 		}
 		ni.AddExistingTask(ti)
 	}
+	v.arena = nil
 	return v, nil
 }
 
 // addTask adds the view of a stored task to its job's view; a task that does not occupy its
 // node gets no node.
 func (v *viewSet) addTask(ji *api.JobInfo, t *api.Task) *api.TaskInfo {
-	ti := api.NewTaskInfoOf(t, resolvePriority(v.classes, t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
+	ti := v.arena.NewTaskInfoOf(t, resolvePriority(v.classes, t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
 	ji.AddTaskInfo(ti)
 	if !api.OccupiesNode(ti.Status) {
 		ti.NodeName = ""
@@ -219,7 +224,7 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 	v.epoch++
 	v.changes = Changes{All: true}
 	if v.set == nil || !slices.Equal(v.classes, snap.PriorityClasses) {
-		set, err := s.buildViews(snap)
+		set, err := s.buildViews(snap, nil)
 		if err != nil {
 			return err
 		}
