@@ -43,8 +43,9 @@ func NewTaskInfoOf(t *Task, priority int32, job string) *TaskInfo {
 // safe for concurrent use.
 type TaskInfoArena struct{ block []TaskInfo }
 
-// taskInfoBlock is how many views an arena allocates at once.
-const taskInfoBlock = 256
+// taskInfoBlock is how many views an arena allocates at once: 24 KiB, under the size (32
+// KiB) beyond which an allocation takes the slower large-object path.
+const taskInfoBlock = 128
 
 // alloc returns a zero view.
 func (a *TaskInfoArena) alloc() *TaskInfo {
