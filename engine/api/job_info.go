@@ -127,6 +127,16 @@ func NewJobInfo(j *Job, priority int32) *JobInfo {
 	return ji
 }
 
+// ExpectTasks sizes the job's task map and order for the n tasks about to be added; it does
+// nothing once the job has tasks.
+func (ji *JobInfo) ExpectTasks(n int) {
+	if len(ji.Tasks) > 0 || n <= 0 {
+		return
+	}
+	ji.Tasks = make(map[string]*TaskInfo, n)
+	ji.order = make([]*TaskInfo, 0, n)
+}
+
 // AddTaskInfo adds a task to the job and its indexes.
 func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 	if _, dup := ji.Tasks[t.UID]; dup || ji.disorder || (len(ji.order) > 0 && ji.order[len(ji.order)-1].UID >= t.UID) {

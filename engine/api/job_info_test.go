@@ -118,6 +118,9 @@ func TestJobCountsMatchAWalk(t *testing.T) {
 			byRole[r] = int32(rng.IntN(3))
 		}
 		ji := NewJobInfo(&Job{Name: "j", Namespace: "ns", MinAvailable: int32(rng.IntN(6)), MinAvailableByRole: byRole}, 0)
+		if trial%2 == 0 {
+			ji.ExpectTasks(rng.IntN(8)) // sized for fewer or more tasks than come
+		}
 		var tasks []*TaskInfo
 		for step := 0; step < 60; step++ {
 			switch op := rng.IntN(10); {

@@ -83,7 +83,10 @@ func (s *Session) buildViews(snap *Snapshot, arena *api.TaskInfoArena) (*viewSet
 		v.jobs[ji.UID] = ji
 		v.initialPhase[ji.UID] = ji.Phase
 	}
-	var key []byte
+	jobs, err := v.jobsOf(s, snap.Tasks)
+	if err != nil {
+		return nil, err
+	}
 	for i, t := range snap.Tasks {
 		if i%openCheckpointEvery == 0 {
 			s.pacer.checkpoint()
@@ -93,12 +96,7 @@ func (s *Session) buildViews(snap *Snapshot, arena *api.TaskInfoArena) (*viewSet
 				return nil, err // a large cluster's open stops soon after an interruption too
 			}
 		}
-		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
-		ji, ok := v.jobs[string(key)]
-		if !ok {
-			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
-		}
-		ti := v.addTask(ji, t)
+		ti := v.addTask(jobs[i], t)
 		if ti.Status == api.Pending {
 			v.pending++
 		}
@@ -113,6 +111,30 @@ func (s *Session) buildViews(snap *Snapshot, arena *api.TaskInfoArena) (*viewSet
 	}
 	v.arena = nil
 	return v, nil
+}
+
+// jobsOf returns each task's job view, in the tasks' order, and sizes every job view for its
+// tasks (so that its task map and order are made once, not grown task by task).
+func (v *viewSet) jobsOf(s *Session, tasks []*api.Task) ([]*api.JobInfo, error) {
+	out := make([]*api.JobInfo, len(tasks))
+	counts := make(map[*api.JobInfo]int, len(v.jobs))
+	var key []byte
+	for i, t := range tasks {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
+		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
+		ji, ok := v.jobs[string(key)]
+		if !ok {
+			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
+		}
+		out[i] = ji
+		counts[ji]++
+	}
+	for ji, n := range counts {
+		ji.ExpectTasks(n)
+	}
+	return out, nil
 }
 
 // addTask adds the view of a stored task to its job's view; a task that does not occupy its
