@@ -11,14 +11,13 @@ type decisionLog struct {
 	expected int
 }
 
-// maxExpected bounds what expect sets aside: a cluster of many pending tasks of which few
-// fit would otherwise hold a large empty buffer.
-const maxExpected = 1 << 15
-
-// expect tells the log how many decisions the session may make at most (its pending tasks,
+// expect tells the log how many decisions the session expects to make (its pending tasks,
 // when it built its views), so that a cycle placing them all fills one chunk, which take then
-// hands over without copying.
-func (l *decisionLog) expect(n int) { l.expected = min(n, maxExpected) }
+// hands over without copying: at 500,000 binds, chunks and their copy would hold twice the
+// decisions' 64 MB at Close. Where few of many pending tasks fit, the chunk is mostly empty
+// until Close copies the decisions out of it; it costs 128 bytes per pending task, less
+// than the task's own views (its TaskInfo is 192).
+func (l *decisionLog) expect(n int) { l.expected = n }
 
 // firstChunk and maxChunk bound a chunk's capacity: a small cycle allocates little, a large
 // one a chunk per maxChunk decisions.

@@ -33,7 +33,7 @@ func TestDecisionLogKeepsOrder(t *testing.T) {
 // copied at their exact length; beyond it, they go on in further chunks, in order.
 func TestDecisionLogExpected(t *testing.T) {
 	for _, c := range []struct{ expected, n, wantCap int }{
-		{100, 100, 100}, {100, 50, 100}, {100, 49, 49}, {100, 101, 101}, {maxExpected + 10, maxExpected, maxExpected},
+		{100, 100, 100}, {100, 50, 100}, {100, 49, 49}, {100, 101, 101}, {3 * maxChunk, 3 * maxChunk, 3 * maxChunk},
 	} {
 		var l decisionLog
 		l.expect(c.expected)

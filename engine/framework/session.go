@@ -214,7 +214,7 @@ func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*vi
 		// Room for every pending task's decision and its two node changes (allocated,
 		// then bound), so that neither list grows step by step.
 		s.committed.expect(set.pending)
-		s.nodeChanges = make([]int32, 0, 2*min(set.pending, maxExpected))
+		s.nodeChanges = make([]int32, 0, 2*set.pending)
 	}
 	return set, err
 }
