@@ -232,6 +232,13 @@ func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) { ni.addTaskAs(t.Clone()) }
 
 // addTaskAs accounts c, a copy of a task that the node is to keep.
 func (ni *NodeInfo) addTaskAs(c *TaskInfo) {
+	ni.account(c)
+	ni.Tasks[c.UID] = c
+}
+
+// account takes c, the node's copy of a task, into the node's sums and counts, as placed on
+// the node in its status, and moves Version.
+func (ni *NodeInfo) account(c *TaskInfo) {
 	ni.note(c.Resreq, 1)
 	switch c.Status {
 	case Pipelined:
@@ -250,7 +257,6 @@ func (ni *NodeInfo) addTaskAs(c *TaskInfo) {
 		ni.evictable[i]++
 	}
 	c.NodeName = ni.Name
-	ni.Tasks[c.UID] = c
 	ni.Version++
 }
 
@@ -264,6 +270,12 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 	if !ok {
 		return
 	}
+	ni.unaccount(cur)
+	delete(ni.Tasks, cur.UID)
+}
+
+// unaccount undoes account for cur, the node's copy of a task, and moves Version.
+func (ni *NodeInfo) unaccount(cur *TaskInfo) {
 	ni.note(cur.Resreq, -1)
 	switch cur.Status {
 	case Pipelined:
@@ -281,7 +293,6 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 	if i := evictableSlot(cur.Status); i >= 0 && cur.Preemptable {
 		ni.evictable[i]--
 	}
-	delete(ni.Tasks, cur.UID)
 	ni.Version++
 }
 
@@ -300,10 +311,12 @@ func (ni *NodeInfo) RestatusOwnTask(t *TaskInfo) {
 		ni.UpdateTask(t)
 		return
 	}
-	ni.RemoveTask(t)
+	// The copy stays under its key: only the sums and counts move, as RemoveTask and
+	// addTaskAs would move them.
+	ni.unaccount(cur)
 	*cur = *t
 	cur.DeviceIDs = append([]string(nil), t.DeviceIDs...)
-	ni.addTaskAs(cur)
+	ni.account(cur)
 }
 
 // SortedTasks returns the node's tasks sorted by UID.
