@@ -58,6 +58,9 @@ type JobInfo struct {
 	disorder bool
 	// version counts changes to the job's tasks (added, deleted, status moved): see Version.
 	version uint64
+	// expected is the task count ExpectTasks was given, until that many tasks are in (0:
+	// none), so that a job built to its size equals one grown task by task.
+	expected int
 }
 
 // Version changes whenever a task is added to or deleted from the job or changes status
@@ -135,6 +138,7 @@ func (ji *JobInfo) ExpectTasks(n int) {
 	}
 	ji.Tasks = make(map[string]*TaskInfo, n)
 	ji.order = make([]*TaskInfo, 0, n)
+	ji.expected = n
 }
 
 // AddTaskInfo adds a task to the job and its indexes.
@@ -147,6 +151,9 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 	ji.Tasks[t.UID] = t
 	ji.version++
 	ji.index(t)
+	if len(ji.Tasks) >= ji.expected {
+		ji.expected = 0
+	}
 	ji.TotalRequest.Add(t.Resreq)
 	if AllocatedStatus(t.Status) {
 		ji.Allocated.Add(t.Resreq)
@@ -160,9 +167,10 @@ const maxIndexHint = 64
 func (ji *JobInfo) index(t *TaskInfo) {
 	idx := ji.TaskStatusIndex[t.Status]
 	if idx == nil {
-		// Sized for the job's tasks (up to a bound): when a gang moves from Pending to
-		// Allocated, its new index would otherwise grow step by step, per job and cycle.
-		idx = make(map[string]*TaskInfo, min(len(ji.Tasks), maxIndexHint))
+		// Sized for the job's tasks (up to a bound; those expected, while they are being
+		// added): when a gang moves from Pending to Allocated, or its tasks are added, its
+		// new index would otherwise grow step by step, per job and cycle.
+		idx = make(map[string]*TaskInfo, min(max(len(ji.Tasks), ji.expected), maxIndexHint))
 		ji.TaskStatusIndex[t.Status] = idx
 	}
 	idx[t.UID] = t
