@@ -279,6 +279,9 @@ func (st *Statement) bindAtOnce() *api.JobInfo {
 		return nil
 	}
 	j, _ := st.ops[0].views(st.ssn)
+	if j == nil {
+		return nil
+	}
 	for i := range st.ops {
 		if op := &st.ops[i]; op.kind != opAllocate || op.task.Job != j.UID {
 			return nil
