@@ -150,7 +150,7 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 	}
 	ji.Tasks[t.UID] = t
 	ji.version++
-	ji.index(t)
+	ji.index(t, nil)
 	if len(ji.Tasks) >= ji.expected {
 		ji.expected = 0
 	}
@@ -163,27 +163,60 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 // maxIndexHint bounds the size a new status index is made for.
 const maxIndexHint = 64
 
-// index files the task under its status and counts it.
-func (ji *JobInfo) index(t *TaskInfo) {
+// IndexPool keeps the status index maps that jobs emptied, for the new indexes of other jobs:
+// a session moving gang after gang from Pending to Allocated then reuses the emptied Pending
+// maps instead of making one per job. A map is in the pool only while no job holds it (the
+// index maps are read where they are found, never kept). The zero value is ready; not safe
+// for concurrent use.
+type IndexPool struct{ free []map[string]*TaskInfo }
+
+// maxPooledIndexes bounds how many emptied maps a pool keeps.
+const maxPooledIndexes = 64
+
+// put keeps an emptied map (a nil pool drops it).
+func (p *IndexPool) put(m map[string]*TaskInfo) {
+	if p != nil && len(p.free) < maxPooledIndexes {
+		p.free = append(p.free, m)
+	}
+}
+
+// take returns an empty map from the pool, nil when it has none.
+func (p *IndexPool) take() map[string]*TaskInfo {
+	if p == nil || len(p.free) == 0 {
+		return nil
+	}
+	last := len(p.free) - 1
+	m := p.free[last]
+	p.free[last] = nil
+	p.free = p.free[:last]
+	return m
+}
+
+// index files the task under its status and counts it, a new index taken from pool (which
+// may be nil) when it has one.
+func (ji *JobInfo) index(t *TaskInfo, pool *IndexPool) {
 	idx := ji.TaskStatusIndex[t.Status]
 	if idx == nil {
-		// Sized for the job's tasks (up to a bound; those expected, while they are being
-		// added): when a gang moves from Pending to Allocated, or its tasks are added, its
-		// new index would otherwise grow step by step, per job and cycle.
-		idx = make(map[string]*TaskInfo, min(max(len(ji.Tasks), ji.expected), maxIndexHint))
+		if idx = pool.take(); idx == nil {
+			// Sized for the job's tasks (up to a bound; those expected, while they are being
+			// added): when a gang moves from Pending to Allocated, or its tasks are added, its
+			// new index would otherwise grow step by step, per job and cycle.
+			idx = make(map[string]*TaskInfo, min(max(len(ji.Tasks), ji.expected), maxIndexHint))
+		}
 		ji.TaskStatusIndex[t.Status] = idx
 	}
 	idx[t.UID] = t
 	ji.tally(t, 1)
 }
 
-// unindex undoes index.
-func (ji *JobInfo) unindex(t *TaskInfo) {
+// unindex undoes index, an emptied index going to pool (which may be nil).
+func (ji *JobInfo) unindex(t *TaskInfo, pool *IndexPool) {
 	ji.tally(t, -1)
 	if idx := ji.TaskStatusIndex[t.Status]; idx != nil {
 		delete(idx, t.UID)
 		if len(idx) == 0 {
 			delete(ji.TaskStatusIndex, t.Status)
+			pool.put(idx)
 		}
 	}
 }
@@ -201,13 +234,19 @@ func (ji *JobInfo) DeleteTaskInfo(t *TaskInfo) {
 	delete(ji.Tasks, cur.UID)
 	ji.version++
 	ji.order, ji.disorder = nil, true
-	ji.unindex(cur)
+	ji.unindex(cur, nil)
 }
 
 // UpdateTaskStatus moves a task to a new status, keeping indexes and sums right: the sums
 // change exactly as DeleteTaskInfo and AddTaskInfo would change them, but the task stays in
 // the job's order.
 func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
+	ji.UpdateTaskStatusIn(t, status, nil)
+}
+
+// UpdateTaskStatusIn is UpdateTaskStatus with the status index maps it empties kept in pool,
+// and those it needs taken from there first.
+func (ji *JobInfo) UpdateTaskStatusIn(t *TaskInfo, status TaskStatus, pool *IndexPool) {
 	if cur, ok := ji.Tasks[t.UID]; !ok || cur != t {
 		ji.DeleteTaskInfo(t)
 		t.Status = status
@@ -218,10 +257,10 @@ func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
 	if AllocatedStatus(t.Status) {
 		ji.Allocated.Sub(t.Resreq)
 	}
-	ji.unindex(t)
+	ji.unindex(t, pool)
 	t.Status = status
 	ji.version++
-	ji.index(t)
+	ji.index(t, pool)
 	ji.TotalRequest.Add(t.Resreq)
 	if AllocatedStatus(status) {
 		ji.Allocated.Add(t.Resreq)

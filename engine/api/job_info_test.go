@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -250,6 +251,47 @@ func TestRestatusAllMatchesOneByOne(t *testing.T) {
 		}
 		if ga, gb := jobState(a), jobState(b); ga != gb {
 			t.Fatalf("trial %d: RestatusAll(%v -> %v) left\n%s\none by one leaves\n%s", trial, from, to, ga, gb)
+		}
+	}
+}
+
+// TestIndexPoolSharesNoMap moves the tasks of several jobs through statuses with one pool,
+// and twins of them without, and checks that the jobs end alike and that no index map is
+// held by two jobs (or two statuses) at once.
+func TestIndexPoolSharesNoMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	statuses := []TaskStatus{Pending, Allocated, Pipelined, Binding}
+	for trial := 0; trial < 50; trial++ {
+		var pool IndexPool
+		var pooled, plain []*JobInfo
+		for j := 0; j < 4; j++ {
+			a, b := jobTwins(rng, 1+rng.IntN(12), statuses[:1])
+			pooled, plain = append(pooled, a), append(plain, b)
+		}
+		for step := 0; step < 200; step++ {
+			j := rng.IntN(len(pooled))
+			uid := fmt.Sprintf("ns/t%02d", rng.IntN(len(pooled[j].Tasks)))
+			to := statuses[rng.IntN(len(statuses))]
+			pooled[j].UpdateTaskStatusIn(pooled[j].Tasks[uid], to, &pool)
+			plain[j].UpdateTaskStatus(plain[j].Tasks[uid], to)
+			holder := map[uintptr]string{}
+			for i := range pooled {
+				if ga, gb := jobState(pooled[i]), jobState(plain[i]); ga != gb {
+					t.Fatalf("trial %d step %d: job %d with the pool\n%s\nwithout\n%s", trial, step, i, ga, gb)
+				}
+				for st, idx := range pooled[i].TaskStatusIndex {
+					p := reflect.ValueOf(idx).Pointer()
+					if h, ok := holder[p]; ok {
+						t.Fatalf("trial %d step %d: job %d's %v index is also %s's", trial, step, i, st, h)
+					}
+					holder[p] = fmt.Sprintf("job %d's %v index", i, st)
+				}
+			}
+			for _, m := range pool.free {
+				if len(m) != 0 || holder[reflect.ValueOf(m).Pointer()] != "" {
+					t.Fatalf("trial %d step %d: a pooled map is in use", trial, step)
+				}
+			}
 		}
 	}
 }

@@ -184,6 +184,8 @@ type Session struct {
 	// copies holds the node copies of the tasks statements place; taskViews the task views
 	// of a session that builds its own (neither outlives the session's views).
 	copies, taskViews api.TaskInfoArena
+	// indexes keeps the status index maps statements empty, for the next ones they need.
+	indexes api.IndexPool
 
 	// undispatched holds the tasks a statement left allocated without a decision.
 	undispatched map[string]bool

@@ -98,7 +98,7 @@ func (st *Statement) Evict(victim *api.TaskInfo, reason EvictReason) error {
 		return fmt.Errorf("evict %s: node %q not in session", victim.UID, victim.NodeName)
 	}
 	prev := victim.Status
-	j.UpdateTaskStatus(victim, api.Releasing)
+	j.UpdateTaskStatusIn(victim, api.Releasing, &st.ssn.indexes)
 	node.UpdateTask(victim)
 	st.ssn.noteNodeChange(node)
 	st.ssn.fireDeallocate(victim)
@@ -117,10 +117,10 @@ func (st *Statement) Pipeline(task *api.TaskInfo, nodeName string) error {
 		return fmt.Errorf("pipeline %s: node %q not in session", task.UID, nodeName)
 	}
 	prev := task.Status
-	j.UpdateTaskStatus(task, api.Pipelined)
+	j.UpdateTaskStatusIn(task, api.Pipelined, &st.ssn.indexes)
 	task.NodeName = nodeName
 	if err := node.AddTaskIn(task, &st.ssn.copies); err != nil {
-		j.UpdateTaskStatus(task, prev)
+		j.UpdateTaskStatusIn(task, prev, &st.ssn.indexes)
 		task.NodeName = ""
 		return err
 	}
@@ -137,10 +137,10 @@ func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
 		return err
 	}
 	prev := task.Status
-	j.UpdateTaskStatus(task, api.Allocated)
+	j.UpdateTaskStatusIn(task, api.Allocated, &st.ssn.indexes)
 	task.NodeName = node.Name
 	if err := node.AddTaskIn(task, &st.ssn.copies); err != nil {
-		j.UpdateTaskStatus(task, prev)
+		j.UpdateTaskStatusIn(task, prev, &st.ssn.indexes)
 		task.NodeName = ""
 		return err
 	}
@@ -224,12 +224,12 @@ func (st *Statement) Discard() {
 		j, node := op.views(st.ssn)
 		switch op.kind {
 		case opEvict:
-			j.UpdateTaskStatus(op.task, op.prevStatus)
+			j.UpdateTaskStatusIn(op.task, op.prevStatus, &st.ssn.indexes)
 			node.UpdateTask(op.task)
 			st.ssn.noteNodeChange(node)
 			st.ssn.fireAllocate(op.task)
 		case opPipeline, opAllocate:
-			j.UpdateTaskStatus(op.task, op.prevStatus)
+			j.UpdateTaskStatusIn(op.task, op.prevStatus, &st.ssn.indexes)
 			node.RemoveTask(op.task)
 			st.ssn.noteNodeChange(node)
 			st.ssn.fireDeallocate(op.task)
@@ -257,7 +257,7 @@ func (st *Statement) Commit() {
 		case opAllocate:
 			j, node := op.views(st.ssn)
 			if j != bound {
-				j.UpdateTaskStatus(op.task, api.Binding)
+				j.UpdateTaskStatusIn(op.task, api.Binding, &st.ssn.indexes)
 			}
 			// The node's copy of the task is the one Allocate made in this session.
 			node.RestatusOwnTask(op.task)
