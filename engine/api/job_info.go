@@ -58,6 +58,9 @@ type JobInfo struct {
 	disorder bool
 	// version counts changes to the job's tasks (added, deleted, status moved): see Version.
 	version uint64
+	// expected is the task count ExpectTasks was given, until that many tasks are in (0:
+	// none), so that a job built to its size equals one grown task by task.
+	expected int
 }
 
 // Version changes whenever a task is added to or deleted from the job or changes status
@@ -127,6 +130,17 @@ func NewJobInfo(j *Job, priority int32) *JobInfo {
 	return ji
 }
 
+// ExpectTasks sizes the job's task map and order for the n tasks about to be added; it does
+// nothing once the job has tasks.
+func (ji *JobInfo) ExpectTasks(n int) {
+	if len(ji.Tasks) > 0 || n <= 0 {
+		return
+	}
+	ji.Tasks = make(map[string]*TaskInfo, n)
+	ji.order = make([]*TaskInfo, 0, n)
+	ji.expected = n
+}
+
 // AddTaskInfo adds a task to the job and its indexes.
 func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 	if _, dup := ji.Tasks[t.UID]; dup || ji.disorder || (len(ji.order) > 0 && ji.order[len(ji.order)-1].UID >= t.UID) {
@@ -136,7 +150,10 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 	}
 	ji.Tasks[t.UID] = t
 	ji.version++
-	ji.index(t)
+	ji.index(t, nil)
+	if len(ji.Tasks) >= ji.expected {
+		ji.expected = 0
+	}
 	ji.TotalRequest.Add(t.Resreq)
 	if AllocatedStatus(t.Status) {
 		ji.Allocated.Add(t.Resreq)
@@ -146,26 +163,60 @@ func (ji *JobInfo) AddTaskInfo(t *TaskInfo) {
 // maxIndexHint bounds the size a new status index is made for.
 const maxIndexHint = 64
 
-// index files the task under its status and counts it.
-func (ji *JobInfo) index(t *TaskInfo) {
+// IndexPool keeps the status index maps that jobs emptied, for the new indexes of other jobs:
+// a session moving gang after gang from Pending to Allocated then reuses the emptied Pending
+// maps instead of making one per job. A map is in the pool only while no job holds it (the
+// index maps are read where they are found, never kept). The zero value is ready; not safe
+// for concurrent use.
+type IndexPool struct{ free []map[string]*TaskInfo }
+
+// maxPooledIndexes bounds how many emptied maps a pool keeps.
+const maxPooledIndexes = 64
+
+// put keeps an emptied map (a nil pool drops it).
+func (p *IndexPool) put(m map[string]*TaskInfo) {
+	if p != nil && len(p.free) < maxPooledIndexes {
+		p.free = append(p.free, m)
+	}
+}
+
+// take returns an empty map from the pool, nil when it has none.
+func (p *IndexPool) take() map[string]*TaskInfo {
+	if p == nil || len(p.free) == 0 {
+		return nil
+	}
+	last := len(p.free) - 1
+	m := p.free[last]
+	p.free[last] = nil
+	p.free = p.free[:last]
+	return m
+}
+
+// index files the task under its status and counts it, a new index taken from pool (which
+// may be nil) when it has one.
+func (ji *JobInfo) index(t *TaskInfo, pool *IndexPool) {
 	idx := ji.TaskStatusIndex[t.Status]
 	if idx == nil {
-		// Sized for the job's tasks (up to a bound): when a gang moves from Pending to
-		// Allocated, its new index would otherwise grow step by step, per job and cycle.
-		idx = make(map[string]*TaskInfo, min(len(ji.Tasks), maxIndexHint))
+		if idx = pool.take(); idx == nil {
+			// Sized for the job's tasks (up to a bound; those expected, while they are being
+			// added): when a gang moves from Pending to Allocated, or its tasks are added, its
+			// new index would otherwise grow step by step, per job and cycle.
+			idx = make(map[string]*TaskInfo, min(max(len(ji.Tasks), ji.expected), maxIndexHint))
+		}
 		ji.TaskStatusIndex[t.Status] = idx
 	}
 	idx[t.UID] = t
 	ji.tally(t, 1)
 }
 
-// unindex undoes index.
-func (ji *JobInfo) unindex(t *TaskInfo) {
+// unindex undoes index, an emptied index going to pool (which may be nil).
+func (ji *JobInfo) unindex(t *TaskInfo, pool *IndexPool) {
 	ji.tally(t, -1)
 	if idx := ji.TaskStatusIndex[t.Status]; idx != nil {
 		delete(idx, t.UID)
 		if len(idx) == 0 {
 			delete(ji.TaskStatusIndex, t.Status)
+			pool.put(idx)
 		}
 	}
 }
@@ -183,13 +234,19 @@ func (ji *JobInfo) DeleteTaskInfo(t *TaskInfo) {
 	delete(ji.Tasks, cur.UID)
 	ji.version++
 	ji.order, ji.disorder = nil, true
-	ji.unindex(cur)
+	ji.unindex(cur, nil)
 }
 
 // UpdateTaskStatus moves a task to a new status, keeping indexes and sums right: the sums
 // change exactly as DeleteTaskInfo and AddTaskInfo would change them, but the task stays in
 // the job's order.
 func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
+	ji.UpdateTaskStatusIn(t, status, nil)
+}
+
+// UpdateTaskStatusIn is UpdateTaskStatus with the status index maps it empties kept in pool,
+// and those it needs taken from there first.
+func (ji *JobInfo) UpdateTaskStatusIn(t *TaskInfo, status TaskStatus, pool *IndexPool) {
 	if cur, ok := ji.Tasks[t.UID]; !ok || cur != t {
 		ji.DeleteTaskInfo(t)
 		t.Status = status
@@ -200,20 +257,70 @@ func (ji *JobInfo) UpdateTaskStatus(t *TaskInfo, status TaskStatus) {
 	if AllocatedStatus(t.Status) {
 		ji.Allocated.Sub(t.Resreq)
 	}
-	ji.unindex(t)
+	ji.unindex(t, pool)
 	t.Status = status
 	ji.version++
-	ji.index(t)
+	ji.index(t, pool)
 	ji.TotalRequest.Add(t.Resreq)
 	if AllocatedStatus(status) {
 		ji.Allocated.Add(t.Resreq)
 	}
 }
 
+// RestatusAll moves the n tasks task(0) ... task(n-1), which must be distinct, from status
+// from to status to, with the sums, counts and version changing as UpdateTaskStatus would
+// change them task by task in that order. When they are every task of the job in from, and
+// none is in to, from's index becomes to's instead of being emptied into a new one task by
+// task (a gang's Allocated tasks all becoming Binding at commit, say). It returns false,
+// changing nothing, otherwise.
+func (ji *JobInfo) RestatusAll(from, to TaskStatus, n int, task func(i int) *TaskInfo) bool {
+	idx := ji.TaskStatusIndex[from]
+	if n == 0 || from == to || len(idx) != n || len(ji.TaskStatusIndex[to]) > 0 {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		t := task(i)
+		if t.Status != from || idx[t.UID] != t || ji.Tasks[t.UID] != t {
+			return false
+		}
+	}
+	for i := 0; i < n; i++ {
+		t := task(i)
+		ji.TotalRequest.Sub(t.Resreq)
+		if AllocatedStatus(from) {
+			ji.Allocated.Sub(t.Resreq)
+		}
+		ji.tally(t, -1)
+		t.Status = to
+		ji.version++
+		ji.tally(t, 1)
+		ji.TotalRequest.Add(t.Resreq)
+		if AllocatedStatus(to) {
+			ji.Allocated.Add(t.Resreq)
+		}
+	}
+	delete(ji.TaskStatusIndex, from)
+	ji.TaskStatusIndex[to] = idx
+	return true
+}
+
 // TasksIn returns the job's tasks in the given status, sorted by UID.
 func (ji *JobInfo) TasksIn(status TaskStatus) []*TaskInfo {
 	idx := ji.TaskStatusIndex[status]
 	out := make([]*TaskInfo, 0, len(idx))
+	if ji.inOrder() && len(idx) >= len(ji.order)/8 {
+		// The tasks are listed in UID order: picking the status's tasks from the list costs
+		// less than sorting them, unless they are few of many.
+		for _, t := range ji.order {
+			if t.Status == status {
+				out = append(out, t)
+			}
+		}
+		if len(out) == len(idx) {
+			return out
+		}
+		out = out[:0]
+	}
 	for _, t := range idx {
 		out = append(out, t)
 	}
@@ -221,9 +328,14 @@ func (ji *JobInfo) TasksIn(status TaskStatus) []*TaskInfo {
 	return out
 }
 
+// inOrder reports whether order lists every task of the job (by UID).
+func (ji *JobInfo) inOrder() bool {
+	return !ji.disorder && len(ji.order) > 0 && len(ji.order) == len(ji.Tasks)
+}
+
 // SortedTasks returns every task of the job sorted by UID.
 func (ji *JobInfo) SortedTasks() []*TaskInfo {
-	if !ji.disorder && len(ji.order) > 0 && len(ji.order) == len(ji.Tasks) {
+	if ji.inOrder() {
 		return slices.Clone(ji.order)
 	}
 	out := make([]*TaskInfo, 0, len(ji.Tasks))

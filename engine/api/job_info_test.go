@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -118,6 +119,9 @@ func TestJobCountsMatchAWalk(t *testing.T) {
 			byRole[r] = int32(rng.IntN(3))
 		}
 		ji := NewJobInfo(&Job{Name: "j", Namespace: "ns", MinAvailable: int32(rng.IntN(6)), MinAvailableByRole: byRole}, 0)
+		if trial%2 == 0 {
+			ji.ExpectTasks(rng.IntN(8)) // sized for fewer or more tasks than come
+		}
 		var tasks []*TaskInfo
 		for step := 0; step < 60; step++ {
 			switch op := rng.IntN(10); {
@@ -149,6 +153,17 @@ func TestJobCountsMatchAWalk(t *testing.T) {
 			if got := ji.SortedTasks(); !slices.Equal(got, sorted) {
 				t.Fatalf("trial %d step %d: SortedTasks is not the job's tasks by UID", trial, step)
 			}
+			for _, st := range statuses {
+				var in []*TaskInfo
+				for _, t := range sorted {
+					if t.Status == st {
+						in = append(in, t)
+					}
+				}
+				if got := ji.TasksIn(st); !slices.Equal(got, in) {
+					t.Fatalf("trial %d step %d: TasksIn(%v) is not the job's tasks in it by UID", trial, step, st)
+				}
+			}
 			want, got := naive(ji), counted(ji)
 			for k, w := range want {
 				if got[k] != w {
@@ -162,6 +177,120 @@ func TestJobCountsMatchAWalk(t *testing.T) {
 		for k, w := range want {
 			if got[k] != w {
 				t.Fatalf("trial %d clone: %s = %v, want %v", trial, k, got[k], w)
+			}
+		}
+	}
+}
+
+// jobTwins builds two equal jobs of n tasks with fractional requests (so that the order of
+// additions shows in the sums), in random statuses among the given ones.
+func jobTwins(rng *rand.Rand, n int, statuses []TaskStatus) (a, b *JobInfo) {
+	a = NewJobInfo(&Job{Name: "j", Namespace: "ns", MinAvailable: 1}, 0)
+	b = NewJobInfo(&Job{Name: "j", Namespace: "ns", MinAvailable: 1}, 0)
+	for i := 0; i < n; i++ {
+		spec := &Task{Name: fmt.Sprintf("t%02d", i), Namespace: "ns", Job: "j", Status: statuses[rng.IntN(len(statuses))],
+			Resources: *NewResource(map[string]float64{"cpu": rng.Float64() * 3, "memory": rng.Float64() * 1e9})}
+		a.AddTaskInfo(NewTaskInfo(spec, 0))
+		b.AddTaskInfo(NewTaskInfo(spec, 0))
+	}
+	return a, b
+}
+
+// jobState renders what RestatusAll must leave as UpdateTaskStatus would: each status's
+// index, every task's status, the sums bit for bit, the counts and the version.
+func jobState(ji *JobInfo) string {
+	var out []string
+	for st, idx := range ji.TaskStatusIndex {
+		for uid, t := range idx {
+			out = append(out, fmt.Sprintf("index %v %s %v", st, uid, t.Status))
+		}
+	}
+	for uid, t := range ji.Tasks {
+		out = append(out, fmt.Sprintf("task %s %v", uid, t.Status))
+	}
+	slices.Sort(out)
+	out = append(out, fmt.Sprintf("sums %b %b %b %b", ji.TotalRequest.MilliCPU, ji.TotalRequest.Memory, ji.Allocated.MilliCPU, ji.Allocated.Memory),
+		fmt.Sprint(counted(ji)), fmt.Sprint(ji.byStatus, ji.Version(), len(ji.TaskStatusIndex)))
+	return strings.Join(out, "\n")
+}
+
+// TestRestatusAllMatchesOneByOne moves every task of a status at once and checks that the
+// job ends as moving them one by one in the same order leaves it; a move of some of them, or
+// into a status that has tasks, must be refused and change nothing.
+func TestRestatusAllMatchesOneByOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	statuses := []TaskStatus{Pending, Allocated, Pipelined, Binding, Running}
+	for trial := 0; trial < 300; trial++ {
+		a, b := jobTwins(rng, 1+rng.IntN(20), statuses)
+		from, to := statuses[rng.IntN(len(statuses))], statuses[rng.IntN(len(statuses))]
+		var moved []string
+		for uid, ti := range a.Tasks {
+			if ti.Status == from {
+				moved = append(moved, uid)
+			}
+		}
+		rng.Shuffle(len(moved), func(i, j int) { moved[i], moved[j] = moved[j], moved[i] })
+		partial := len(moved) > 1 && rng.IntN(4) == 0
+		if partial {
+			moved = moved[1:]
+		}
+		before := jobState(a)
+		ok := a.RestatusAll(from, to, len(moved), func(i int) *TaskInfo { return a.Tasks[moved[i]] })
+		refuse := partial || len(moved) == 0 || from == to || len(b.TaskStatusIndex[to]) > 0
+		if ok == refuse {
+			t.Fatalf("trial %d: RestatusAll(%v -> %v) of %d tasks answered %v", trial, from, to, len(moved), ok)
+		}
+		if !ok {
+			if after := jobState(a); after != before {
+				t.Fatalf("trial %d: a refused RestatusAll changed the job:\n%s\nwas\n%s", trial, after, before)
+			}
+			continue
+		}
+		for _, uid := range moved {
+			b.UpdateTaskStatus(b.Tasks[uid], to)
+		}
+		if ga, gb := jobState(a), jobState(b); ga != gb {
+			t.Fatalf("trial %d: RestatusAll(%v -> %v) left\n%s\none by one leaves\n%s", trial, from, to, ga, gb)
+		}
+	}
+}
+
+// TestIndexPoolSharesNoMap moves the tasks of several jobs through statuses with one pool,
+// and twins of them without, and checks that the jobs end alike and that no index map is
+// held by two jobs (or two statuses) at once.
+func TestIndexPoolSharesNoMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	statuses := []TaskStatus{Pending, Allocated, Pipelined, Binding}
+	for trial := 0; trial < 50; trial++ {
+		var pool IndexPool
+		var pooled, plain []*JobInfo
+		for j := 0; j < 4; j++ {
+			a, b := jobTwins(rng, 1+rng.IntN(12), statuses[:1])
+			pooled, plain = append(pooled, a), append(plain, b)
+		}
+		for step := 0; step < 200; step++ {
+			j := rng.IntN(len(pooled))
+			uid := fmt.Sprintf("ns/t%02d", rng.IntN(len(pooled[j].Tasks)))
+			to := statuses[rng.IntN(len(statuses))]
+			pooled[j].UpdateTaskStatusIn(pooled[j].Tasks[uid], to, &pool)
+			plain[j].UpdateTaskStatus(plain[j].Tasks[uid], to)
+			holder := map[uintptr]string{}
+			for i := range pooled {
+				if ga, gb := jobState(pooled[i]), jobState(plain[i]); ga != gb {
+					t.Fatalf("trial %d step %d: job %d with the pool\n%s\nwithout\n%s", trial, step, i, ga, gb)
+				}
+				for st, idx := range pooled[i].TaskStatusIndex {
+					p := reflect.ValueOf(idx).Pointer()
+					if h, ok := holder[p]; ok {
+						t.Fatalf("trial %d step %d: job %d's %v index is also %s's", trial, step, i, st, h)
+					}
+					holder[p] = fmt.Sprintf("job %d's %v index", i, st)
+				}
+			}
+			for _, m := range pool.free {
+				if len(m) != 0 || holder[reflect.ValueOf(m).Pointer()] != "" {
+					t.Fatalf("trial %d step %d: a pooled map is in use", trial, step)
+				}
 			}
 		}
 	}

@@ -207,7 +207,10 @@ func (ni *NodeInfo) FitsFutureIdle(req *Resource) bool {
 
 // AddTask places a copy of the task on the node and accounts its resources by status. It
 // fails, changing nothing, when the node lacks idle resources for a non-pipelined task.
-func (ni *NodeInfo) AddTask(t *TaskInfo) error {
+func (ni *NodeInfo) AddTask(t *TaskInfo) error { return ni.AddTaskIn(t, nil) }
+
+// AddTaskIn is AddTask with the node's copy taken from the arena (nil: allocated alone).
+func (ni *NodeInfo) AddTaskIn(t *TaskInfo, a *TaskInfoArena) error {
 	if t.NodeName != "" && t.NodeName != ni.Name {
 		return fmt.Errorf("task %s is already on node %s, not %s", t.UID, t.NodeName, ni.Name)
 	}
@@ -218,7 +221,7 @@ func (ni *NodeInfo) AddTask(t *TaskInfo) error {
 		return fmt.Errorf("node %s cannot hold task %s: idle <%s> and %d pod slots, request <%s>",
 			ni.Name, t.UID, ni.Idle, ni.IdlePods(), t.Resreq)
 	}
-	ni.addTaskUnchecked(t)
+	ni.addTaskAs(a.Clone(t))
 	t.NodeName = ni.Name
 	return nil
 }
@@ -229,6 +232,13 @@ func (ni *NodeInfo) addTaskUnchecked(t *TaskInfo) { ni.addTaskAs(t.Clone()) }
 
 // addTaskAs accounts c, a copy of a task that the node is to keep.
 func (ni *NodeInfo) addTaskAs(c *TaskInfo) {
+	ni.account(c)
+	ni.Tasks[c.UID] = c
+}
+
+// account takes c, the node's copy of a task, into the node's sums and counts, as placed on
+// the node in its status, and moves Version.
+func (ni *NodeInfo) account(c *TaskInfo) {
 	ni.note(c.Resreq, 1)
 	switch c.Status {
 	case Pipelined:
@@ -247,7 +257,6 @@ func (ni *NodeInfo) addTaskAs(c *TaskInfo) {
 		ni.evictable[i]++
 	}
 	c.NodeName = ni.Name
-	ni.Tasks[c.UID] = c
 	ni.Version++
 }
 
@@ -261,6 +270,12 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 	if !ok {
 		return
 	}
+	ni.unaccount(cur)
+	delete(ni.Tasks, cur.UID)
+}
+
+// unaccount undoes account for cur, the node's copy of a task, and moves Version.
+func (ni *NodeInfo) unaccount(cur *TaskInfo) {
 	ni.note(cur.Resreq, -1)
 	switch cur.Status {
 	case Pipelined:
@@ -278,7 +293,6 @@ func (ni *NodeInfo) RemoveTask(t *TaskInfo) {
 	if i := evictableSlot(cur.Status); i >= 0 && cur.Preemptable {
 		ni.evictable[i]--
 	}
-	delete(ni.Tasks, cur.UID)
 	ni.Version++
 }
 
@@ -297,10 +311,12 @@ func (ni *NodeInfo) RestatusOwnTask(t *TaskInfo) {
 		ni.UpdateTask(t)
 		return
 	}
-	ni.RemoveTask(t)
+	// The copy stays under its key: only the sums and counts move, as RemoveTask and
+	// addTaskAs would move them.
+	ni.unaccount(cur)
 	*cur = *t
 	cur.DeviceIDs = append([]string(nil), t.DeviceIDs...)
-	ni.addTaskAs(cur)
+	ni.account(cur)
 }
 
 // SortedTasks returns the node's tasks sorted by UID.

@@ -1,6 +1,12 @@
 package api
 
-import "testing"
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestFitsFutureIdleMatchesFutureIdle(t *testing.T) {
 	gpu := func(cpu, g float64) *Resource {
@@ -83,6 +89,59 @@ func TestPodSlots(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		if err := unlimited.AddTask(task(string(rune('x'+i)), Running)); err != nil {
 			t.Fatalf("a node without a pods figure refused task %d: %v", i, err)
+		}
+	}
+}
+
+// nodeState renders a node view's sums bit for bit, its counts, Version and its tasks'
+// copies, for comparing two views.
+func nodeState(n *NodeInfo) string {
+	out := fmt.Sprintf("idle %b %b used %b %b rel %b %b pipe %b %b pods %d %d %d evictable %v version %d exact %v",
+		n.Idle.MilliCPU, n.Idle.Memory, n.Used.MilliCPU, n.Used.Memory, n.Releasing.MilliCPU, n.Releasing.Memory,
+		n.Pipelined.MilliCPU, n.Pipelined.Memory, n.podsUsed, n.podsReleasing, n.podsPipelined, n.evictable, n.Version, n.SumsExact())
+	var tasks []string
+	for uid, c := range n.Tasks {
+		tasks = append(tasks, fmt.Sprintf("%s=%s %v %s %v", uid, c.UID, c.Status, c.NodeName, c.DeviceIDs))
+	}
+	slices.Sort(tasks)
+	return out + "\n" + strings.Join(tasks, "\n")
+}
+
+// TestRestatusOwnTaskMatchesUpdateTask moves tasks placed with AddTask through random
+// statuses, on one node with RestatusOwnTask and on an equal one with UpdateTask, and
+// requires the two views to stay equal, the first keeping its copies in place.
+func TestRestatusOwnTaskMatchesUpdateTask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	statuses := []TaskStatus{Allocated, Pipelined, Binding, Bound, Running, Releasing}
+	for trial := 0; trial < 100; trial++ {
+		spec := &Node{Name: "n", Allocatable: *NewResource(map[string]float64{"cpu": 1000, "memory": 1e12})}
+		a, b := NewNodeInfo(spec), NewNodeInfo(spec)
+		var tasks []*TaskInfo
+		copies := map[string]*TaskInfo{}
+		for i := 0; i < 1+rng.IntN(8); i++ {
+			res := map[string]float64{"cpu": rng.Float64() * 4, "memory": float64(rng.IntN(1 << 30))}
+			ti := NewTaskInfo(&Task{Name: fmt.Sprint("t", i), Namespace: "ns", Job: "j", Status: statuses[rng.IntN(len(statuses))],
+				Preemptable: rng.IntN(2) == 0, DeviceIDs: []string{"d"}, Resources: *NewResource(res)}, 0)
+			ti.NodeName = ""
+			if err := a.AddTask(ti); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.AddTask(ti); err != nil {
+				t.Fatal(err)
+			}
+			tasks, copies[ti.UID] = append(tasks, ti), a.Tasks[ti.UID]
+		}
+		for step := 0; step < 20; step++ {
+			ti := tasks[rng.IntN(len(tasks))]
+			ti.Status = statuses[rng.IntN(len(statuses))]
+			a.RestatusOwnTask(ti)
+			b.UpdateTask(ti)
+			if sa, sb := nodeState(a), nodeState(b); sa != sb {
+				t.Fatalf("trial %d step %d: RestatusOwnTask left\n%s\nUpdateTask leaves\n%s", trial, step, sa, sb)
+			}
+			if a.Tasks[ti.UID] != copies[ti.UID] || a.Tasks[ti.UID] == ti {
+				t.Fatalf("trial %d step %d: RestatusOwnTask replaced the node's copy", trial, step)
+			}
 		}
 	}
 }

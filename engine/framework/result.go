@@ -61,9 +61,8 @@ func (s *Session) Close() *Result {
 	if at, ok := s.WakeUp(); ok {
 		r.WakeAt = at
 	}
-	// The committed decisions become the plan's: the session is done with them, and copying
-	// 10,000 binds costs as much as a large allocation and its scan.
-	r.Decisions, s.committed = s.committed, nil
+	// The committed decisions become the plan's, gathered once at their exact length.
+	r.Decisions = s.committed.take(0)
 	// Pipelined and allocated tasks are the active jobs' or come from statements: the
 	// visited jobs have them all.
 	visited := s.visitedJobs()

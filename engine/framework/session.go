@@ -154,7 +154,7 @@ type Session struct {
 	event Event
 
 	initialPhase map[string]api.JobPhase
-	committed    []Decision
+	committed    decisionLog
 	// spareOps is an emptied statement's operation buffer, for the next statement.
 	spareOps     []operation
 	queueReasons map[string]string
@@ -180,6 +180,12 @@ type Session struct {
 	stopWatch   func() bool
 	// pacer may pause the cycle at checkpoints (nil: never).
 	pacer *Pacer
+
+	// copies holds the node copies of the tasks statements place; taskViews the task views
+	// of a session that builds its own (neither outlives the session's views).
+	copies, taskViews api.TaskInfoArena
+	// indexes keeps the status index maps statements empty, for the next ones they need.
+	indexes api.IndexPool
 
 	// undispatched holds the tasks a statement left allocated without a decision.
 	undispatched map[string]bool
@@ -212,7 +218,14 @@ func (s *Session) openViews(snap *Snapshot, plugins []Plugin, views *Views) (*vi
 			return views.set, nil
 		}
 	}
-	return s.buildViews(snap)
+	set, err := s.buildViews(snap, &s.taskViews)
+	if err == nil {
+		// Room for every pending task's decision and its two node changes (allocated,
+		// then bound), so that neither list grows step by step.
+		s.committed.expect(set.pending)
+		s.nodeChanges = make([]int32, 0, 2*set.pending)
+	}
+	return set, err
 }
 
 // allReusable reports whether every plugin keeps views (ReusableViews).

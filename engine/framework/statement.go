@@ -99,7 +99,7 @@ func (st *Statement) Evict(victim *api.TaskInfo, reason EvictReason) error {
 	}
 	st.ssn.touch(j)
 	prev := victim.Status
-	j.UpdateTaskStatus(victim, api.Releasing)
+	j.UpdateTaskStatusIn(victim, api.Releasing, &st.ssn.indexes)
 	node.UpdateTask(victim)
 	st.ssn.noteNodeChange(node)
 	st.ssn.fireDeallocate(victim)
@@ -119,10 +119,10 @@ func (st *Statement) Pipeline(task *api.TaskInfo, nodeName string) error {
 	}
 	st.ssn.touch(j)
 	prev := task.Status
-	j.UpdateTaskStatus(task, api.Pipelined)
+	j.UpdateTaskStatusIn(task, api.Pipelined, &st.ssn.indexes)
 	task.NodeName = nodeName
-	if err := node.AddTask(task); err != nil {
-		j.UpdateTaskStatus(task, prev)
+	if err := node.AddTaskIn(task, &st.ssn.copies); err != nil {
+		j.UpdateTaskStatusIn(task, prev, &st.ssn.indexes)
 		task.NodeName = ""
 		return err
 	}
@@ -140,10 +140,10 @@ func (st *Statement) Allocate(task *api.TaskInfo, node *api.NodeInfo) error {
 	}
 	st.ssn.touch(j)
 	prev := task.Status
-	j.UpdateTaskStatus(task, api.Allocated)
+	j.UpdateTaskStatusIn(task, api.Allocated, &st.ssn.indexes)
 	task.NodeName = node.Name
-	if err := node.AddTask(task); err != nil {
-		j.UpdateTaskStatus(task, prev)
+	if err := node.AddTaskIn(task, &st.ssn.copies); err != nil {
+		j.UpdateTaskStatusIn(task, prev, &st.ssn.indexes)
 		task.NodeName = ""
 		return err
 	}
@@ -227,12 +227,12 @@ func (st *Statement) Discard() {
 		j, node := op.views(st.ssn)
 		switch op.kind {
 		case opEvict:
-			j.UpdateTaskStatus(op.task, op.prevStatus)
+			j.UpdateTaskStatusIn(op.task, op.prevStatus, &st.ssn.indexes)
 			node.UpdateTask(op.task)
 			st.ssn.noteNodeChange(node)
 			st.ssn.fireAllocate(op.task)
 		case opPipeline, opAllocate:
-			j.UpdateTaskStatus(op.task, op.prevStatus)
+			j.UpdateTaskStatusIn(op.task, op.prevStatus, &st.ssn.indexes)
 			node.RemoveTask(op.task)
 			st.ssn.noteNodeChange(node)
 			st.ssn.fireDeallocate(op.task)
@@ -249,24 +249,49 @@ func (st *Statement) Discard() {
 // the stored task Bound), evictions become evict decisions. Pipelines stay as they are; the session
 // reports them as pipeline decisions when it closes.
 func (st *Statement) Commit() {
+	bound := st.bindAtOnce()
 	for _, op := range st.ops {
 		switch op.kind {
 		case opEvict:
-			st.ssn.committed = append(st.ssn.committed, Decision{
+			st.ssn.committed.add(Decision{
 				Kind: DecisionEvict, Task: op.task.UID, Job: op.task.Job, Node: op.node,
 				Action: op.reason.Action, ForTask: op.reason.ForTask, Reason: op.reason.Rule,
 			})
 		case opAllocate:
 			j, node := op.views(st.ssn)
-			j.UpdateTaskStatus(op.task, api.Binding)
+			if j != bound {
+				j.UpdateTaskStatusIn(op.task, api.Binding, &st.ssn.indexes)
+			}
 			// The node's copy of the task is the one Allocate made in this session.
 			node.RestatusOwnTask(op.task)
 			st.ssn.noteNodeChange(node)
-			st.ssn.committed = append(st.ssn.committed, Decision{
+			st.ssn.committed.add(Decision{
 				Kind: DecisionBind, Task: op.task.UID, Job: op.task.Job, Node: op.node,
 				DeviceIDs: append([]string(nil), op.task.DeviceIDs...),
 			})
 		}
 	}
 	st.recycle()
+}
+
+// bindAtOnce moves the tasks of a statement made only of allocations of one job's tasks,
+// when they are all of the job's Allocated tasks (a gang placed by allocate), to Binding in
+// one step (JobInfo.RestatusAll), and returns the job; nil when it moved nothing.
+func (st *Statement) bindAtOnce() *api.JobInfo {
+	if len(st.ops) == 0 || st.ops[0].kind != opAllocate {
+		return nil
+	}
+	j, _ := st.ops[0].views(st.ssn)
+	if j == nil {
+		return nil
+	}
+	for i := range st.ops {
+		if op := &st.ops[i]; op.kind != opAllocate || op.task.Job != j.UID {
+			return nil
+		}
+	}
+	if !j.RestatusAll(api.Allocated, api.Binding, len(st.ops), func(i int) *api.TaskInfo { return st.ops[i].task }) {
+		return nil
+	}
+	return j
 }

@@ -27,6 +27,10 @@ type viewSet struct {
 	jobList []*api.JobInfo
 	// initialPhase is each job's phase as the snapshot has it.
 	initialPhase map[string]api.JobPhase
+	// pending counts the snapshot's pending tasks when buildViews built the set.
+	pending int
+	// arena, when set, provides the task views addTask makes.
+	arena *api.TaskInfoArena
 }
 
 // resolvePriority gives a priority class's value, else an explicit priority, else dflt.
@@ -43,11 +47,13 @@ func resolvePriority(classes map[string]int32, class string, prio int32, has boo
 }
 
 // buildViews builds the views of every node and job of the snapshot, each running task on its
-// node, as a session sees them when it opens. It pauses at the session's checkpoints and
-// stops, with the context's error, once the session is interrupted.
-func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
+// node, as a session sees them when it opens, the task views taken from arena (nil: each
+// allocated alone, as views kept between cycles are). It pauses at the session's checkpoints
+// and stops, with the context's error, once the session is interrupted.
+func (s *Session) buildViews(snap *Snapshot, arena *api.TaskInfoArena) (*viewSet, error) {
 	snap.objects()
 	v := &viewSet{
+		arena:        arena,
 		classes:      make(map[string]int32, len(snap.PriorityClasses)),
 		nodes:        make(map[string]*api.NodeInfo, len(snap.Nodes)),
 		nodeList:     make([]*api.NodeInfo, 0, len(snap.Nodes)),
@@ -77,7 +83,10 @@ func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
 		v.jobs[ji.UID] = ji
 		v.initialPhase[ji.UID] = ji.Phase
 	}
-	var key []byte
+	jobs, err := v.jobsOf(s, snap.Tasks)
+	if err != nil {
+		return nil, err
+	}
 	for i, t := range snap.Tasks {
 		if i%openCheckpointEvery == 0 {
 			s.pacer.checkpoint()
@@ -87,12 +96,10 @@ func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
 				return nil, err // a large cluster's open stops soon after an interruption too
 			}
 		}
-		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
-		ji, ok := v.jobs[string(key)]
-		if !ok {
-			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
+		ti := v.addTask(jobs[i], t)
+		if ti.Status == api.Pending {
+			v.pending++
 		}
-		ti := v.addTask(ji, t)
 		if ti.NodeName == "" {
 			continue
 		}
@@ -102,13 +109,38 @@ func (s *Session) buildViews(snap *Snapshot) (*viewSet, error) {
 		}
 		ni.AddExistingTask(ti)
 	}
+	v.arena = nil
 	return v, nil
+}
+
+// jobsOf returns each task's job view, in the tasks' order, and sizes every job view for its
+// tasks (so that its task map and order are made once, not grown task by task).
+func (v *viewSet) jobsOf(s *Session, tasks []*api.Task) ([]*api.JobInfo, error) {
+	out := make([]*api.JobInfo, len(tasks))
+	counts := make(map[*api.JobInfo]int, len(v.jobs))
+	var key []byte
+	for i, t := range tasks {
+		if i%openCheckpointEvery == 0 {
+			s.pacer.checkpoint()
+		}
+		key = append(append(append(key[:0], t.Namespace...), '/'), t.Job...) // t.JobKey(), without allocating
+		ji, ok := v.jobs[string(key)]
+		if !ok {
+			return nil, fmt.Errorf("task %s names missing job %s", t.Key(), t.JobKey())
+		}
+		out[i] = ji
+		counts[ji]++
+	}
+	for ji, n := range counts {
+		ji.ExpectTasks(n)
+	}
+	return out, nil
 }
 
 // addTask adds the view of a stored task to its job's view; a task that does not occupy its
 // node gets no node.
 func (v *viewSet) addTask(ji *api.JobInfo, t *api.Task) *api.TaskInfo {
-	ti := api.NewTaskInfoOf(t, resolvePriority(v.classes, t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
+	ti := v.arena.NewTaskInfoOf(t, resolvePriority(v.classes, t.PriorityClass, t.Priority, t.HasPriority, ji.Priority), ji.UID)
 	ji.AddTaskInfo(ti)
 	if !api.OccupiesNode(ti.Status) {
 		ti.NodeName = ""
@@ -219,7 +251,7 @@ func (v *Views) refresh(s *Session, snap *Snapshot) (err error) {
 	v.epoch++
 	v.changes = Changes{All: true}
 	if v.set == nil || !slices.Equal(v.classes, snap.PriorityClasses) {
-		set, err := s.buildViews(snap)
+		set, err := s.buildViews(snap, nil)
 		if err != nil {
 			return err
 		}

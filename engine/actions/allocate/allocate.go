@@ -97,7 +97,9 @@ func (a *Action) Execute(ssn *framework.Session) {
 		tasks, ok := pending[job.UID]
 		if !ok {
 			tasks = util.NewPriorityQueue(ssn.TaskOrderFn)
-			for _, t := range job.TasksIn(api.Pending) {
+			list := job.TasksIn(api.Pending)
+			tasks.Grow(len(list))
+			for _, t := range list {
 				if t.BestEffort {
 					continue // best-effort tasks are backfill's
 				}

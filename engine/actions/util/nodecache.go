@@ -20,6 +20,11 @@ type NodeCache struct {
 
 // class is what one task class knows of every node.
 type class struct {
+	// rep stands for every task of the class when a node's answers are (re)computed: a copy
+	// of the class's first task as it was before placement. Tasks of one class get the same
+	// answers (ClassKeyFn), so asking with one task spares plugins compiling each task's own
+	// inputs (nodeorder's per-spec state) when the node a placement changed is re-evaluated.
+	rep     *api.TaskInfo
 	entries []cacheEntry
 	// seen is how much of the session's change log the class has applied.
 	seen int
@@ -72,15 +77,15 @@ func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
 	cl, found := c.classes[key]
 	log := c.ssn.NodeChanges()
 	if !found {
-		cl = &class{entries: make([]cacheEntry, len(nodes)), seen: len(log)}
+		cl = &class{rep: task.Clone(), entries: make([]cacheEntry, len(nodes)), seen: len(log)}
 		c.classes[key] = cl
 		for i := range nodes {
-			c.evaluate(cl, task, fn, i)
+			c.evaluate(cl, fn, i)
 		}
 	} else {
 		for _, i := range log[cl.seen:] {
 			if cl.entries[i].version != nodes[i].Version {
-				c.evaluate(cl, task, fn, int(i))
+				c.evaluate(cl, fn, int(i))
 			}
 		}
 		cl.seen = len(log)
@@ -94,8 +99,10 @@ func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
 	return Placement{FitErrors: cl.tally.Snapshot(len(nodes))}
 }
 
-// evaluate computes node i's answers for the class and files the node in its group.
-func (c *NodeCache) evaluate(cl *class, task *api.TaskInfo, fn PredicateFn, i int) {
+// evaluate computes node i's answers for the class (asking with its stand-in task) and files
+// the node in its group.
+func (c *NodeCache) evaluate(cl *class, fn PredicateFn, i int) {
+	task := cl.rep
 	n := c.ssn.NodeList[i]
 	e := &cl.entries[i]
 	cl.tally.Remove(e.fe)

@@ -1,6 +1,9 @@
 package util
 
-import "container/heap"
+import (
+	"container/heap"
+	"slices"
+)
 
 // PriorityQueue pops the item that less puts first. With a total order (the session's order
 // functions fall back to names) the pop order is deterministic.
@@ -15,6 +18,9 @@ func NewPriorityQueue[T any](less func(a, b T) bool) *PriorityQueue[T] {
 
 // Push adds an item.
 func (q *PriorityQueue[T]) Push(v T) { heap.Push(&q.h, v) }
+
+// Grow makes room for n more items, so that pushing them allocates nothing.
+func (q *PriorityQueue[T]) Grow(n int) { q.h.items = slices.Grow(q.h.items, n) }
 
 // Pop removes and returns the first item; it panics on an empty queue.
 func (q *PriorityQueue[T]) Pop() T { return heap.Pop(&q.h).(T) }
