@@ -746,3 +746,39 @@ func (s *Session) confirmKept() {
 		}
 	}
 }
+
+// KeptActionState returns the state an action keeps for the session's cluster under key,
+// alongside the kept views, and what changed in the views since the last session that asked
+// for it: the action brings the state up to date from the changes alone (Changes.All: from
+// every view) as soon as it gets it, before any read. Unlike a plugin's KeptState, the state
+// is valid for the next session at once, and the session's own changes go into it: the next
+// refresh lists every view the session changed (and rebuilds it), so the next session learns
+// of them from its Changes.
+//
+// A session not on kept views gets a new zero state and keeps nothing. A session on kept
+// views that does not ask (a cycle without the action) gives the next one a new state. Keys
+// name the keeping package and what it keeps; one session gets one state per key.
+func KeptActionState[T any](s *Session, key string) (*T, Changes) {
+	if h, ok := s.kept[key]; ok {
+		if st, ok := h.value.(*T); ok {
+			return st, Changes{} // brought up to date by the session's first call
+		}
+	}
+	st, ch := new(T), Changes{All: true}
+	if v := s.views; v != nil {
+		if e := v.kept[key]; e != nil && e.epoch+1 == v.epoch && !v.changes.All {
+			if old, ok := e.value.(*T); ok {
+				st, ch = old, v.changes
+			}
+		}
+		if v.kept == nil {
+			v.kept = map[string]*keptEntry{}
+		}
+		v.kept[key] = &keptEntry{value: st, epoch: v.epoch}
+	}
+	if s.kept == nil {
+		s.kept = map[string]handedState{}
+	}
+	s.kept[key] = handedState{value: st}
+	return st, ch
+}
