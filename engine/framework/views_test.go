@@ -2,9 +2,11 @@ package framework
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -414,4 +416,26 @@ func TestKeptActionStateFollowsEveryRefresh(t *testing.T) {
 		t.Fatalf("a session off kept views: changes %+v, want All", ch)
 	}
 	fresh.Close()
+}
+
+// TestGallopIsSortSearch compares gallop with sort.Search on every split of short ranges.
+func TestGallopIsSortSearch(t *testing.T) {
+	for n := range 70 {
+		for at := 0; at <= n; at++ {
+			calls := 0
+			f := func(i int) bool {
+				if i < 0 || i >= n {
+					t.Fatalf("n %d: f(%d) out of range", n, i)
+				}
+				calls++
+				return i >= at
+			}
+			if got, want := gallop(n, f), sort.Search(n, func(i int) bool { return i >= at }); got != want {
+				t.Fatalf("n %d, true from %d: gallop %d, sort.Search %d", n, at, got, want)
+			}
+			if limit := 4 + 2*bits.Len(uint(at+1)); calls > limit {
+				t.Errorf("n %d, true from %d: %d calls, want at most %d", n, at, calls, limit)
+			}
+		}
+	}
 }
