@@ -340,6 +340,9 @@ type patch struct {
 	// old views (and those of deleted jobs) placed there: patchNode removes these and adds
 	// those.
 	placed, dropped map[string][]*api.TaskInfo
+	// logged, when the change log told what changed (fromLog), holds by job key the tasks
+	// that changed in or out of the job: its tasks are then its old view's with these applied.
+	logged map[string][]taskChange
 }
 
 // file appends a task to a node's list in m, making m when nil.
@@ -410,7 +413,7 @@ func (p *patch) apply() error {
 			}
 		}
 		ji := api.NewJobInfo(spec, resolvePriority(set.classes, spec.PriorityClass, spec.Priority, spec.HasPriority, 0))
-		for _, t := range snap.TasksOfJob(key) {
+		for _, t := range p.tasksOfJob(set.jobList[i], key) {
 			if ti := set.addTask(ji, t); ti.NodeName != "" {
 				p.nodes[ti.NodeName] = true
 				file(&p.placed, ti)
@@ -463,6 +466,7 @@ func (p *patch) fromLog() bool {
 	if !ok {
 		return false
 	}
+	p.logged = map[string][]taskChange{}
 	snap.Nodes = mergeChanged(v.nodeSpecs, ch.Nodes, func(n *api.Node, key string) int { return strings.Compare(n.Name, key) }, nil)
 	snap.Jobs = mergeChanged(v.jobSpecs, ch.Jobs, func(j *api.Job, key string) int { return compareKey(j.Namespace, j.Name, key) }, nil)
 	snap.Tasks = mergeChanged(v.tasks, ch.Tasks, func(t *api.Task, key string) int { return compareKey(t.Namespace, t.Name, key) },
@@ -470,6 +474,7 @@ func (p *patch) fromLog() bool {
 			if old != cur {
 				p.markTask(old)
 				p.markTask(cur)
+				p.logTask(old, cur)
 			}
 		})
 	snap.Load = nil
@@ -517,6 +522,64 @@ func gallop(n int, f func(int) bool) int {
 		hi = n
 	}
 	return lo + sort.Search(hi-lo, func(k int) bool { return f(lo + k) })
+}
+
+// taskChange is one changed task key's old and new task (nil: none).
+type taskChange struct{ old, cur *api.Task }
+
+// logTask notes a task's change for the jobs it was and is in.
+func (p *patch) logTask(old, cur *api.Task) {
+	c := taskChange{old, cur}
+	if old != nil {
+		k := old.JobKey()
+		p.logged[k] = append(p.logged[k], c)
+		if cur == nil || cur.Job == old.Job && cur.Namespace == old.Namespace {
+			return // noted once for the job it stayed in
+		}
+	}
+	k := cur.JobKey()
+	p.logged[k] = append(p.logged[k], c)
+}
+
+// tasksOfJob returns the stored tasks of the job, in key order (as TasksOfJob lists them).
+// When the change log told what changed, they are the tasks of its old view (nil: a new
+// job) without those whose keys changed, and the changed ones now in the job: the old view
+// was built from the tasks stored then, none of which changed since unannounced (a refresh
+// rebuilds the job of every changed task), and a new job's tasks were all stored after the
+// last refresh (the store keeps no task without its job).
+func (p *patch) tasksOfJob(old *api.JobInfo, key string) []*api.Task {
+	if p.logged == nil {
+		return p.snap.TasksOfJob(key)
+	}
+	changed := p.logged[key]
+	n := len(changed)
+	if old != nil {
+		n += len(old.Tasks)
+	}
+	byKey := make(map[string]*api.Task, n)
+	if old != nil {
+		for k, ti := range old.Tasks {
+			byKey[k] = ti.Spec
+		}
+	}
+	for _, c := range changed {
+		if c.old != nil {
+			delete(byKey, c.old.Key())
+		}
+		if c.cur != nil && c.cur.JobKey() == key {
+			byKey[c.cur.Key()] = c.cur
+		}
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	tasks := make([]*api.Task, len(keys))
+	for i, k := range keys {
+		tasks[i] = byKey[k]
+	}
+	return tasks
 }
 
 // markTask marks the job and node of a task that changed (nil: none).

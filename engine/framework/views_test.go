@@ -322,6 +322,12 @@ func (w *writes) change() {
 			return
 		}
 		t := *tasks[w.rng.IntN(len(tasks))]
+		if w.rng.IntN(5) == 0 && len(jobs) > 0 {
+			// The task moves to another job (its key stays): both jobs change.
+			t.Job = jobs[w.rng.IntN(len(jobs))].Name
+			w.apply(state.Change{Task: &t})
+			return
+		}
 		switch t.Status {
 		case api.Pending:
 			t.Status, t.Node = api.Running, nodes[w.rng.IntN(len(nodes))].Name
