@@ -340,8 +340,9 @@ type patch struct {
 	// old views (and those of deleted jobs) placed there: patchNode removes these and adds
 	// those.
 	placed, dropped map[string][]*api.TaskInfo
-	// logged, when the change log told what changed (fromLog), holds by job key the tasks
-	// that changed in or out of the job: its tasks are then its old view's with these applied.
+	// logged, when the change log told what changed (fromLog) or nothing was written, holds
+	// by job key the tasks that changed in or out of the job: its tasks are then its old
+	// view's with these applied.
 	logged map[string][]taskChange
 }
 
@@ -396,6 +397,8 @@ func (p *patch) apply() error {
 			set.jobList, v.jobVersion = list, versions
 		}
 		v.nodeSpecs, v.jobSpecs, v.tasks, v.mark = snap.Nodes, snap.Jobs, snap.Tasks, snap.Mark
+	} else {
+		p.logged = map[string][]taskChange{} // nothing written: every job's tasks are its view's
 	}
 	// Jobs first: a node's view copies its tasks from their jobs' views.
 	for key := range p.jobs {
