@@ -417,7 +417,7 @@ func (s *Session) prepareClasses() {
 		return
 	}
 	seen := map[string]bool{}
-	for _, names := range [][]string{s.cb.predicate.enabled, s.cb.prePredicate.enabled, s.cb.nodeOrder.enabled, s.cb.batchNodeOrder.enabled} {
+	for _, names := range s.placementPlugins() {
 		for _, n := range names {
 			if seen[n] {
 				continue
@@ -431,6 +431,43 @@ func (s *Session) prepareClasses() {
 		}
 	}
 	cp.ok = true
+}
+
+// placementPlugins names the enabled predicate, pre-predicate, node-order and batch
+// node-order plugins, by callback.
+func (s *Session) placementPlugins() [][]string {
+	return [][]string{s.cb.predicate.enabled, s.cb.prePredicate.enabled, s.cb.nodeOrder.enabled, s.cb.batchNodeOrder.enabled}
+}
+
+// KeptPlacements is implemented by a plugin whose predicate, pre-predicate and node-order
+// answers for a task with a class (Session.TaskClass) depend only on the class key, the
+// plugin's arguments and the node's view: not on the time, nor on other nodes, jobs or
+// queues. Actions may then keep those answers between cycles for the nodes whose views did
+// not change (KeptActionState), under the same configuration.
+type KeptPlacements interface {
+	// KeptPlacements marks the plugin; it is never called.
+	KeptPlacements()
+}
+
+// KeepsPlacements reports whether actions may keep task classes' placement answers between
+// cycles: the session is on kept views and every enabled predicate, pre-predicate and
+// node-order plugin is KeptPlacements. It is false while plugins open.
+func (s *Session) KeepsPlacements() bool {
+	if s.views == nil || !s.cb.built {
+		return false
+	}
+	byName := make(map[string]Plugin, len(s.plugins))
+	for _, p := range s.plugins {
+		byName[p.Name()] = p
+	}
+	for _, names := range s.placementPlugins() {
+		for _, n := range names {
+			if _, ok := byName[n].(KeptPlacements); !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // appendResourceKey appends an exact binary description of r: cpu, memory and pod count, then

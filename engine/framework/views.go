@@ -294,8 +294,10 @@ func (v *Views) jobPosition(key string) (int, bool) {
 }
 
 // compareJobKey compares j.Key() (namespace/name) with key, without building it.
-func compareJobKey(j *api.Job, key string) int {
-	ns, name := j.Namespace, j.Name
+func compareJobKey(j *api.Job, key string) int { return compareKey(j.Namespace, j.Name, key) }
+
+// compareKey compares the key ns/name with key, without building it.
+func compareKey(ns, name, key string) int {
 	if len(key) < len(ns) || key[:len(ns)] != ns {
 		if len(key) < len(ns) {
 			if c := strings.Compare(ns[:len(key)], key); c != 0 {
@@ -392,6 +394,10 @@ type patch struct {
 	// old views (and those of deleted jobs) placed there: patchNode removes these and adds
 	// those.
 	placed, dropped map[string][]*api.TaskInfo
+	// logged, when the change log told what changed (fromLog) or nothing was written, holds
+	// by job key the tasks that changed in or out of the job: its tasks are then its old
+	// view's with these applied.
+	logged map[string][]taskChange
 }
 
 // file appends a task to a node's list in m, making m when nil.
@@ -421,8 +427,8 @@ func (p *patch) apply() error {
 	if snap.Mark == nil || snap.Mark != v.mark {
 		if !p.fromLog() {
 			snap.objects()
+			p.diffTasks(v.tasks, snap.Tasks)
 		}
-		p.diffTasks(v.tasks, snap.Tasks)
 		if p.diffNodes() {
 			v.nodeSpecs = snap.Nodes
 			set.nodeList = make([]*api.NodeInfo, len(snap.Nodes))
@@ -441,22 +447,12 @@ func (p *patch) apply() error {
 			}
 			p.total = true
 		}
-		if p.diffJobs() {
-			v.jobSpecs = snap.Jobs
-			set.jobList = make([]*api.JobInfo, len(snap.Jobs))
-			for i, spec := range snap.Jobs {
-				// By spec.Key(), without allocating; nil for a new job, built below.
-				p.key = append(append(append(p.key[:0], spec.Namespace...), '/'), spec.Name...)
-				set.jobList[i] = set.jobs[string(p.key)]
-			}
-			v.jobVersion = make([]uint64, len(snap.Jobs))
-			for i, j := range set.jobList {
-				if j != nil {
-					v.jobVersion[i] = j.Version()
-				}
-			}
+		if list, versions, moved := p.diffJobs(); moved {
+			set.jobList, v.jobVersion = list, versions
 		}
 		v.nodeSpecs, v.jobSpecs, v.tasks, v.mark = snap.Nodes, snap.Jobs, snap.Tasks, snap.Mark
+	} else {
+		p.logged = map[string][]taskChange{} // nothing written: every job's tasks are its view's
 	}
 	// Jobs first: a node's view copies its tasks from their jobs' views.
 	for key := range p.jobs {
@@ -474,7 +470,7 @@ func (p *patch) apply() error {
 			}
 		}
 		ji := api.NewJobInfo(spec, resolvePriority(set.classes, spec.PriorityClass, spec.Priority, spec.HasPriority, 0))
-		for _, t := range snap.TasksOfJob(key) {
+		for _, t := range p.tasksOfJob(set.jobList[i], key) {
 			if ti := set.addTask(ji, t); ti.NodeName != "" {
 				p.nodes[ti.NodeName] = true
 				file(&p.placed, ti)
@@ -515,8 +511,9 @@ func (p *patch) apply() error {
 }
 
 // fromLog fills the snapshot's Nodes, Jobs and Tasks from the lists the views were patched
-// to and the changes since (Snapshot.ChangesSince), without listing them; false when the
-// snapshot cannot tell what changed (or has its lists already).
+// to and the changes since (Snapshot.ChangesSince), without listing them, and marks the jobs
+// and nodes of the changed tasks (as diffTasks would); false when the snapshot cannot tell
+// what changed (or has its lists already).
 func (p *patch) fromLog() bool {
 	v, snap := p.v, p.snap
 	if snap.Load == nil || snap.ChangesSince == nil || v.mark == nil {
@@ -526,50 +523,137 @@ func (p *patch) fromLog() bool {
 	if !ok {
 		return false
 	}
-	var buf []byte
-	namespaced := func(ns, name, key string) int {
-		buf = append(append(append(buf[:0], ns...), '/'), name...)
-		return strings.Compare(string(buf), key)
-	}
-	snap.Nodes = mergeChanged(v.nodeSpecs, ch.Nodes, func(n *api.Node, key string) int { return strings.Compare(n.Name, key) })
-	snap.Jobs = mergeChanged(v.jobSpecs, ch.Jobs, func(j *api.Job, key string) int { return namespaced(j.Namespace, j.Name, key) })
-	snap.Tasks = mergeChanged(v.tasks, ch.Tasks, func(t *api.Task, key string) int { return namespaced(t.Namespace, t.Name, key) })
+	p.logged = map[string][]taskChange{}
+	snap.Nodes = mergeChanged(v.nodeSpecs, ch.Nodes, func(n *api.Node, key string) int { return strings.Compare(n.Name, key) }, nil)
+	snap.Jobs = mergeChanged(v.jobSpecs, ch.Jobs, func(j *api.Job, key string) int { return compareKey(j.Namespace, j.Name, key) }, nil)
+	snap.Tasks = mergeChanged(v.tasks, ch.Tasks, func(t *api.Task, key string) int { return compareKey(t.Namespace, t.Name, key) },
+		func(old, cur *api.Task) {
+			if old != cur {
+				p.markTask(old)
+				p.markTask(cur)
+				p.logTask(old, cur)
+			}
+		})
 	snap.Load = nil
 	return true
 }
 
 // mergeChanged returns the list old (sorted by key) with the changes (sorted by key) made:
 // a changed object replaces the one with its key or is inserted, a deleted one goes. cmp
-// compares an object's key with a key.
-func mergeChanged[T any](old []*T, changes []api.Changed[T], cmp func(*T, string) int) []*T {
+// compares an object's key with a key. changed, when given, is called with each change's old
+// and new object (nil: none).
+func mergeChanged[T any](old []*T, changes []api.Changed[T], cmp func(*T, string) int, changed func(old, cur *T)) []*T {
 	if len(changes) == 0 {
 		return old
 	}
 	out := make([]*T, 0, len(old)+len(changes))
 	i := 0
 	for _, c := range changes {
-		j := i + sort.Search(len(old)-i, func(k int) bool { return cmp(old[i+k], c.Key) >= 0 })
+		j := i + gallop(len(old)-i, func(k int) bool { return cmp(old[i+k], c.Key) >= 0 })
 		out = append(out, old[i:j]...)
 		i = j
+		var was *T
 		if i < len(old) && cmp(old[i], c.Key) == 0 {
+			was = old[i]
 			i++
 		}
 		if c.Obj != nil {
 			out = append(out, c.Obj)
 		}
+		if changed != nil {
+			changed(was, c.Obj)
+		}
 	}
 	return append(out, old[i:]...)
+}
+
+// gallop returns the first index in [0, n) at which f is true (n when none), f being false
+// then true over the range, as sort.Search does, but in time logarithmic in the answer: the
+// changes merged into a long sorted list are usually close to each other's place.
+func gallop(n int, f func(int) bool) int {
+	lo, hi := 0, 1
+	for hi < n && !f(hi-1) {
+		lo, hi = hi, min(2*hi, n)
+	}
+	if hi > n {
+		hi = n
+	}
+	return lo + sort.Search(hi-lo, func(k int) bool { return f(lo + k) })
+}
+
+// taskChange is one changed task key's old and new task (nil: none).
+type taskChange struct{ old, cur *api.Task }
+
+// logTask notes a task's change for the jobs it was and is in.
+func (p *patch) logTask(old, cur *api.Task) {
+	c := taskChange{old, cur}
+	if old != nil {
+		k := old.JobKey()
+		p.logged[k] = append(p.logged[k], c)
+		if cur == nil || cur.Job == old.Job && cur.Namespace == old.Namespace {
+			return // noted once for the job it stayed in
+		}
+	}
+	k := cur.JobKey()
+	p.logged[k] = append(p.logged[k], c)
+}
+
+// tasksOfJob returns the stored tasks of the job, in key order (as TasksOfJob lists them).
+// When the change log told what changed, they are the tasks of its old view (nil: a new
+// job) without those whose keys changed, and the changed ones now in the job: the old view
+// was built from the tasks stored then, none of which changed since unannounced (a refresh
+// rebuilds the job of every changed task), and a new job's tasks were all stored after the
+// last refresh (the store keeps no task without its job).
+func (p *patch) tasksOfJob(old *api.JobInfo, key string) []*api.Task {
+	if p.logged == nil {
+		return p.snap.TasksOfJob(key)
+	}
+	changed := p.logged[key]
+	n := len(changed)
+	if old != nil {
+		n += len(old.Tasks)
+	}
+	byKey := make(map[string]*api.Task, n)
+	if old != nil {
+		for k, ti := range old.Tasks {
+			byKey[k] = ti.Spec
+		}
+	}
+	for _, c := range changed {
+		if c.old != nil {
+			delete(byKey, c.old.Key())
+		}
+		if c.cur != nil && c.cur.JobKey() == key {
+			byKey[c.cur.Key()] = c.cur
+		}
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	tasks := make([]*api.Task, len(keys))
+	for i, k := range keys {
+		tasks[i] = byKey[k]
+	}
+	return tasks
+}
+
+// markTask marks the job and node of a task that changed (nil: none).
+func (p *patch) markTask(t *api.Task) {
+	if t == nil {
+		return
+	}
+	p.jobs[t.JobKey()] = true
+	if t.Node != "" {
+		p.nodes[t.Node] = true
+	}
 }
 
 // diffTasks marks the jobs and nodes of every task that was added, deleted or replaced
 // between two task lists sorted by key.
 func (p *patch) diffTasks(old, cur []*api.Task) {
-	mark := func(t *api.Task) {
-		p.jobs[t.JobKey()] = true
-		if t.Node != "" {
-			p.nodes[t.Node] = true
-		}
-	}
+	mark := p.markTask
 	i, j := 0, 0
 	for i < len(old) || j < len(cur) {
 		switch {
@@ -629,13 +713,18 @@ func (p *patch) diffNodes() (moved bool) {
 }
 
 // diffJobs marks the jobs that were added or replaced, drops the views of deleted ones (and
-// marks the nodes of their tasks), and reports whether the list of keys changed.
-func (p *patch) diffJobs() (moved bool) {
+// marks the nodes of their tasks), and reports whether the list of keys changed. It returns
+// the views and their versions in the new list's order: a kept view keeps its recorded
+// version (the views the last session changed, whose versions moved, are rebuilt, as are
+// replaced ones); a new job has none until it is built.
+func (p *patch) diffJobs() (list []*api.JobInfo, versions []uint64, moved bool) {
 	old, cur := p.v.jobSpecs, p.snap.Jobs
 	set := p.v.set
+	list, versions = make([]*api.JobInfo, 0, len(cur)), make([]uint64, 0, len(cur))
 	i, j := 0, 0
 	for i < len(old) || j < len(cur) {
 		if i < len(old) && j < len(cur) && old[i] == cur[j] {
+			list, versions = append(list, set.jobList[i]), append(versions, p.v.jobVersion[i])
 			i++ // unchanged: no key to build
 			j++
 			continue
@@ -649,33 +738,41 @@ func (p *patch) diffJobs() (moved bool) {
 		}
 		switch {
 		case j == len(cur) || (i < len(old) && ko < kc):
-			if ji := set.jobs[ko]; ji != nil {
-				for _, t := range ji.Tasks {
-					if t.NodeName != "" {
-						p.nodes[t.NodeName] = true
-						file(&p.dropped, t)
-					}
-				}
-			}
-			delete(set.jobs, ko)
-			delete(set.initialPhase, ko)
-			delete(p.jobs, ko)
-			p.goneJobs = append(p.goneJobs, ko)
+			p.dropJob(ko)
 			moved = true
 			i++
 		case i == len(old) || kc < ko:
 			p.jobs[kc] = true
+			list, versions = append(list, nil), append(versions, 0)
 			moved = true
 			j++
 		default:
 			if old[i] != cur[j] {
 				p.jobs[kc] = true
 			}
+			list, versions = append(list, set.jobList[i]), append(versions, p.v.jobVersion[i])
 			i++
 			j++
 		}
 	}
-	return moved
+	return list, versions, moved
+}
+
+// dropJob drops a deleted job's view and marks the nodes of its tasks.
+func (p *patch) dropJob(key string) {
+	set := p.v.set
+	if ji := set.jobs[key]; ji != nil {
+		for _, t := range ji.Tasks {
+			if t.NodeName != "" {
+				p.nodes[t.NodeName] = true
+				file(&p.dropped, t)
+			}
+		}
+	}
+	delete(set.jobs, key)
+	delete(set.initialPhase, key)
+	delete(p.jobs, key)
+	p.goneJobs = append(p.goneJobs, key)
 }
 
 // patchNode brings a node's kept view up to date in place, when the node itself is unchanged,
@@ -799,4 +896,40 @@ func (s *Session) confirmKept() {
 			e.epoch = s.views.epoch
 		}
 	}
+}
+
+// KeptActionState returns the state an action keeps for the session's cluster under key,
+// alongside the kept views, and what changed in the views since the last session that asked
+// for it: the action brings the state up to date from the changes alone (Changes.All: from
+// every view) as soon as it gets it, before any read. Unlike a plugin's KeptState, the state
+// is valid for the next session at once, and the session's own changes go into it: the next
+// refresh lists every view the session changed (and rebuilds it), so the next session learns
+// of them from its Changes.
+//
+// A session not on kept views gets a new zero state and keeps nothing. A session on kept
+// views that does not ask (a cycle without the action) gives the next one a new state. Keys
+// name the keeping package and what it keeps; one session gets one state per key.
+func KeptActionState[T any](s *Session, key string) (*T, Changes) {
+	if h, ok := s.kept[key]; ok {
+		if st, ok := h.value.(*T); ok {
+			return st, Changes{} // brought up to date by the session's first call
+		}
+	}
+	st, ch := new(T), Changes{All: true}
+	if v := s.views; v != nil {
+		if e := v.kept[key]; e != nil && e.epoch+1 == v.epoch && !v.changes.All {
+			if old, ok := e.value.(*T); ok {
+				st, ch = old, v.changes
+			}
+		}
+		if v.kept == nil {
+			v.kept = map[string]*keptEntry{}
+		}
+		v.kept[key] = &keptEntry{value: st, epoch: v.epoch}
+	}
+	if s.kept == nil {
+		s.kept = map[string]handedState{}
+	}
+	s.kept[key] = handedState{value: st}
+	return st, ch
 }

@@ -2,8 +2,11 @@ package framework
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -401,6 +404,12 @@ func (w *writes) change() {
 			return
 		}
 		t := *tasks[w.rng.IntN(len(tasks))]
+		if w.rng.IntN(5) == 0 && len(jobs) > 0 {
+			// The task moves to another job (its key stays): both jobs change.
+			t.Job = jobs[w.rng.IntN(len(jobs))].Name
+			w.apply(state.Change{Task: &t})
+			return
+		}
 		switch t.Status {
 		case api.Pending:
 			t.Status, t.Node = api.Running, nodes[w.rng.IntN(len(nodes))].Name
@@ -432,6 +441,89 @@ func TestCompareJobKeyIsKeyOrder(t *testing.T) {
 		}
 		if got, want := compareJobKey(j, key), strings.Compare(j.Key(), key); got != want {
 			t.Fatalf("compareJobKey(%q, %q) = %d, want %d", j.Key(), key, got, want)
+		}
+	}
+}
+
+// TestKeptActionStateFollowsEveryRefresh checks that an action's kept state is handed on
+// with the changes of each refresh, and only from one refresh to the next: a session on kept
+// views that did not ask for it (its refresh's changes unseen) leaves the next one a new state.
+func TestKeptActionStateFollowsEveryRefresh(t *testing.T) {
+	cfg, err := conf.Parse([]byte("actions: \"mess\"\ntiers:\n- plugins:\n  - name: reusable\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry()
+	reg.RegisterPlugin("reusable", func(conf.Arguments) (Plugin, error) { return reusable{}, nil })
+	st := state.New()
+	w := &writes{t: t, rng: rand.New(rand.NewPCG(1, 1)), st: st}
+	w.start()
+	var views Views
+	open := func() *Session {
+		s, err := OpenSession(frameworkSnapshot(st.Snapshot("c")), cfg, reg, Options{Views: &views})
+		if err != nil || !s.FromKeptViews() {
+			t.Fatalf("open: %v (on kept views: %v)", err, err == nil && s.FromKeptViews())
+		}
+		return s
+	}
+	resize := func(name string, cpu float64) {
+		w.apply(state.Change{Node: &api.Node{Name: name, Allocatable: api.Resource{MilliCPU: cpu, Memory: 8 << 30, MaxTaskNum: 6}}})
+	}
+	const key = "framework_test.action"
+
+	s := open()
+	first, ch := KeptActionState[int](s, key)
+	if !ch.All {
+		t.Fatalf("first session: changes %+v, want All", ch)
+	}
+	if again, ch := KeptActionState[int](s, key); again != first || ch.All || len(ch.Nodes) > 0 {
+		t.Fatalf("second ask in a session: state %p (want %p), changes %+v (want none)", again, first, ch)
+	}
+	s.Close()
+
+	resize("n1", 3000)
+	s = open()
+	if got, ch := KeptActionState[int](s, key); got != first || ch.All || !slices.Equal(ch.Nodes, []string{"n1"}) {
+		t.Fatalf("next session: state %p (want %p), changes %+v (want node n1)", got, first, ch)
+	}
+	s.Close()
+
+	resize("n2", 3000) // seen by a session that does not ask
+	open().Close()
+	s = open()
+	if got, ch := KeptActionState[int](s, key); got == first || !ch.All {
+		t.Fatalf("after a session that did not ask: state %p (the old one %p), changes %+v (want All)", got, first, ch)
+	}
+	s.Close()
+
+	fresh, err := OpenSession(frameworkSnapshot(st.Snapshot("c")), cfg, reg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ch := KeptActionState[int](fresh, key); !ch.All {
+		t.Fatalf("a session off kept views: changes %+v, want All", ch)
+	}
+	fresh.Close()
+}
+
+// TestGallopIsSortSearch compares gallop with sort.Search on every split of short ranges.
+func TestGallopIsSortSearch(t *testing.T) {
+	for n := range 70 {
+		for at := 0; at <= n; at++ {
+			calls := 0
+			f := func(i int) bool {
+				if i < 0 || i >= n {
+					t.Fatalf("n %d: f(%d) out of range", n, i)
+				}
+				calls++
+				return i >= at
+			}
+			if got, want := gallop(n, f), sort.Search(n, func(i int) bool { return i >= at }); got != want {
+				t.Fatalf("n %d, true from %d: gallop %d, sort.Search %d", n, at, got, want)
+			}
+			if limit := 4 + 2*bits.Len(uint(at+1)); calls > limit {
+				t.Errorf("n %d, true from %d: %d calls, want at most %d", n, at, calls, limit)
+			}
 		}
 	}
 }

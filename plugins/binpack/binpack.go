@@ -164,3 +164,9 @@ func sameRequest(a, b *api.Resource) bool {
 func (*plugin) ReusableViews() {}
 
 var _ framework.ReusableViews = (*plugin)(nil)
+
+// KeptPlacements says that the score depends only on the task's request, the weights and the
+// node's sums, so that it may be kept between cycles for unchanged nodes.
+func (*plugin) KeptPlacements() {}
+
+var _ framework.KeptPlacements = (*plugin)(nil)

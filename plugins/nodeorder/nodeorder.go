@@ -193,3 +193,11 @@ func (p *plugin) nodeOrder(task *api.TaskInfo, node *api.NodeInfo) (float64, err
 func (*plugin) ReusableViews() {}
 
 var _ framework.ReusableViews = (*plugin)(nil)
+
+// KeptPlacements says that a classed task's scores depend only on the class key, the weights
+// and the node's view (its spec, its sums, the placement view's counts for it), so that they
+// may be kept between cycles for unchanged nodes. Whether PreferNoSchedule taints exist, the
+// one thing read across nodes, decides whether a task has a class at all.
+func (*plugin) KeptPlacements() {}
+
+var _ framework.KeptPlacements = (*plugin)(nil)

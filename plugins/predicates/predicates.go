@@ -269,3 +269,10 @@ func (p *plugin) proportionalReason(task *api.TaskInfo, node *api.NodeInfo) stri
 func (*plugin) ReusableViews() {}
 
 var _ framework.ReusableViews = (*plugin)(nil)
+
+// KeptPlacements says that a classed task's answers depend only on the class key, the
+// plugin's arguments and the node's view (its spec, its tasks, the placement view's counts
+// for it), so that they may be kept between cycles for unchanged nodes.
+func (*plugin) KeptPlacements() {}
+
+var _ framework.KeptPlacements = (*plugin)(nil)

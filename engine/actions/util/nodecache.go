@@ -2,6 +2,7 @@ package util
 
 import (
 	"github.com/sluice-sched/sluice/engine/api"
+	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
 )
 
@@ -12,11 +13,33 @@ import (
 // plugin's answers depend only on the key and the node's own state, and only statements change
 // a node during a cycle. One cache serves one action run on one session; the predicate it is
 // given must be the same for every call.
+//
+// On kept views, when every placement plugin says its answers depend on nothing else across
+// cycles either (framework.KeptPlacements), the classes are kept between cycles
+// (framework.KeptActionState) under the session's configuration: the answers of the nodes
+// whose views the refresh rebuilt are recomputed at the class's first use in a cycle, the
+// others kept. A new node list or configuration starts afresh.
 type NodeCache struct {
 	ssn     *framework.Session
 	classes map[string]*class
 	off     bool
 }
+
+// keptKey is the key of allocate's kept placements (framework.KeptActionState).
+const keptKey = "actions/util.placements"
+
+// keptPlacements are the classes a NodeCache keeps between cycles.
+type keptPlacements struct {
+	// cfg is the configuration the answers were computed under; nodes the length of the
+	// node list the entries follow.
+	cfg     *conf.Config
+	nodes   int
+	classes map[string]*class
+}
+
+// stale is the version of an entry whose node's view was rebuilt since it was computed: no
+// node view reaches it.
+const stale = ^uint64(0)
 
 // class is what one task class knows of every node.
 type class struct {
@@ -28,6 +51,10 @@ type class struct {
 	entries []cacheEntry
 	// seen is how much of the session's change log the class has applied.
 	seen int
+	// rebuilt lists the nodes whose views a refresh rebuilt since the class last ran, their
+	// entries marked stale; used says whether the class ran in the current cycle.
+	rebuilt []int32
+	used    bool
 	// idle and future order the nodes whose idle (future idle) resources fit the class.
 	idle, future scoreHeap
 	// tally sums the entries' failures, for the fit errors of a task that fits nowhere.
@@ -43,12 +70,54 @@ type cacheEntry struct {
 	// gen identifies this answer; heap items of older answers are stale.
 	gen   uint32
 	score float64
+	// idle says which group a feasible node is in: idle (else future).
+	idle bool
 }
 
-// NewNodeCache returns an empty cache for the session; with enabled false it reuses nothing
-// and every Place computes every answer afresh (the results are the same, only slower).
+// NewNodeCache returns an empty cache for the session (or the classes kept from the last
+// cycles); with enabled false it reuses nothing and every Place computes every answer afresh
+// (the results are the same, only slower).
 func NewNodeCache(ssn *framework.Session, enabled bool) *NodeCache {
-	return &NodeCache{ssn: ssn, classes: map[string]*class{}, off: !enabled}
+	c := &NodeCache{ssn: ssn, classes: map[string]*class{}, off: !enabled}
+	if enabled && ssn.KeepsPlacements() {
+		k, ch := framework.KeptActionState[keptPlacements](ssn, keptKey)
+		k.bringUpToDate(ssn, ch)
+		c.classes = k.classes
+	}
+	return c
+}
+
+// bringUpToDate marks stale the entries of the nodes the refresh rebuilt, and drops the
+// classes the last cycle did not use; it starts afresh on a new node list or configuration.
+func (k *keptPlacements) bringUpToDate(ssn *framework.Session, ch framework.Changes) {
+	if ch.All || k.cfg != ssn.Config || k.nodes != len(ssn.NodeList) {
+		k.cfg, k.nodes, k.classes = ssn.Config, len(ssn.NodeList), map[string]*class{}
+		return
+	}
+	rebuilt := make([]int32, 0, len(ch.Nodes))
+	for _, name := range ch.Nodes {
+		n := ssn.Nodes[name]
+		if n == nil {
+			// Deleted: positions moved (a node added in its place keeps the length).
+			k.classes = map[string]*class{}
+			return
+		}
+		rebuilt = append(rebuilt, n.Position())
+	}
+	for key, cl := range k.classes {
+		if !cl.used {
+			delete(k.classes, key)
+			continue
+		}
+		cl.used, cl.seen = false, 0
+		for _, i := range rebuilt {
+			if cl.entries[i].version != stale {
+				cl.entries[i].version = stale
+				cl.rebuilt = append(cl.rebuilt, i)
+			}
+		}
+		cl.compact()
+	}
 }
 
 // Placement is the outcome of choosing a node for a task.
@@ -83,13 +152,19 @@ func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
 			c.evaluate(cl, fn, i)
 		}
 	} else {
+		if !cl.used {
+			cl.rep = task.Clone() // kept from an earlier cycle: a task of this one stands in
+		}
+		for _, i := range cl.rebuilt {
+			c.refresh(cl, fn, i)
+		}
+		cl.rebuilt = cl.rebuilt[:0]
 		for _, i := range log[cl.seen:] {
-			if cl.entries[i].version != nodes[i].Version {
-				c.evaluate(cl, fn, int(i))
-			}
+			c.refresh(cl, fn, i)
 		}
 		cl.seen = len(log)
 	}
+	cl.used = true
 	if i, ok := cl.best(&cl.idle); ok {
 		return Placement{Node: nodes[i], Score: cl.entries[i].score}
 	}
@@ -97,6 +172,13 @@ func (c *NodeCache) Place(task *api.TaskInfo, fn PredicateFn) Placement {
 		return Placement{Node: nodes[i], Score: cl.entries[i].score}
 	}
 	return Placement{FitErrors: cl.tally.Snapshot(len(nodes))}
+}
+
+// refresh recomputes node i's answers when its view moved since they were computed.
+func (c *NodeCache) refresh(cl *class, fn PredicateFn, i int32) {
+	if cl.entries[i].version != c.ssn.NodeList[i].Version {
+		c.evaluate(cl, fn, int(i))
+	}
 }
 
 // evaluate computes node i's answers for the class (asking with its stand-in task) and files
@@ -128,6 +210,7 @@ func (c *NodeCache) evaluate(cl *class, fn PredicateFn, i int) {
 			e.score = s
 		}
 	}
+	e.idle = idle
 	item := scored{score: e.score, node: int32(i), gen: e.gen}
 	if idle {
 		cl.idle.push(item)
@@ -146,6 +229,30 @@ func (cl *class) best(h *scoreHeap) (int, bool) {
 		h.pop()
 	}
 	return 0, false
+}
+
+// compact rebuilds the groups from the entries when stale items (of answers since
+// recomputed) outnumber the nodes: kept between cycles, the heaps would grow by every node
+// changed in every cycle.
+func (cl *class) compact() {
+	if len(cl.idle.items)+len(cl.future.items) <= 2*len(cl.entries)+64 {
+		return
+	}
+	cl.idle.items, cl.future.items = cl.idle.items[:0], cl.future.items[:0]
+	for i := range cl.entries {
+		e := &cl.entries[i]
+		if e.err != nil || e.gen == 0 {
+			continue
+		}
+		item := scored{score: e.score, node: int32(i), gen: e.gen}
+		if e.idle {
+			cl.idle.items = append(cl.idle.items, item)
+		} else {
+			cl.future.items = append(cl.future.items, item)
+		}
+	}
+	cl.idle.init()
+	cl.future.init()
 }
 
 // scored is a node's score for a class at one answer generation.
@@ -188,23 +295,36 @@ func (h *scoreHeap) push(it scored) {
 func (h *scoreHeap) pop() scored {
 	n := len(h.items) - 1
 	h.items[0], h.items[n] = h.items[n], h.items[0]
-	for i := 0; ; {
+	h.down(0, n)
+	v := h.items[n]
+	h.items = h.items[:n]
+	return v
+}
+
+// init orders items given in any order.
+func (h *scoreHeap) init() {
+	n := len(h.items)
+	for i := n/2 - 1; i >= 0; i-- {
+		h.down(i, n)
+	}
+}
+
+// down moves item i down among the first n items until both its children come after it.
+func (h *scoreHeap) down(i, n int) {
+	for {
 		j := 2*i + 1
 		if j >= n {
-			break
+			return
 		}
 		if r := j + 1; r < n && h.less(r, j) {
 			j = r
 		}
 		if !h.less(j, i) {
-			break
+			return
 		}
 		h.items[i], h.items[j] = h.items[j], h.items[i]
 		i = j
 	}
-	v := h.items[n]
-	h.items = h.items[:n]
-	return v
 }
 
 // PlaceAmong filters the given nodes with fn and chooses as Place does, computing everything
