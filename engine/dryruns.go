@@ -52,10 +52,11 @@ func keep(p *Plan) *keptDryRun {
 		return k
 	}
 	k.decisions = make([]keptDecision, len(p.Result.Decisions))
-	for i, d := range p.Result.Decisions {
-		k.decisions[i] = keptDecision{Task: d.Task, Job: d.Job, Node: d.Node, Kind: d.Kind}
+	for i := range p.Result.Decisions {
+		d, kd := &p.Result.Decisions[i], &k.decisions[i]
+		kd.Task, kd.Job, kd.Node, kd.Kind = d.Task, d.Job, d.Node, d.Kind
 		if d.DeviceIDs != nil || d.Action != "" || d.ForTask != "" || d.Reason != "" {
-			k.decisions[i].more = &api.Decision{DeviceIDs: d.DeviceIDs, Action: d.Action, ForTask: d.ForTask, Reason: d.Reason}
+			kd.more = &api.Decision{DeviceIDs: d.DeviceIDs, Action: d.Action, ForTask: d.ForTask, Reason: d.Reason}
 		}
 	}
 	return k
