@@ -2,10 +2,13 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/framework"
 )
 
@@ -63,7 +66,7 @@ func TestDryRunCacheBounds(t *testing.T) {
 			}
 			total := 0
 			for _, p := range c.plans {
-				total += len(p.Result.Decisions)
+				total += len(p.decisions)
 			}
 			if len(c.plans) > maxDryRuns || total > maxDryRunDecisions {
 				t.Fatalf("kept %d plans, %d decisions: over the bounds", len(c.plans), total)
@@ -108,4 +111,54 @@ func repeat(cluster string, n, decisions int) []dryRunAdd {
 // clusterOf returns the cluster of a dry run's id (what precedes its last dash).
 func clusterOf(id string) string {
 	return id[:strings.LastIndexByte(id, '-')]
+}
+
+// TestDryRunCacheKeepsDecisions: a kept dry run hands back the plan it was given, decision
+// by decision (binds, pipelines with devices, evictions with their reasons, empty and nil
+// device lists), in a Result of its own, and leaves the caller's plan as it was.
+func TestDryRunCacheKeepsDecisions(t *testing.T) {
+	p := dryRunPlan("a", 0, 0)
+	p.Result.Decisions = []framework.Decision{
+		{Kind: api.DecisionBind, Task: "ns/t0", Job: "ns/j", Node: "n0"},
+		{Kind: api.DecisionBind, Task: "ns/t1", Job: "ns/j", Node: "n1", DeviceIDs: []string{"gpu-0", "gpu-1"}},
+		{Kind: api.DecisionPipeline, Task: "ns/t2", Job: "ns/j", Node: "n1", DeviceIDs: []string{}},
+		{Kind: api.DecisionEvict, Task: "ns/v", Job: "ns/low", Node: "n2", Action: "preempt", ForTask: "ns/t3", Reason: "priority"},
+		{Kind: api.DecisionEvict, Task: "ns/w", Job: "ns/low", Node: "n2", Reason: "reclaimed"},
+	}
+	p.Result.Jobs = []framework.JobOutcome{{Job: "ns/j", Ready: 2}}
+	want := slices.Clone(p.Result.Decisions)
+	var c dryRunCache
+	c.add(p)
+	if !reflect.DeepEqual(p.Result.Decisions, want) {
+		t.Fatalf("add changed the caller's decisions: %+v", p.Result.Decisions)
+	}
+	got := c.get("a", p.ID, time.Unix(500, 0))
+	if got == nil || got.Result == p.Result {
+		t.Fatalf("get returned %p, the caller's result %p: want a result of its own", got, p.Result)
+	}
+	if !reflect.DeepEqual(got.Result.Decisions, want) || !reflect.DeepEqual(got.Result.Jobs, p.Result.Jobs) || got.ID != p.ID {
+		t.Fatalf("kept plan %+v\nwant decisions %+v", got.Result, want)
+	}
+	got.Result.Decisions[0].Node = "changed"
+	if again := c.get("a", p.ID, time.Unix(500, 0)); !reflect.DeepEqual(again.Result.Decisions, want) {
+		t.Fatalf("a change to a handed-out plan reached the cache: %+v", again.Result.Decisions)
+	}
+	empty := dryRunPlan("a", 1, 0)
+	empty.Result.Decisions = nil
+	c.add(empty)
+	if got := c.get("a", empty.ID, time.Unix(500, 0)); got == nil || got.Result.Decisions != nil {
+		t.Fatalf("a plan without decisions came back as %+v", got)
+	}
+}
+
+// BenchmarkDryRunKeep measures what a dry run of W1's size (10,000 binds) pays to enter the
+// cache in its compact form.
+func BenchmarkDryRunKeep(b *testing.B) {
+	p := dryRunPlan("a", 0, 10000)
+	for i := range p.Result.Decisions {
+		p.Result.Decisions[i] = framework.Decision{Kind: api.DecisionBind, Task: fmt.Sprintf("ns/t%d", i), Job: "ns/j", Node: "n"}
+	}
+	for b.Loop() {
+		keep(p)
+	}
 }

@@ -163,15 +163,42 @@ func (ni *NodeInfo) FutureIdle() *Resource {
 	return ni.Idle.Clone().Add(ni.Releasing).Sub(ni.Pipelined)
 }
 
-// FutureIdleHolds reports whether req.LessEqual(ni.FutureIdle(), Zero) holds. When neither
-// req nor the node's idle, releasing and pipelined resources have scalar dimensions it compares
-// CPU and memory in place, with the same arithmetic, instead of building FutureIdle.
+// FutureIdleHolds reports whether req.LessEqual(ni.FutureIdle(), Zero) holds, comparing in
+// place with the same arithmetic instead of building FutureIdle (a resource and its scalar
+// map per call: the most allocated garbage of a cycle on nodes with scalar resources).
 func (ni *NodeInfo) FutureIdleHolds(req *Resource) bool {
-	if len(req.Scalars) == 0 && len(ni.Idle.Scalars) == 0 && len(ni.Releasing.Scalars) == 0 && len(ni.Pipelined.Scalars) == 0 {
-		return lessEqualTol(req.MilliCPU, ni.Idle.MilliCPU+ni.Releasing.MilliCPU-ni.Pipelined.MilliCPU) &&
-			lessEqualTol(req.Memory, ni.Idle.Memory+ni.Releasing.Memory-ni.Pipelined.Memory)
+	if !lessEqualTol(req.MilliCPU, ni.Idle.MilliCPU+ni.Releasing.MilliCPU-ni.Pipelined.MilliCPU) ||
+		!lessEqualTol(req.Memory, ni.Idle.Memory+ni.Releasing.Memory-ni.Pipelined.Memory) {
+		return false
 	}
-	return req.LessEqual(ni.FutureIdle(), Zero)
+	// FutureIdle's scalars are those of idle, releasing and pipelined; LessEqual checks every
+	// name of either side (in any order: each check stands alone), a missing side as 0.
+	for name, v := range req.Scalars {
+		if !ni.futureScalarHolds(v, name) {
+			return false
+		}
+	}
+	for _, m := range []map[string]float64{ni.Idle.Scalars, ni.Releasing.Scalars, ni.Pipelined.Scalars} {
+		for name := range m {
+			if _, asked := req.Scalars[name]; !asked && !ni.futureScalarHolds(0, name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// futureScalarHolds is LessEqual's check of one scalar dimension, asking v of the node's
+// future idle amount of it, computed as FutureIdle does: (idle + releasing) - pipelined.
+func (ni *NodeInfo) futureScalarHolds(v float64, name string) bool {
+	fi := ni.Idle.Scalars[name] + ni.Releasing.Scalars[name] - ni.Pipelined.Scalars[name]
+	if fi == -1 {
+		return true
+	}
+	if v == -1 {
+		return false
+	}
+	return lessEqualTol(v, fi)
 }
 
 // FitsIdle reports whether req (and one pod slot) fits in the node's idle resources.

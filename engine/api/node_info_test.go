@@ -32,6 +32,44 @@ func TestFitsFutureIdleMatchesFutureIdle(t *testing.T) {
 	}
 }
 
+// TestFutureIdleHoldsMatchesFutureIdle compares the in-place check with LessEqual against a
+// built FutureIdle on random resources: scalars on any side or none, missing on either side,
+// overdrawn, exactly at the bound, and -1 (LessEqual's "unlimited" marker).
+func TestFutureIdleHoldsMatchesFutureIdle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 6))
+	amounts := []float64{-1, 0, 1, 2, 1000, 2000, 2000.5}
+	res := func() *Resource {
+		r := &Resource{MilliCPU: amounts[rng.IntN(len(amounts))], Memory: amounts[rng.IntN(len(amounts))]}
+		for _, name := range []string{ResourceGPU, "example.com/fpga", "hugepages-2Mi"} {
+			if rng.IntN(3) == 0 {
+				r.SetScalar(name, amounts[rng.IntN(len(amounts))])
+			}
+		}
+		if rng.IntN(8) == 0 {
+			r.Scalars = map[string]float64{} // present but empty
+		}
+		return r
+	}
+	held, failed := 0, 0
+	for i := 0; i < 20000; i++ {
+		n := &NodeInfo{Allocatable: EmptyResource(), Idle: res(), Releasing: res(), Pipelined: res()}
+		req := res()
+		want := req.LessEqual(n.FutureIdle(), Zero)
+		if got := n.FutureIdleHolds(req); got != want {
+			t.Fatalf("req %+v, idle %+v, releasing %+v, pipelined %+v: FutureIdleHolds %v, LessEqual(FutureIdle) %v",
+				req, n.Idle, n.Releasing, n.Pipelined, got, want)
+		}
+		if want {
+			held++
+		} else {
+			failed++
+		}
+	}
+	if held < 1000 || failed < 1000 {
+		t.Fatalf("cases too one-sided: %d hold, %d fail", held, failed)
+	}
+}
+
 func TestNodeVersionChangesWithTasks(t *testing.T) {
 	n := NewNodeInfo(&Node{Name: "n", Allocatable: *NewResource(map[string]float64{"cpu": 4, "memory": 1 << 30})})
 	task := NewTaskInfo(&Task{Name: "t", Namespace: "ns", Job: "j", Status: Allocated, Resources: *NewResource(map[string]float64{"cpu": 1})}, 0)
