@@ -373,7 +373,6 @@ type cycleTicket struct {
 	t      *tenant
 	ctx    context.Context
 	pacer  *framework.Pacer
-	timer  *time.Timer
 	unlock func()
 	// since is when the cycle's current run began (its start, or its last pause's end); ran
 	// sums its runs before that.
@@ -456,7 +455,7 @@ func (s *Server) admitCycle(ctx context.Context, cluster string, locks *keylock.
 	ct := &cycleTicket{a: a, t: t, ctx: ctx, unlock: unlock, since: now, slot: true, lastCheck: now}
 	ct.runnable[0].Name = "/sched/goroutines/runnable:goroutines"
 	ct.pacer = framework.NewPacer(ct.checkpoint)
-	ct.timer = time.AfterFunc(a.quantum, ct.pacer.Request)
+	ct.pacer.RequestAfter(a.quantum)
 	return ct, nil
 }
 
@@ -477,7 +476,7 @@ func (a *admission) refuseLocked(t *tenant, limit, msg string) error {
 }
 
 // checkpoint is the cycle's pacer: the engine calls it at a checkpoint after the quantum's
-// timer asked for one. It gives way to lighter clusters' work (pausing the cycle), shares
+// quantum passed. It gives way to lighter clusters' work (pausing the cycle), shares
 // the time with lighter clusters that are active, or only yields the processor.
 func (ct *cycleTicket) checkpoint() {
 	a := ct.a
@@ -492,7 +491,7 @@ func (ct *cycleTicket) checkpoint() {
 			ct.yieldIfBusy()
 		}
 		ct.lastCheck = time.Now()
-		ct.timer.Reset(a.quantum)
+		ct.pacer.RequestAfter(a.quantum)
 		return
 	}
 	ct.ran += now.Sub(ct.since)
@@ -511,7 +510,7 @@ func (ct *cycleTicket) checkpoint() {
 	ct.t.pauses++
 	ct.t.paused += ct.since.Sub(now).Seconds()
 	a.mu.Unlock()
-	ct.timer.Reset(a.quantum)
+	ct.pacer.RequestAfter(a.quantum)
 }
 
 // sleep steps the cycle aside for d (or until its context ends), keeping its slot, and counts
@@ -583,7 +582,7 @@ func (ct *cycleTicket) done() {
 	if a == nil {
 		return
 	}
-	ct.timer.Stop()
+	ct.pacer.RequestAfter(0)
 	a.mu.Lock()
 	now := a.now()
 	run := ct.ran + now.Sub(ct.since)

@@ -75,28 +75,55 @@ type Options struct {
 }
 
 // Pacer lets the caller of a cycle share the machine with other work without cancelling
-// the cycle: after Request, the session calls the pacer's pause function at its next
-// checkpoint, from the goroutine that reaches it, and the cycle goes on when the function
-// returns. Checkpoints are where actions check Session.Interrupted (each job and task of
-// their loops, each node check) and a few places of the session's own open (between
-// plugins, every few hundred objects). A pause leaves the session as it was: the plan is
-// the same as without pauses.
+// the cycle: after Request, or once the time RequestAfter named has come, the session calls
+// the pacer's pause function at its next checkpoint, from the goroutine that reaches it, and
+// the cycle goes on when the function returns. Checkpoints are where actions check
+// Session.Interrupted (each job and task of their loops) and a few places of the session's
+// own open (between plugins, every few hundred objects). A pause leaves the session as it
+// was: the plan is the same as without pauses.
+//
+// A checkpoint reads the clock itself rather than waiting for a timer to call Request: a
+// timer's function needs a processor of its own, and while the cycle and other goroutines
+// hold every processor it would fire only when the Go scheduler preempts one of them (up to
+// 10 ms late), which is when the cycle most needs to step aside.
 type Pacer struct {
 	requested atomic.Bool
-	pause     func()
+	// due is when a pause is due, in nanoseconds since origin; 0 when none is.
+	due    atomic.Int64
+	origin time.Time
+	pause  func()
 }
 
 // NewPacer returns a pacer that calls pause at the checkpoint after each Request. pause
 // should return once the cycle may go on, and at once when the cycle's context ended.
-func NewPacer(pause func()) *Pacer { return &Pacer{pause: pause} }
+func NewPacer(pause func()) *Pacer { return &Pacer{pause: pause, origin: time.Now()} }
 
 // Request asks the cycle to call the pause function at its next checkpoint; requests made
 // before that checkpoint make one pause. It is safe for concurrent use.
 func (p *Pacer) Request() { p.requested.Store(true) }
 
-// checkpoint pauses if a pause was requested. Only one of concurrent callers pauses.
+// RequestAfter asks the cycle to call the pause function at its first checkpoint once d has
+// passed, replacing an earlier RequestAfter; a d of 0 or less cancels it. It is safe for
+// concurrent use.
+func (p *Pacer) RequestAfter(d time.Duration) {
+	if d <= 0 {
+		p.due.Store(0)
+		return
+	}
+	p.due.Store(max(int64(time.Since(p.origin)+d), 1))
+}
+
+// checkpoint pauses if a pause was requested or is due. Only one of concurrent callers
+// pauses.
 func (p *Pacer) checkpoint() {
-	if p != nil && p.requested.Load() && p.requested.CompareAndSwap(true, false) {
+	if p == nil {
+		return
+	}
+	if p.requested.Load() && p.requested.CompareAndSwap(true, false) {
+		p.pause()
+		return
+	}
+	if d := p.due.Load(); d != 0 && int64(time.Since(p.origin)) >= d && p.due.CompareAndSwap(d, 0) {
 		p.pause()
 	}
 }
