@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -404,6 +405,7 @@ func NewGRPCServer(s *Server, opts ...grpc.ServerOption) *grpc.Server {
 		stream = append(stream, s.admission.admitStream)
 	}
 	all := []grpc.ServerOption{
+		vtcodec.ServerOption(),
 		grpc.MaxRecvMsgSize(s.maxRecv),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),

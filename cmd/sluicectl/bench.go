@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"hash"
 	"hash/fnv"
 	"io"
@@ -244,7 +245,7 @@ func (b *benchRun) run() (err error) {
 			return fmt.Errorf("bench: %w", err)
 		}
 		defer stop()
-		b.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		b.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), vtcodec.DialOption(),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(service.DefaultMaxRecvBytes)))
 		if err != nil {
 			return fmt.Errorf("bench: connect to %s: %w", addr, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"math"
 	"slices"
 	"strconv"
@@ -46,7 +47,7 @@ func (b *benchRun) runWatch(ctx context.Context) error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer stop()
-	b.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	b.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), vtcodec.DialOption(),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(service.DefaultMaxRecvBytes)))
 	if err != nil {
 		return fmt.Errorf("bench: connect to %s: %w", addr, err)

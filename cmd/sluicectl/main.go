@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"io"
 	"os"
 	"os/signal"
@@ -333,7 +334,7 @@ func (a *app) dial() (*grpc.ClientConn, error) {
 		}
 		creds = credentials.NewTLS(cfg)
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds), vtcodec.DialOption(),
 		grpc.WithChainUnaryInterceptor(a.retryUnary), grpc.WithChainStreamInterceptor(a.retryServerStream),
 		// Reconnect quickly to a server that is starting (gRPC's default backoff grows
 		// past the whole --wait).

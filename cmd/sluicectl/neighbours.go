@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"io"
 	"maps"
 	"math"
@@ -109,7 +110,7 @@ func (a *app) benchNeighbours(args []string) error {
 		}
 		defer stop()
 		dial = func() (*grpc.ClientConn, error) {
-			return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), vtcodec.DialOption())
 		}
 	}
 	// Each client has a connection of its own, as the resource managers of different

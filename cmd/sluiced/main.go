@@ -54,6 +54,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"io"
 	"log/slog"
 	"net"
@@ -491,7 +492,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 			// Plaintext members forward default reads to the leader, bearer token and all;
 			// with TLS a follower answers NOT_LEADER and the client goes to the leader.
 			srvOpts.ForwardReads = func(addr string) (grpc.ClientConnInterface, error) {
-				return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+				return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), vtcodec.DialOption())
 			}
 		}
 	}

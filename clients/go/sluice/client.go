@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"google.golang.org/protobuf/proto"
 	"os"
 
@@ -138,6 +139,9 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	if o.perRPC != nil {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(o.perRPC))
 	}
+	// Sluice's codec (reflection-free encoding of its messages) first, so that extra options
+	// may replace it.
+	dopts = append(dopts, vtcodec.DialOption())
 	dopts = append(dopts, o.extra...)
 	dial := func(t string) (*grpc.ClientConn, error) { return grpc.NewClient(t, dopts...) }
 	conn, err := dial(target)
