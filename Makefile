@@ -56,7 +56,8 @@ scenarios:
 
 ## fuzz: run every fuzz target for a while (FUZZTIME each, default 60s): scheduler
 ## configurations, store batches (with a replicated twin), resyncs in parts (against one
-## ReplaceAll batch), API delta batches, scenario files, SWF and native traces
+## ReplaceAll batch), API delta batches, the gRPC codec (against the protobuf runtime),
+## scenario files, SWF and native traces
 FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 5s
 # A target that fails is run once more: Go's fuzzing coordinator sometimes ends with "context
@@ -70,6 +71,7 @@ fuzz:
 	fuzz FuzzApply ./engine/state; \
 	fuzz FuzzResync ./engine/state; \
 	fuzz FuzzApplyDeltas ./service; \
+	fuzz FuzzCodecMatchesProto ./internal/vtcodec; \
 	fuzz FuzzParse ./clients/go/scenario; \
 	fuzz FuzzReadSWF ./engine/sim; \
 	fuzz FuzzReadNative ./engine/sim
