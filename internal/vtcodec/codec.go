@@ -48,8 +48,9 @@ type Message interface {
 // use.
 type Codec struct {
 	fallback encoding.CodecV2
-	// plans holds a *plan per message descriptor checked so far (built once each).
+	// plans holds a *plan per message checked so far, by full name (built once each, under mu).
 	plans sync.Map
+	mu    sync.Mutex
 }
 
 // New returns a codec.
@@ -135,15 +136,36 @@ type field struct {
 	wire   protowire.Type
 	packed bool
 	str    bool
-	msg    protoreflect.MessageDescriptor
+	msg    *plan
 }
 
-// plan returns md's plan, building it on first use.
+// plan returns md's plan, building it, and the plans of the messages inside it, on first use.
+// Plans are published once complete, so readers never see one being built.
 func (c *Codec) plan(md protoreflect.MessageDescriptor) *plan {
 	if p, ok := c.plans.Load(md.FullName()); ok {
 		return p.(*plan)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	built := map[protoreflect.FullName]*plan{}
+	p := c.build(md, built)
+	for name, q := range built {
+		c.plans.Store(name, q)
+	}
+	return p
+}
+
+// build returns md's plan: a published one, one built in this call (a message that holds
+// itself refers to its own plan), or a new one.
+func (c *Codec) build(md protoreflect.MessageDescriptor, built map[protoreflect.FullName]*plan) *plan {
+	if p, ok := c.plans.Load(md.FullName()); ok {
+		return p.(*plan)
+	}
+	if p, ok := built[md.FullName()]; ok {
+		return p
+	}
 	p := &plan{desc: md}
+	built[md.FullName()] = p
 	fds := md.Fields()
 	for i := 0; i < fds.Len(); i++ {
 		fd := fds.Get(i)
@@ -155,7 +177,7 @@ func (c *Codec) plan(md protoreflect.MessageDescriptor) *plan {
 			// Sluice's API does not use).
 			f.str = fd.ParentFile().Syntax() == protoreflect.Proto3
 		case protoreflect.MessageKind:
-			f.msg = fd.Message()
+			f.msg = c.build(fd.Message(), built)
 		}
 		switch n := fd.Number(); {
 		case n <= maxIndexed:
@@ -170,8 +192,7 @@ func (c *Codec) plan(md protoreflect.MessageDescriptor) *plan {
 			p.more[n] = f
 		}
 	}
-	got, _ := c.plans.LoadOrStore(md.FullName(), p)
-	return got.(*plan)
+	return p
 }
 
 // wireType returns the wire type of a field of kind k.
@@ -230,7 +251,7 @@ func (c *Codec) check(b []byte, p *plan, depth int) (runtime bool, err error) {
 				return false, fmt.Errorf("proto: string field %s contains invalid UTF-8", f.desc.FullName())
 			}
 		case f.msg != nil:
-			if runtime, err := c.check(v, c.plan(f.msg), depth+1); runtime || err != nil {
+			if runtime, err := c.check(v, f.msg, depth+1); runtime || err != nil {
 				return runtime, err
 			}
 		}
