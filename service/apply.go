@@ -35,35 +35,35 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time, lim *Limi
 		batch:   state.Batch{ReplaceAll: b.GetReplaceAll(), Now: now, Limits: fe.limits().storeLimits(), Changes: make([]state.Change, 0, n)},
 		deltaOf: make([]int, 0, n),
 	}
-	u := upserts{fe: &fe, probe: fieldErrors{lim: lim}, seen: make(map[objectID]int, n)}
+	u := upserts{fe: &fe, probe: fieldErrors{lim: lim}, seen: make(map[batchID]int, n)}
 	for i, d := range b.GetDeltas() {
 		u.at = deltaAt{prefix, i}
 		var c state.Change
 		switch ch := d.GetChange().(type) {
 		case *sluicev1.Delta_UpsertNode:
 			c.Node = decodeUpsert(&u, "upsert_node", ch.UpsertNode, checkNode, nodeFromProto)
-			u.dup("upsert_node", "name", state.KindNode, c.Node.Name)
+			u.dup("upsert_node", "name", state.KindNode, "", c.Node.Name)
 		case *sluicev1.Delta_UpsertQueue:
 			c.Queue = decodeUpsert(&u, "upsert_queue", ch.UpsertQueue, checkQueue, queueFromProto)
-			u.dup("upsert_queue", "name", state.KindQueue, c.Queue.Name)
+			u.dup("upsert_queue", "name", state.KindQueue, "", c.Queue.Name)
 		case *sluicev1.Delta_UpsertJob:
 			c.Job = decodeUpsert(&u, "upsert_job", ch.UpsertJob, checkJob, jobFromProto)
-			u.dup("upsert_job", "name", state.KindJob, c.Job.Key())
+			u.dup("upsert_job", "name", state.KindJob, c.Job.Namespace, c.Job.Name)
 		case *sluicev1.Delta_UpsertTask:
 			c.Task = decodeUpsert(&u, "upsert_task", ch.UpsertTask, checkTask, taskFromProto)
-			u.dup("upsert_task", "name", state.KindTask, c.Task.Key())
+			u.dup("upsert_task", "name", state.KindTask, c.Task.Namespace, c.Task.Name)
 		case *sluicev1.Delta_UpsertPriorityClass:
 			c.PriorityClass = decodeUpsert(&u, "upsert_priority_class", ch.UpsertPriorityClass, checkPriorityClass, recordsNothing(priorityClassFromProto))
-			u.dup("upsert_priority_class", "name", state.KindPriorityClass, c.PriorityClass.Name)
+			u.dup("upsert_priority_class", "name", state.KindPriorityClass, "", c.PriorityClass.Name)
 		case *sluicev1.Delta_UpsertNamespaceQuota:
 			c.Quota = decodeUpsert(&u, "upsert_namespace_quota", ch.UpsertNamespaceQuota, checkQuota, quotaFromProto)
-			u.dup("upsert_namespace_quota", "namespace", state.KindQuota, c.Quota.Namespace)
+			u.dup("upsert_namespace_quota", "namespace", state.KindQuota, "", c.Quota.Namespace)
 		case *sluicev1.Delta_UpsertDisruptionBudget:
 			c.Budget = decodeUpsert(&u, "upsert_disruption_budget", ch.UpsertDisruptionBudget, checkBudget, recordsNothing(budgetFromProto))
-			u.dup("upsert_disruption_budget", "name", state.KindBudget, c.Budget.Namespace+"/"+c.Budget.Name)
+			u.dup("upsert_disruption_budget", "name", state.KindBudget, c.Budget.Namespace, c.Budget.Name)
 		case *sluicev1.Delta_UpsertHyperNode:
 			c.HyperNode = decodeUpsert(&u, "upsert_hyper_node", ch.UpsertHyperNode, checkHyperNode, recordsNothing(hyperNodeFromProto))
-			u.dup("upsert_hyper_node", "name", state.KindHyperNode, c.HyperNode.Name)
+			u.dup("upsert_hyper_node", "name", state.KindHyperNode, "", c.HyperNode.Name)
 		case *sluicev1.Delta_Delete:
 			p := sub(u.at.path(), "delete")
 			checkRef(&fe, p, ch.Delete)
@@ -72,7 +72,11 @@ func decodeBatch(prefix string, b *sluicev1.DeltaBatch, now time.Time, lim *Limi
 			}
 			ref := refFromProto(ch.Delete)
 			if ref.Kind != 0 {
-				u.dup("delete", "name", ref.Kind, ref.Key())
+				if namespaced(ref.Kind) {
+					u.dup("delete", "name", ref.Kind, ref.Namespace, ref.Name)
+				} else {
+					u.dup("delete", "name", ref.Kind, "", ref.Key())
+				}
 			}
 			if !fe.ok() {
 				continue
@@ -108,7 +112,7 @@ type upserts struct {
 	fe    *fieldErrors
 	probe fieldErrors
 	at    deltaAt
-	seen  map[objectID]int
+	seen  map[batchID]int
 }
 
 // decodeUpsert checks and converts the object m of the current delta, whose oneof field is
@@ -135,16 +139,33 @@ func recordsNothing[M, T any](conv func(M) T) func(*fieldErrors, string, M) T {
 	return func(_ *fieldErrors, _ string, m M) T { return conv(m) }
 }
 
-// dup records the current delta's object (kind, key) when an earlier delta of the batch
-// changed it too; field and name locate the offending value within the delta.
-func (u *upserts) dup(field, name string, kind state.Kind, k string) {
-	id := objectID{kind, k}
+// dup records the current delta's object when an earlier delta of the batch changed it too:
+// a job, task or budget named ns/key, any other object named key (ns empty); field and name
+// locate the offending value within the delta.
+func (u *upserts) dup(field, name string, kind state.Kind, ns, key string) {
+	id := batchID{kind, ns, key}
 	if j, ok := u.seen[id]; ok {
+		if namespaced(kind) {
+			key = ns + "/" + key
+		}
 		u.fe.add(sub(sub(u.at.path(), field), name), "%s %s appears twice in the batch (also deltas[%d]); send one change per object",
-			kindNames[kind], quoteShort(k), j)
+			kindNames[kind], quoteShort(key), j)
 		return
 	}
 	u.seen[id] = u.at.i
+}
+
+// batchID identifies an object within a batch without building its key: jobs, tasks and
+// budgets by namespace and name (a namespace holds no '/', so these pairs are as distinct as
+// the keys namespace/name), every other kind by its key alone (ns empty).
+type batchID struct {
+	kind     state.Kind
+	ns, name string
+}
+
+// namespaced reports whether objects of kind k are named by a namespace and a name.
+func namespaced(k state.Kind) bool {
+	return k == state.KindJob || k == state.KindTask || k == state.KindBudget
 }
 
 // objectID identifies an object within a batch.

@@ -2,9 +2,11 @@ package service
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -471,5 +473,51 @@ func TestEveryRequestChecksTheCluster(t *testing.T) {
 				wantViolation(t, err, "cluster", ReasonInvalidField)
 			}
 		}
+	}
+}
+
+// TestDuplicatesInABatch: two deltas of one batch naming one object are refused at the second,
+// whatever the kind (namespaced objects by namespace and name, a delete against an upsert, a
+// delete of a non-namespaced kind whatever namespace it gives); the message names the object
+// by its key. Objects that only look alike are not duplicates.
+func TestDuplicatesInABatch(t *testing.T) {
+	h := newHarness(t)
+	h.apply("c1", node("n1", cpuMem("4", "8Gi")), job("j1", "", 1))
+	quota := func(ns string) *sluicev1.Delta {
+		return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertNamespaceQuota{UpsertNamespaceQuota: &sluicev1.NamespaceQuota{Namespace: ns}}}
+	}
+	budget := func(ns, name string) *sluicev1.Delta {
+		return &sluicev1.Delta{Change: &sluicev1.Delta_UpsertDisruptionBudget{UpsertDisruptionBudget: &sluicev1.DisruptionBudget{
+			Namespace: ns, Name: name, MinAvailable: proto.String("1")}}}
+	}
+	tests := []struct {
+		name  string
+		batch *sluicev1.DeltaBatch
+		field string // "" when the batch has no duplicate
+		key   string
+	}{
+		{"task twice", batchOf(task("t1", "j1", nil), task("t1", "j1", cpu("1"))), "batch.deltas[1].upsert_task.name", `task "default/t1"`},
+		{"job twice", batchOf(job("j2", "", 1), job("j2", "", 2)), "batch.deltas[1].upsert_job.name", `job "default/j2"`},
+		{"delete then upsert", batchOf(del(sluicev1.ObjectKind_OBJECT_KIND_JOB, "default", "j2"), job("j2", "", 1)), "batch.deltas[1].upsert_job.name", `job "default/j2"`},
+		{"node deleted with a namespace", batchOf(node("n2", cpu("1")), del(sluicev1.ObjectKind_OBJECT_KIND_NODE, "ns", "n2")), "batch.deltas[1].delete.name", `node "n2"`},
+		{"quota twice", batchOf(quota("team"), quota("team")), "batch.deltas[1].upsert_namespace_quota.namespace", `namespace quota "team"`},
+		{"budget twice", batchOf(budget("a", "b"), budget("a", "b")), "batch.deltas[1].upsert_disruption_budget.name", `"a/b"`},
+		{"same name, other namespace", batchOf(jobIn("a", "j", ""), jobIn("b", "j", "")), "", ""},
+		{"same name, other kind", batchOf(job("x", "", 1), node("x", cpu("1"))), "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := h.cs.ApplyDeltas(ctxT(t), &sluicev1.ApplyDeltasRequest{Cluster: "c1", Batch: tc.batch})
+			if tc.field == "" {
+				if status.Code(err) == codes.InvalidArgument && strings.Contains(err.Error(), "appears twice") {
+					t.Fatalf("refused as a duplicate: %v", err)
+				}
+				return
+			}
+			wantViolation(t, err, tc.field, "")
+			if !strings.Contains(err.Error(), tc.key+" appears twice") {
+				t.Fatalf("message %q does not name %s", err.Error(), tc.key)
+			}
+		})
 	}
 }

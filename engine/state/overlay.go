@@ -32,13 +32,17 @@ type overlay struct {
 	// cleared is set when everything of the cluster was deleted (deleteAll): base then holds
 	// nothing the transaction still has.
 	cleared bool
-	// arg holds the key of the lookup in base, in a buffer reused from lookup to lookup.
-	arg encodedKey
+	// arg holds the key of the lookup in base, in a buffer reused from lookup to lookup;
+	// args is the argument list that holds it (memdb takes variadic arguments: a list made
+	// per lookup would be an allocation per lookup).
+	arg  *encodedKey
+	args []any
 }
 
 // newOverlay returns an empty overlay over base.
 func newOverlay(base *memdb.Txn) overlay {
-	return overlay{base: base}
+	arg := &encodedKey{}
+	return overlay{base: base, arg: arg, args: []any{arg}}
 }
 
 // lookup returns the row the write transaction holds in table under key, or nil.
@@ -50,7 +54,7 @@ func (o *overlay) lookup(table, cluster, key string) (keyed, error) {
 		return nil, nil
 	}
 	o.arg.b = appendKey(o.arg.b[:0], cluster, key)
-	r, err := o.base.First(table, indexID, &o.arg)
+	r, err := o.base.First(table, indexID, o.args...)
 	if err != nil {
 		return nil, fmt.Errorf("state: reading %s %q: %w", table, key, err)
 	}
