@@ -8,6 +8,7 @@ import (
 	rtmetrics "runtime/metrics"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -26,7 +27,7 @@ import (
 
 // Fair admission of cycles.
 //
-// One cluster's heavy cycles must not take the server from the others. Three rules share the
+// One cluster's heavy cycles must not take the server from the others. These rules share the
 // machine between clusters:
 //
 //  1. Slots. At most Options.MaxConcurrentCycles cycles run at once (by default GOMAXPROCS,
@@ -48,6 +49,13 @@ import (
 //     Go scheduler preempts only every 10 ms, so a lighter cluster's calls wait less when
 //     the heavy cycle leaves the process some idle time while they come in. Otherwise it
 //     only steps aside when goroutines wait for a processor (yieldIfBusy).
+//
+//  5. Priority. A dry run admitted while a lighter cluster is active runs, with
+//     Options.BackgroundDryRuns, on a thread of its own at the operating system's idle
+//     priority (internal/lowprio; Linux SCHED_IDLE): the kernel then gives a core to any
+//     other thread that wakes up, at once, where a busy thread of equal priority would keep
+//     it until its time slice or the next tick ends (4 ms at HZ=250). Cycles whose plans may
+//     be committed keep the normal priority.
 //
 // Cycles shorter than a quantum never reach a checkpoint: small clusters are not slowed by
 // each other.
@@ -134,6 +142,8 @@ type tenant struct {
 	active, waiting, queued int
 	// cycle is a moving average of the cluster's cycle run time, in seconds.
 	cycle float64
+	// background counts the dry runs run at the idle priority (rule 5).
+	background atomic.Int64
 	// Counters for the metrics.
 	pauses   int64
 	paused   float64
@@ -288,9 +298,11 @@ func (a *admission) mustGiveWay(t *tenant, now, since time.Time) bool {
 // mustShare reports whether a cycle of t must leave the processor part of the time: a cluster
 // lighter than t had calls in the last recentWindow.
 func (a *admission) mustShare(t *tenant, now time.Time) bool {
-	if a.share >= 1 {
-		return false
-	}
+	return a.share < 1 && a.lighterActive(t, now)
+}
+
+// lighterActive reports whether a cluster lighter than t had calls in the last recentWindow.
+func (a *admission) lighterActive(t *tenant, now time.Time) bool {
 	mine := t.usageAt(now)
 	for _, u := range a.tenants {
 		if u != t && now.Sub(u.lastBusy) < recentWindow && lighter(u.usageAt(now), mine) {
@@ -385,6 +397,9 @@ type cycleTicket struct {
 	// slot is whether the cycle holds a slot (not while paused, nor after its context ended
 	// during a pause).
 	slot bool
+	// background is whether a lighter cluster was active when the cycle was admitted: a dry
+	// run then runs at the operating system's idle priority (Options.BackgroundDryRuns).
+	background bool
 }
 
 // admitCycle admits a cycle of a cluster: it takes the cluster's lock in locks (the cycle lock
@@ -450,9 +465,12 @@ func (s *Server) admitCycle(ctx context.Context, cluster string, locks *keylock.
 		return nil, refused(fmt.Sprintf("one of the server's %d cycle slots", a.slots))
 	}
 	admitted = true
+	a.mu.Lock()
 	now := a.now()
+	background := a.lighterActive(t, now)
+	a.mu.Unlock()
 	a.wait.Record(ctx, now.Sub(start).Seconds(), metric.WithAttributes(attribute.String("cluster", cluster)))
-	ct := &cycleTicket{a: a, t: t, ctx: ctx, unlock: unlock, since: now, slot: true, lastCheck: now}
+	ct := &cycleTicket{a: a, t: t, ctx: ctx, unlock: unlock, since: now, slot: true, lastCheck: now, background: background}
 	ct.runnable[0].Name = "/sched/goroutines/runnable:goroutines"
 	ct.pacer = framework.NewPacer(ct.checkpoint)
 	ct.pacer.RequestAfter(a.quantum)

@@ -2,8 +2,11 @@ package service
 
 import (
 	"context"
+	"github.com/sluice-sched/sluice/internal/lowprio"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -465,4 +468,63 @@ func TestScheduleRefusedWithRetryInfo(t *testing.T) {
 		}
 	}
 	_ = engine.DryRun
+}
+
+// probeAction records whether the cycle ran at the operating system's idle priority.
+type probeAction struct{ idle *atomic.Bool }
+
+func (probeAction) Name() string { return "probe" }
+
+func (a probeAction) Execute(*framework.Session) {
+	idle, _ := lowprio.Idle()
+	a.idle.Store(idle)
+}
+
+// TestDryRunsOfHeavyClustersRunInTheBackground: with BackgroundDryRuns, a dry run of a
+// cluster heavier than one active lately runs at the idle priority (on Linux); its cycles
+// whose plans may be committed, the lighter cluster's dry runs and every dry run without the
+// option keep the normal priority.
+func TestDryRunsOfHeavyClustersRunInTheBackground(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the idle priority is Linux's SCHED_IDLE")
+	}
+	for _, on := range []bool{true, false} {
+		var idle atomic.Bool
+		reg := testRegistry()
+		reg.RegisterAction("probe", func(conf.Arguments) (framework.Action, error) { return probeAction{idle: &idle}, nil })
+		h := newHarnessWith(t, setup{reg: reg, config: "actions: \"probe\"\ntiers:\n- plugins:\n  - name: fakenoop\n",
+			opts: func(o *Options) { o.BackgroundDryRuns = on }})
+		smallCluster(h, "heavy")
+		smallCluster(h, "light")
+		a := h.srv.admission
+		a.chargeFor("heavy", 10*time.Second)
+		a.call("light", true)() // the light cluster was active a moment ago
+		ran := func(cluster string, mode sluicev1.ScheduleMode) bool {
+			t.Helper()
+			idle.Store(!idle.Load())
+			if _, err := h.sc.Schedule(ctxT(t), &sluicev1.ScheduleRequest{Cluster: cluster, Mode: mode}); err != nil {
+				t.Fatal(err)
+			}
+			return idle.Load()
+		}
+		if got := ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN); got != on {
+			t.Fatalf("option %v: the heavy cluster's dry run ran idle: %v", on, got)
+		}
+		if ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE) {
+			t.Fatalf("option %v: a proposing cycle ran idle", on)
+		}
+		if ran("light", sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN) {
+			t.Fatalf("option %v: the light cluster's dry run ran idle", on)
+		}
+		want := int64(0)
+		if on {
+			want = 1
+		}
+		a.mu.Lock()
+		n := a.tenants["heavy"].background.Load()
+		a.mu.Unlock()
+		if n != want {
+			t.Fatalf("option %v: %d background dry runs counted, want %d", on, n, want)
+		}
+	}
 }

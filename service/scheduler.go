@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"github.com/sluice-sched/sluice/internal/lowprio"
 	"strings"
 	"time"
 
@@ -157,7 +158,14 @@ func (s *Server) schedule(ctx context.Context, cluster string, mode sluicev1.Sch
 	defer span.End()
 	req.Observer = &cycleObserver{ctx: ctx, tracer: s.tracer, m: s.metrics, cluster: attribute.String("cluster", cluster)}
 	req.Pacer = ticket.pacer
-	p, err := s.engine.Schedule(ctx, cluster, req)
+	var p *engine.Plan
+	run := func() { p, err = s.engine.Schedule(ctx, cluster, req) }
+	if mode == sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN && s.backgroundDryRuns && ticket.background {
+		ticket.t.background.Add(1)
+		lowprio.Run(run)
+	} else {
+		run()
+	}
 	if err != nil {
 		err = hypotheticalError(err, hyp)
 		span.RecordError(err)

@@ -107,6 +107,9 @@ type Options struct {
 	// CycleShare is the share of the time a cycle of a heavy cluster runs while a lighter
 	// cluster is active (admission.go); 0 means DefaultCycleShare, 1 no limit.
 	CycleShare float64
+	// BackgroundDryRuns runs a dry run admitted while a lighter cluster is active at the
+	// operating system's idle priority (admission.go, rule 5).
+	BackgroundDryRuns bool
 }
 
 // DefaultMaxRecvBytes is the default bound on a received message: 16 MiB.
@@ -141,10 +144,12 @@ type Server struct {
 	changes        *changeHub
 	watches        *watchRegistry
 	admission      *admission
-	sampler        *logSampler
-	slowCall       time.Duration
-	accessLog      bool
-	summary        summary
+	// backgroundDryRuns: see Options.BackgroundDryRuns.
+	backgroundDryRuns bool
+	sampler           *logSampler
+	slowCall          time.Duration
+	accessLog         bool
+	summary           summary
 
 	// locks serialize the service's writes to a cluster, cycles its cycles that may be
 	// committed and dryCycles its dry runs; a cluster's lock exists only while it is held or
@@ -161,12 +166,13 @@ func New(opts Options) *Server {
 		panic("service: Options.Store and Options.Engine are required")
 	}
 	s := &Server{
-		store:  opts.Store,
-		engine: opts.Engine,
-		log:    opts.Logger,
-		clock:  opts.Clock,
-		health: health.NewServer(),
-		done:   make(chan struct{}),
+		backgroundDryRuns: opts.BackgroundDryRuns,
+		store:             opts.Store,
+		engine:            opts.Engine,
+		log:               opts.Logger,
+		clock:             opts.Clock,
+		health:            health.NewServer(),
+		done:              make(chan struct{}),
 
 		reads:          opts.Reads,
 		limits:         opts.Limits.withDefaults(),

@@ -15,7 +15,7 @@
 //	        [--max-objects-per-cluster 1000000] [--max-tasks-per-job 100000] [--max-dry-run-watches 8]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--cycle-share 0.5]
-//	        [--max-queued-cycles 16] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
+//	        [--max-queued-cycles 16] [--background-dry-runs] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
 //	        [--log-level info] [--access-log] [--slow-call 1s] [--log-summary-period 1m]
 //	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
@@ -147,6 +147,7 @@ type options struct {
 	cycleQuantum time.Duration
 	maxQueued    int
 	cycleShare   float64
+	background   bool
 
 	otlpEndpoint string
 	otlpInsecure bool
@@ -212,6 +213,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxCycles, "max-concurrent-cycles", 0, "cycles run at once across clusters, granted to the least busy cluster first; 0 means one per core (GOMAXPROCS), -1 turns fair admission off")
 	fs.DurationVar(&o.cycleQuantum, "cycle-quantum", service.DefaultCycleQuantum, "how long a cycle runs between checkpoints where it gives way to lighter clusters' calls")
 	fs.Float64Var(&o.cycleShare, "cycle-share", service.DefaultCycleShare, "share of the time a heavy cluster's cycle runs while a lighter cluster is active (1: no limit)")
+	fs.BoolVar(&o.background, "background-dry-runs", true, "run a heavy cluster's dry runs at the operating system's idle priority (Linux SCHED_IDLE) while a lighter cluster is active, so that the kernel gives a core to the lighter cluster's calls at once")
 	fs.IntVar(&o.maxQueued, "max-queued-cycles", service.DefaultMaxQueuedCycles, "cycle calls one cluster may have waiting or running; more fail with RESOURCE_EXHAUSTED")
 	fs.BoolVar(&o.pprof, "pprof", true, "serve Go profiles on the admin listener at /debug/pprof/ (admin tokens only when sluiced authenticates; without credentials only on a loopback admin address or with --insecure)")
 	fs.BoolVar(&o.ui, "ui", true, "serve the read-only web UI on the admin listener at /ui/ (with --tokens or --client-ca it asks for a credential; without, it is served only on a loopback admin address or with --insecure)")
@@ -418,6 +420,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		CycleQuantum:        o.cycleQuantum,
 		MaxQueuedCycles:     o.maxQueued,
 		CycleShare:          o.cycleShare,
+		BackgroundDryRuns:   o.background,
 	}
 	var grpcOpts []grpc.ServerOption
 	var serverTLS, raftTLS *certs.Reloader
