@@ -485,10 +485,10 @@ func (a probeAction) Execute(*framework.Session) {
 // whose plans may be committed, the lighter cluster's dry runs and every dry run without the
 // option keep the normal priority.
 func TestDryRunsOfHeavyClustersRunInTheBackground(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the idle priority is Linux's SCHED_IDLE")
-	}
 	for _, on := range []bool{true, false} {
+		// Elsewhere than on Linux the thread keeps its priority (lowprio has no idle class
+		// there), but the dry run is still counted as sent to the background.
+		wantIdle := on && runtime.GOOS == "linux"
 		var idle atomic.Bool
 		reg := testRegistry()
 		reg.RegisterAction("probe", func(conf.Arguments) (framework.Action, error) { return probeAction{idle: &idle}, nil })
@@ -507,8 +507,8 @@ func TestDryRunsOfHeavyClustersRunInTheBackground(t *testing.T) {
 			}
 			return idle.Load()
 		}
-		if got := ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN); got != on {
-			t.Fatalf("option %v: the heavy cluster's dry run ran idle: %v", on, got)
+		if got := ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN); got != wantIdle {
+			t.Fatalf("option %v: the heavy cluster's dry run ran idle: %v, want %v", on, got, wantIdle)
 		}
 		if ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE) {
 			t.Fatalf("option %v: a proposing cycle ran idle", on)
