@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"github.com/sluice-sched/sluice/internal/lowprio"
 	"runtime"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/lowprio"
 )
 
 // admissionServer returns a server with only what admitCycle needs: the cycle locks and an

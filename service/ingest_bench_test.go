@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 )
 

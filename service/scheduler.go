@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"github.com/sluice-sched/sluice/internal/lowprio"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/sluice-sched/sluice/engine"
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/lowprio"
 )
 
 // scheduler implements sluicev1.SchedulerServiceServer. Handlers check the request, call the

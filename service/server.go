@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -28,6 +27,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/state"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
 	"github.com/sluice-sched/sluice/internal/keylock"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 )
 
 // Options configure a Server.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"hash"
 	"hash/fnv"
 	"io"
@@ -36,6 +35,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/engine/synth"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 )
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"math"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/synth"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 )
 

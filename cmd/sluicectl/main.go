@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"io"
 	"os"
 	"os/signal"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 )
 

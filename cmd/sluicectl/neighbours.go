@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"io"
 	"maps"
 	"math"
@@ -25,6 +24,7 @@ import (
 	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/engine/synth"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 )
 

@@ -54,7 +54,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"io"
 	"log/slog"
 	"net"
@@ -84,6 +83,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/internal/certs"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 	"github.com/sluice-sched/sluice/service/webui"
 )

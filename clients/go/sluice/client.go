@@ -6,15 +6,15 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
-	"google.golang.org/protobuf/proto"
 	"os"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/vtcodec"
 )
 
 // Client is a connection to a Sluice server. It is safe for concurrent use.
