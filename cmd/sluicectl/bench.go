@@ -426,18 +426,32 @@ func (b *benchRun) cycleInProcess(ctx context.Context) (cycleResult, error) {
 }
 
 func (b *benchRun) cycleGRPC(ctx context.Context) (cycleResult, error) {
-	req := &sluicev1.ScheduleRequest{Cluster: b.cluster, Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN, Now: timestamppb.New(b.now)}
+	req := &sluicev1.ScheduleRequest{Cluster: b.cluster, Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN, Now: timestamppb.New(b.now),
+		PageSize: maxPageSize}
 	start := time.Now()
 	resp, err := b.client.Schedule(ctx, req)
-	wall := time.Since(start)
 	if err != nil {
 		return cycleResult{}, b.a.rpcError("bench: schedule", err)
 	}
 	p := resp.GetPlan()
-	r := cycleResult{wall: wall, session: p.GetStats().GetTotal().AsDuration(), decided: len(p.GetDecisions()),
-		respMiB: float64(proto.Size(resp)) / (1 << 20)}
+	size := proto.Size(resp)
+	// The response holds the plan's first page; the rest comes from GetPlan, as a client
+	// that wants every decision fetches it.
+	decisions := p.GetDecisions()
+	for token := resp.GetNextPageToken(); token != ""; {
+		page, err := b.client.GetPlan(ctx, &sluicev1.GetPlanRequest{Cluster: b.cluster, PlanId: p.GetId(), PageSize: maxPageSize, PageToken: token})
+		if err != nil {
+			return cycleResult{}, b.a.rpcError("bench: plan page", err)
+		}
+		size += proto.Size(page)
+		decisions = append(decisions, page.GetPlan().GetDecisions()...)
+		token = page.GetNextPageToken()
+	}
+	wall := time.Since(start)
+	r := cycleResult{wall: wall, session: p.GetStats().GetTotal().AsDuration(), decided: len(decisions),
+		respMiB: float64(size) / (1 << 20)}
 	h := fnv.New64a()
-	for _, d := range p.GetDecisions() {
+	for _, d := range decisions {
 		switch k := d.GetKind().(type) {
 		case *sluicev1.Decision_Bind:
 			r.placed++
@@ -453,6 +467,9 @@ func (b *benchRun) cycleGRPC(ctx context.Context) (cycleResult, error) {
 	r.fp = h.Sum64()
 	return r, nil
 }
+
+// maxPageSize is the most decisions a plan page may hold (ScheduleRequest.page_size).
+const maxPageSize = 5000
 
 // hashDecision adds a decision's kind, task and node to a plan's fingerprint.
 func hashDecision(h hash.Hash64, kind int, task, node string) {

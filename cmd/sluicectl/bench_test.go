@@ -249,3 +249,17 @@ func TestBenchWatch(t *testing.T) {
 		t.Errorf("--watch with preempt: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestBenchGRPCReadsEveryPage: a plan larger than a page (5,100 binds against pages of at most
+// 5,000) is read through GetPlan to its end, so the gRPC path decides exactly as the
+// in-process one (it used to compare the first page alone and fail above 1,000 decisions).
+func TestBenchGRPCReadsEveryPage(t *testing.T) {
+	code, out, errOut := sluicectl(t, "", "bench", "--nodes", "600", "--jobs", "510", "--tasks-per-job", "10",
+		"--shapes", "uniform", "--cycles", "1", "--grpc")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "path=grpc") || !strings.Contains(out, "decisions=5100") {
+		t.Fatalf("no gRPC cycle of 5,100 decisions:\n%s", out)
+	}
+}
