@@ -50,8 +50,9 @@ import (
 //     the heavy cycle leaves the process some idle time while they come in. Otherwise it
 //     only steps aside when goroutines wait for a processor (yieldIfBusy).
 //
-//  5. Priority. A dry run admitted while a lighter cluster is active runs, with
-//     Options.BackgroundDryRuns, on a thread of its own at the operating system's idle
+//  5. Priority. A dry run admitted while a lighter cluster is active, of a cluster whose
+//     cycles usually last a quantum or more, runs, with Options.BackgroundDryRuns, on a
+//     thread of its own at the operating system's idle
 //     priority (internal/lowprio; Linux SCHED_IDLE): the kernel then gives a core to any
 //     other thread that wakes up, at once, where a busy thread of equal priority would keep
 //     it until its time slice or the next tick ends (4 ms at HZ=250). Cycles whose plans may
@@ -467,7 +468,9 @@ func (s *Server) admitCycle(ctx context.Context, cluster string, locks *keylock.
 	admitted = true
 	a.mu.Lock()
 	now := a.now()
-	background := a.lighterActive(t, now)
+	// Only cycles that usually last a quantum or more: a thread of its own costs tens of
+	// microseconds, and shorter cycles never reach a checkpoint either.
+	background := t.cycle >= a.quantum.Seconds() && a.lighterActive(t, now)
 	a.mu.Unlock()
 	a.wait.Record(ctx, now.Sub(start).Seconds(), metric.WithAttributes(attribute.String("cluster", cluster)))
 	ct := &cycleTicket{a: a, t: t, ctx: ctx, unlock: unlock, since: now, slot: true, lastCheck: now, background: background}

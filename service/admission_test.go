@@ -496,9 +496,6 @@ func TestDryRunsOfHeavyClustersRunInTheBackground(t *testing.T) {
 			opts: func(o *Options) { o.BackgroundDryRuns = on }})
 		smallCluster(h, "heavy")
 		smallCluster(h, "light")
-		a := h.srv.admission
-		a.chargeFor("heavy", 10*time.Second)
-		a.call("light", true)() // the light cluster was active a moment ago
 		ran := func(cluster string, mode sluicev1.ScheduleMode) bool {
 			t.Helper()
 			idle.Store(!idle.Load())
@@ -507,12 +504,26 @@ func TestDryRunsOfHeavyClustersRunInTheBackground(t *testing.T) {
 			}
 			return idle.Load()
 		}
+		a := h.srv.admission
+		a.chargeFor("heavy", 10*time.Second)
+		a.call("light", true)() // the light cluster was active a moment ago
+		setCycle := func(cluster string, d time.Duration) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.tenants[cluster].cycle = d.Seconds()
+		}
+		// The heavy cluster's first cycle is short: a short dry run keeps its thread.
+		if ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN) {
+			t.Fatalf("option %v: a dry run of a cluster whose cycles are short ran idle", on)
+		}
+		setCycle("heavy", time.Second) // its cycles usually take a second
 		if got := ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN); got != wantIdle {
 			t.Fatalf("option %v: the heavy cluster's dry run ran idle: %v, want %v", on, got, wantIdle)
 		}
 		if ran("heavy", sluicev1.ScheduleMode_SCHEDULE_MODE_PROPOSE) {
 			t.Fatalf("option %v: a proposing cycle ran idle", on)
 		}
+		setCycle("light", time.Second) // long cycles too, but nothing lighter is active
 		if ran("light", sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN) {
 			t.Fatalf("option %v: the light cluster's dry run ran idle", on)
 		}
