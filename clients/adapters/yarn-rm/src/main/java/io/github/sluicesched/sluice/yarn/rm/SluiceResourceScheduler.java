@@ -143,6 +143,17 @@ public class SluiceResourceScheduler extends AbstractYarnScheduler<SluiceAppAtte
   private long preemptedKills;
   private long refusedBinds;
   private final List<Placement> placements = Collections.synchronizedList(new ArrayList<>());
+  /**
+   * The last RECENT_RELEASES containers their application master released, oldest first (under
+   * the scheduler's lock).
+   */
+  private final Set<ContainerId> recentlyReleased = Collections.newSetFromMap(new LinkedHashMap<>() {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<ContainerId, Boolean> eldest) {
+      return size() > RECENT_RELEASES;
+    }
+  });
+  private static final int RECENT_RELEASES = 10_000;
 
   /** A container Sluice placed, and the cycle that placed it. */
   public record Placement(long cycle, ApplicationId application, ContainerId container, NodeId node, boolean am,
@@ -473,6 +484,9 @@ public class SluiceResourceScheduler extends AbstractYarnScheduler<SluiceAppAtte
     FiCaSchedulerNode node = nodeTracker.getNode(container.getNodeId());
     if (toSluice.containsKey(container.getId())) {
       finished.put(container.getId(), status); // Sluice hears of it once the node has the room back
+    }
+    if (event == RMContainerEventType.RELEASED) {
+      recentlyReleased.add(container.getId());
     }
     if (attempt == null) {
       LOG.info("Container {} of an unknown application completed ({})", container.getId(), event);
@@ -1014,6 +1028,16 @@ public class SluiceResourceScheduler extends AbstractYarnScheduler<SluiceAppAtte
   /** Containers the RM killed because Sluice evicted them. */
   public synchronized long preemptedKills() {
     return preemptedKills;
+  }
+
+  /**
+   * Whether the container's application master released it (among the last 10,000 released):
+   * an AM heartbeat that re-sends its asks before it heard of containers already placed makes
+   * the scheduler place more than the AM needs, as YARN's own schedulers do, and the AM
+   * releases the extra ones unused.
+   */
+  public synchronized boolean releasedByApplication(ContainerId id) {
+    return recentlyReleased.contains(id);
   }
 
   /** Binds that could not be carried out (the RM's view disagreed with Sluice's). */

@@ -203,7 +203,12 @@ class MiniYarnClusterTest {
     int preempted = b1App.getRMAppMetrics().getNumNonAMContainersPreempted();
     assertTrue(preempted >= 5, "YARN counts " + preempted + " of B1's containers preempted, expected 5 or more");
     assertTrue(scheduler.preemptedKills() >= 5);
-    assertEquals(5, workerPlacements(a1).size(), "A1 got its 5 containers");
+    // Placements beyond the 5 come from asks the AM re-sent before it heard of the first ones
+    // (YARN's ask protocol); its AM releases them unused.
+    List<SluiceResourceScheduler.Placement> placedForA1 = workerPlacements(a1);
+    long released = placedForA1.stream().filter(p -> scheduler.releasedByApplication(p.container())).count();
+    assertEquals(5, placedForA1.size() - released, "A1 got its 5 containers (" + placedForA1.size()
+        + " placed, " + released + " released unused by its AM)");
     assertEquals(0, scheduler.refusedBinds(), "Sluice placed containers where YARN had no room");
 
     try (YarnClient yc = YarnClient.createYarnClient()) {
