@@ -34,6 +34,10 @@ type Store struct {
 	id atomic.Pointer[storeID]
 	// logBounds bounds each cluster's change log (LimitChangeLog).
 	logBounds atomic.Pointer[logBounds]
+	// scratch is the bookkeeping a write leaves for the next (writerScratch). memdb's writer
+	// lock serializes writes; taking it with a swap also keeps two writers from ever sharing
+	// it.
+	scratch atomic.Pointer[writerScratch]
 }
 
 // storeID is a store's id and where it came from: drawn by New (local), or read from a
@@ -187,6 +191,12 @@ func (s *Store) write(cluster string, tracking, commit bool, fn func(w *writer) 
 	w, rev, objects := s.newWriter(cluster, tracking)
 	txn := w.txn
 	defer txn.Abort() // a no-op after Commit
+	w.scratch = s.scratch.Swap(nil)
+	defer func() {
+		if sc := w.takeScratch(); sc != nil {
+			s.scratch.Store(sc)
+		}
+	}()
 	changed, err := fn(w)
 	if err != nil || !changed {
 		return rev, err

@@ -51,13 +51,48 @@ type writer struct {
 	bounds *logBounds
 	// ov serves the transaction's reads by key (overlay.go).
 	ov overlay
+	// scratch is the store's reusable bookkeeping, if this writer took it (reserve).
+	scratch *writerScratch
 }
 
-// reserve sizes the writer's bookkeeping for a batch of n changes.
+// reserve sizes the writer's bookkeeping for a batch of n changes: the store's scratch when
+// the writer has it (newWriter), fresh maps and lists otherwise.
 func (w *writer) reserve(n int) {
+	if sc := w.scratch; sc != nil {
+		w.pend.pos, w.pend.items, w.ov.rows = sc.pos, sc.items[:0], sc.rows
+		return
+	}
 	w.pend.pos = make(map[pendKey]int, n)
 	w.pend.items = make([]checkItem, 0, n)
 	w.ov.rows = make(map[tableKey]keyed, n)
+}
+
+// writerScratch is a writer's bookkeeping (its queued checks and its overlay's rows) that the
+// store hands from one write to the next (Store.scratch): a batch of n changes would
+// otherwise make two maps and a list of n entries each time.
+type writerScratch struct {
+	pos   map[pendKey]int
+	items []checkItem
+	rows  map[tableKey]keyed
+}
+
+// maxScratch is the most entries of a scratch the store keeps: maps do not shrink, and one
+// huge batch (a whole cluster's replace_all) must not hold its bookkeeping's memory for
+// the life of the store.
+const maxScratch = 1 << 16
+
+// takeScratch returns the writer's bookkeeping, emptied (nothing of the write stays
+// reachable from it), or nil if it grew past maxScratch.
+func (w *writer) takeScratch() *writerScratch {
+	if w.pend.pos == nil || w.ov.rows == nil ||
+		len(w.pend.pos) > maxScratch || cap(w.pend.items) > maxScratch || len(w.ov.rows) > maxScratch {
+		return nil
+	}
+	items := w.pend.items[:cap(w.pend.items)]
+	clear(items)
+	clear(w.pend.pos)
+	clear(w.ov.rows)
+	return &writerScratch{pos: w.pend.pos, items: items[:0], rows: w.ov.rows}
 }
 
 // undoEntry is one mutation: before is the replaced or deleted row (nil for an insert of a
