@@ -15,7 +15,7 @@
 //	        [--max-objects-per-cluster 1000000] [--max-tasks-per-job 100000] [--max-dry-run-watches 8]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--cycle-share 0.5]
-//	        [--max-queued-cycles 16] [--background-dry-runs] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
+//	        [--max-queued-cycles 16] [--background-dry-runs] [--gc-percent 100] [--gc-min-heap 2GiB] [--memory-limit 50%] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
 //	        [--log-level info] [--access-log] [--slow-call 1s] [--log-summary-period 1m]
 //	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]
@@ -62,6 +62,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -83,6 +84,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/framework"
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/internal/certs"
+	"github.com/sluice-sched/sluice/internal/gcpolicy"
 	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 	"github.com/sluice-sched/sluice/service/webui"
@@ -148,6 +150,8 @@ type options struct {
 	maxQueued    int
 	cycleShare   float64
 	background   bool
+	// gc is the collector's policy (--gc-percent, --memory-limit, GOGC, GOMEMLIMIT).
+	gc gcpolicy.Policy
 
 	otlpEndpoint string
 	otlpInsecure bool
@@ -214,6 +218,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.cycleQuantum, "cycle-quantum", service.DefaultCycleQuantum, "how long a cycle runs between checkpoints where it gives way to lighter clusters' calls")
 	fs.Float64Var(&o.cycleShare, "cycle-share", service.DefaultCycleShare, "share of the time a heavy cluster's cycle runs while a lighter cluster is active (1: no limit)")
 	fs.BoolVar(&o.background, "background-dry-runs", true, "run a heavy cluster's dry runs at the operating system's idle priority (Linux SCHED_IDLE) while a lighter cluster is active, so that the kernel gives a core to the lighter cluster's calls at once")
+	gcPercent := fs.String("gc-percent", "", "how far the heap grows past the live data before the collector runs, in percent (GOGC; off: only --memory-limit starts a collection); default GOGC if set, else "+strconv.Itoa(gcpolicy.DefaultPercent))
+	gcMinHeap := fs.String("gc-min-heap", "", "no collection starts while the heap is smaller than this: a size (2GiB), a percentage of the memory available, or none; default the smaller of 2GiB, a quarter of the memory available and half of --memory-limit")
+	memoryLimit := fs.String("memory-limit", "", "soft limit of the memory the Go runtime uses (GOMEMLIMIT): a size (2GiB, 512MiB), a percentage of the machine's memory or of the cgroup's limit when lower, or none; default GOMEMLIMIT if set, else "+gcpolicy.DefaultLimit)
 	fs.IntVar(&o.maxQueued, "max-queued-cycles", service.DefaultMaxQueuedCycles, "cycle calls one cluster may have waiting or running; more fail with RESOURCE_EXHAUSTED")
 	fs.BoolVar(&o.pprof, "pprof", true, "serve Go profiles on the admin listener at /debug/pprof/ (admin tokens only when sluiced authenticates; without credentials only on a loopback admin address or with --insecure)")
 	fs.BoolVar(&o.ui, "ui", true, "serve the read-only web UI on the admin listener at /ui/ (with --tokens or --client-ca it asks for a credential; without, it is served only on a loopback admin address or with --insecure)")
@@ -253,6 +260,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--log-level: %w", err)
 	}
 	if err := o.checkLimits(); err != nil {
+		return o, err
+	}
+	var err error
+	if o.gc, err = gcpolicy.Resolve(gcpolicy.Settings{
+		PercentFlag: *gcPercent, LimitFlag: *memoryLimit, MinHeapFlag: *gcMinHeap,
+		PercentEnv: os.Getenv("GOGC"), LimitEnv: os.Getenv("GOMEMLIMIT"),
+		Available: gcpolicy.Available(),
+	}); err != nil {
 		return o, err
 	}
 	if err := o.resolveRaftTLS(); err != nil {
@@ -374,6 +389,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, w wiring) int {
 	}
 	// No value makes a log line longer than service.DefaultMaxLogValueBytes per value.
 	log := slog.New(service.LimitValues(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}), 0))
+	// The collector's policy is the process's: it is put back when run returns (for tests,
+	// which run sluiced in their process).
+	restoreGC := o.gc.Apply()
+	defer restoreGC()
 	if err := serve(ctx, o, log, w, stderr); err != nil {
 		log.Error("sluiced failed", "error", err.Error())
 		return exitError
@@ -558,7 +577,8 @@ func serve(ctx context.Context, o options, log *slog.Logger, w wiring, raftLog i
 		"config", configName(o.configPath), "plan_ttl", o.planTTL.String(), "schedule_period", o.schedulePeriod.String(),
 		"tls", o.tlsCert != "", "mtls", o.clientCA != "", "tokens", o.tokensPath != "",
 		"rate_limit", o.rateLimit, "rate_burst", o.rateBurst, "otlp", o.otlpEndpoint != "",
-		"data_dir", o.dataDir, "node_id", o.nodeID, "raft_listen", o.raftListen, "raft_tls", o.raftTLS)
+		"data_dir", o.dataDir, "node_id", o.nodeID, "raft_listen", o.raftListen, "raft_tls", o.raftTLS,
+		"gc", o.gc.String())
 	if o.raftListen != "" && !o.raftTLS {
 		log.Warn("raft traffic between members is plaintext and unauthenticated: anyone who reaches --raft-listen can join the log; give --raft-tls (or --raft-tls-cert, --raft-tls-key and --raft-tls-ca)")
 	}

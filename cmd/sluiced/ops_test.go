@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -29,6 +32,7 @@ import (
 	"github.com/sluice-sched/sluice/engine/conf"
 	"github.com/sluice-sched/sluice/engine/framework"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/gcpolicy"
 	"github.com/sluice-sched/sluice/internal/testpki"
 )
 
@@ -137,16 +141,7 @@ func TestTLSTokensAndMetrics(t *testing.T) {
 		}
 	}
 	https := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
-	resp, err := https.Get("https://" + adminAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	fams := scrape(t, https, "https://"+adminAddr+"/metrics")
 	for _, want := range []string{"sluice_cycle_duration_seconds", "sluice_action_duration_seconds", "sluice_decisions_total",
 		"sluice_deltas_total", "sluice_streams", "sluice_queue_allocated_milli_cpu", "sluice_plan_expiries_total",
 		"sluice_rpc_server_call_duration_seconds", "sluice_build_info",
@@ -306,6 +301,11 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--max-labels", "0"}, "--max-labels"},
 		{[]string{"--max-objects-per-cluster", "-1"}, "--max-objects-per-cluster"},
 		{[]string{"--max-dry-run-watches", "0"}, "--max-dry-run-watches"},
+		{[]string{"--gc-percent", "-10"}, "--gc-percent"},
+		{[]string{"--memory-limit", "12 apples"}, "--memory-limit"},
+		{[]string{"--memory-limit", "0"}, "--memory-limit"},
+		{[]string{"--gc-min-heap", "lots"}, "--gc-min-heap"},
+		{[]string{"--gc-min-heap", "3GiB", "--memory-limit", "2GiB"}, "above the memory limit"},
 	}
 	for _, tc := range tests {
 		var stderr lockedBuffer
@@ -318,6 +318,89 @@ func TestFlagErrors(t *testing.T) {
 		"--tokens", writeConfig(t, "- {name: a, clusters: [c]}\n")}, &stderr, wiring{register: register})
 	if code != exitError || !strings.Contains(stderr.String(), "exactly one of token") {
 		t.Errorf("bad tokens file: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// scrape reads a Prometheus text exposition.
+func scrape(t *testing.T, c *http.Client, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+// TestCollectorPolicy: sluiced sets the collector from its flags, over GOGC and GOMEMLIMIT,
+// and falls back to those and then to its defaults, a heap floor among them; /metrics and the
+// start line show what is in force, and the process's earlier setting is back once run
+// returns.
+func TestCollectorPolicy(t *testing.T) {
+	before := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(before)
+	avail := gcpolicy.Available()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		// pct is GOGC as /metrics shows it; with a floor, the least it may be (the floor
+		// raises it as long as the live heap is small).
+		pct    float64
+		floor  bool
+		limit  float64
+		logged string
+	}{
+		{"flags", []string{"--gc-percent", "250", "--memory-limit", "3GiB", "--gc-min-heap", "none"}, map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"},
+			250, false, 3 << 30, "GOGC=250 GOMEMLIMIT=3GiB min_heap=none"},
+		// The runtime reports GOGC=off as the largest uint64.
+		{"environment", []string{"--gc-min-heap", "none"}, map[string]string{"GOGC": "off", "GOMEMLIMIT": "1536MiB"},
+			math.MaxUint64, false, 1536 << 20, "GOGC=off GOMEMLIMIT=1.5GiB min_heap=none"},
+		{"floor", []string{"--gc-min-heap", "1GiB", "--memory-limit", "4GiB"}, map[string]string{"GOGC": "", "GOMEMLIMIT": ""},
+			1000, true, 4 << 30, "GOGC=100 GOMEMLIMIT=4GiB min_heap=1GiB"},
+		{"defaults", nil, map[string]string{"GOGC": "", "GOMEMLIMIT": ""},
+			gcpolicy.DefaultPercent, true, float64(avail / 2), "GOGC=100 GOMEMLIMIT="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			logs := &lockedBuffer{}
+			_, adminAddr, exit := startedWith(t, ctx, logs, append([]string{"--config", writeConfig(t, testConfig)}, tc.args...), wiring{})
+			fams := scrape(t, http.DefaultClient, "http://"+adminAddr+"/metrics")
+			gauge := func(name string) float64 {
+				f, ok := fams[name]
+				if !ok || len(f.GetMetric()) != 1 {
+					t.Fatalf("/metrics has no single %s", name)
+				}
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+			switch got := gauge("go_gc_gogc_percent"); {
+			case tc.floor && got < tc.pct:
+				t.Errorf("go_gc_gogc_percent %g; want at least %g (the floor over a small live heap)", got, tc.pct)
+			case !tc.floor && got != tc.pct:
+				t.Errorf("go_gc_gogc_percent %g; want %g", got, tc.pct)
+			}
+			// A percentage of the machine's memory is rounded down to a byte.
+			if got := gauge("go_gc_gomemlimit_bytes"); got < tc.limit-1 || got > tc.limit {
+				t.Errorf("go_gc_gomemlimit_bytes %g; want %g", got, tc.limit)
+			}
+			cancel()
+			waitExit(t, exit, logs)
+			if !strings.Contains(logs.String(), `"gc":"`+tc.logged) {
+				t.Errorf("the start line does not say %q:\n%s", tc.logged, logs)
+			}
+			if got := debug.SetGCPercent(77); got != 77 {
+				t.Errorf("after sluiced stopped the process's GOGC is %d; want 77 back", got)
+			}
+		})
 	}
 }
 
