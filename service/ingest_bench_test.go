@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/gcpolicy"
 	"github.com/sluice-sched/sluice/internal/vtcodec"
 	"github.com/sluice-sched/sluice/service"
 )
@@ -49,10 +50,20 @@ func ingestBatches(nodes, tasks, size int) [][]*sluicev1.Delta {
 // client sends batches while a reader checks that every one is acknowledged. The client
 // encodes with Sluice's codec, as the Go client does (client=sluice), or with gRPC's default
 // protobuf codec, as a client of the bare generated stubs does (client=runtime); the server
-// always decodes with Sluice's codec.
+// always decodes with Sluice's codec. Both run with Go's default collector (GOGC=100, or the
+// environment's); client=sluice,gc=sluiced sets the collector as sluiced does without flags
+// or environment (internal/gcpolicy's defaults).
 func BenchmarkSyncIngest(b *testing.B) {
 	b.Run("client=sluice", func(b *testing.B) { benchSyncIngest(b, vtcodec.DialOption()) })
 	b.Run("client=runtime", func(b *testing.B) { benchSyncIngest(b) })
+	b.Run("client=sluice,gc=sluiced", func(b *testing.B) {
+		p, err := gcpolicy.Resolve(gcpolicy.Settings{Available: gcpolicy.Available()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Apply()()
+		benchSyncIngest(b, vtcodec.DialOption())
+	})
 }
 
 func benchSyncIngest(b *testing.B, dopts ...grpc.DialOption) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"hash"
@@ -21,7 +20,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -108,8 +106,13 @@ func (a *app) benchFlags(o *benchOptions) *flag.FlagSet {
 // cycle). A cycle minus its session is the snapshot and, through gRPC, the plan's conversion,
 // encoding, transfer and decoding.
 func (a *app) bench(args []string) error {
-	if len(args) > 0 && args[0] == "neighbours" {
-		return a.benchNeighbours(args[1:])
+	if len(args) > 0 {
+		switch args[0] {
+		case "neighbours":
+			return a.benchNeighbours(args[1:])
+		case "ingest":
+			return a.benchIngest(args[1:])
+		}
 	}
 	var o benchOptions
 	fs := a.benchFlags(&o)
@@ -484,59 +487,10 @@ func hashDecision(h hash.Hash64, kind int, task, node string) {
 // cluster, and waits until the server acknowledged every batch.
 func (b *benchRun) ingest(ctx context.Context) (time.Duration, error) {
 	batches := synthpb.Batches(b.c, b.o.batch)
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	start := time.Now()
-	stream, err := sluicev1.NewClusterStateServiceClient(b.conn).Sync(sctx)
+	elapsed, err := syncBatches(ctx, sluicev1.NewClusterStateServiceClient(b.conn), b.cluster, batches)
 	if err != nil {
 		return 0, b.a.rpcError("bench: sync", err)
 	}
-	if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{Hello: &sluicev1.SyncHello{Cluster: b.cluster}}}); err != nil {
-		return 0, b.a.streamError(stream.RecvMsg, err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		acked := 0
-		for acked < len(batches) {
-			m, err := stream.Recv()
-			if err != nil {
-				done <- b.a.rpcError("bench: sync", err)
-				return
-			}
-			switch m := m.GetMessage().(type) {
-			case *sluicev1.SyncResponse_Welcome:
-			case *sluicev1.SyncResponse_Ack:
-				acked++
-			case *sluicev1.SyncResponse_Rejected:
-				r := m.Rejected
-				var sb strings.Builder
-				fmt.Fprintf(&sb, "bench: sync: batch %d rejected: %s: %s", r.GetSequence(), codes.Code(r.GetCode()), r.GetMessage())
-				for _, v := range r.GetViolations() {
-					fmt.Fprintf(&sb, "\n  %s: %s", v.GetField(), v.GetDescription())
-				}
-				done <- errors.New(sb.String())
-				return
-			case *sluicev1.SyncResponse_ResyncRequired:
-				done <- fmt.Errorf("bench: sync: the server asked for a resync: %s", m.ResyncRequired.GetReason())
-				return
-			}
-		}
-		done <- nil
-	}()
-	for _, bt := range batches {
-		if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Batch{Batch: bt}}); err != nil {
-			cancel()
-			if rerr := <-done; rerr != nil {
-				return 0, rerr
-			}
-			return 0, b.a.rpcError("bench: sync", err)
-		}
-	}
-	if err := <-done; err != nil {
-		return 0, err
-	}
-	elapsed := time.Since(start)
-	_ = stream.CloseSend()
 	b.printf("ingest path=grpc objects=%d batches=%d ingest_s=%.3f ingest_objects_per_s=%.0f\n",
 		b.c.Objects(), len(batches), elapsed.Seconds(), float64(b.c.Objects())/elapsed.Seconds())
 	return elapsed, nil

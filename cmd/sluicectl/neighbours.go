@@ -16,16 +16,12 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/cmd/sluicectl/internal/synthpb"
 	"github.com/sluice-sched/sluice/engine/synth"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
-	"github.com/sluice-sched/sluice/internal/vtcodec"
-	"github.com/sluice-sched/sluice/service"
 )
 
 // neighbourOptions are the flags of "bench neighbours".
@@ -100,19 +96,11 @@ func (a *app) benchNeighbours(args []string) error {
 		return usagef("bench neighbours: --rate, --phase and --timeout must be positive")
 	}
 	ctx := a.ctx
-	dial := a.dial
-	if !a.server.set {
-		sctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		addr, stop, err := service.StartInProcess(sctx, builtin.Registry())
-		if err != nil {
-			return fmt.Errorf("bench neighbours: %w", err)
-		}
-		defer stop()
-		dial = func() (*grpc.ClientConn, error) {
-			return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), vtcodec.DialOption())
-		}
+	dial, _, stop, err := a.benchServer(ctx)
+	if err != nil {
+		return fmt.Errorf("bench neighbours: %w", err)
 	}
+	defer stop()
 	// Each client has a connection of its own, as the resource managers of different
 	// clusters would: the small cluster's calls do not queue behind the large one's frames.
 	n := &neighbours{a: a, o: o}
