@@ -41,15 +41,15 @@ func ingestFlags(o *ingestOptions) *flag.FlagSet {
 	fs.StringVar(&o.shapes, "shapes", string(synth.Uniform), "node and task `shapes`: uniform or mixed")
 	fs.Uint64Var(&o.spec.Seed, "seed", 1, "generator `seed`")
 	fs.IntVar(&o.batch, "batch", 1000, "deltas per Sync batch")
-	fs.IntVar(&o.rounds, "rounds", 5, "`number` of measured ingestions, each into a new cluster (all deleted at the end)")
+	fs.IntVar(&o.rounds, "rounds", 5, "`number` of measured ingestions, each into a new cluster deleted after it")
 	fs.StringVar(&o.cluster, "cluster", "bench-ingest", "`prefix` of the clusters' names (round r ingests PREFIX-r)")
 	return fs
 }
 
 // benchIngest measures Sync ingestion: it generates a cluster from a seed, and in each round
 // streams all of it through one Sync stream into a new cluster (the first batch a replace_all,
-// as a client without state starts) and waits for every batch's ack. The clusters are deleted
-// at the end. It prints a line per round and a last line of key=value pairs: objects,
+// as a client without state starts), waits for every batch's ack, and deletes the cluster
+// (untimed), so that every round finds the server as the first did. It prints a line per round and a last line of key=value pairs: objects,
 // batches, rounds, and objects_per_s (the median round; min and max beside it).
 //
 // Without --server it starts a server in this process; with --server it measures that server
@@ -100,18 +100,14 @@ func (a *app) benchIngest(args []string) error {
 		if err != nil {
 			return a.rpcError("bench ingest: sync", err)
 		}
+		// Deleted at once, so that every round finds the server as the first did.
+		if _, err := cs.DeleteCluster(ctx, &sluicev1.DeleteClusterRequest{Cluster: name}); err != nil {
+			return a.rpcError("bench ingest: delete cluster "+name, err)
+		}
 		rate := float64(objects) / elapsed.Seconds()
 		rates = append(rates, rate)
 		fmt.Fprintf(a.stdout, "round=%d cluster=%s objects=%d batches=%d ingest_s=%.3f objects_per_s=%.0f\n",
 			r, name, objects, len(batches), elapsed.Seconds(), rate)
-	}
-	// The clusters are deleted after the last round: a deletion frees a whole cluster at once,
-	// and the collector's work for it would land in the next round.
-	for r := 1; r <= o.rounds; r++ {
-		name := fmt.Sprintf("%s-%d", o.cluster, r)
-		if _, err := cs.DeleteCluster(ctx, &sluicev1.DeleteClusterRequest{Cluster: name}); err != nil {
-			return a.rpcError("bench ingest: delete cluster "+name, err)
-		}
 	}
 	slices.Sort(rates)
 	fmt.Fprintf(a.stdout, "server=%s nodes=%d jobs=%d tasks=%d objects=%d batches=%d rounds=%d objects_per_s=%.0f min_objects_per_s=%.0f max_objects_per_s=%.0f\n",

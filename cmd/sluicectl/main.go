@@ -141,6 +141,10 @@ Commands:
                                          a small cluster's Sync ack, Schedule and CommitPlan
                                          latency (p50, p99) with a large cluster idle and
                                          hammered by dry runs, on --server or in this process
+  bench ingest [--nodes N] [--jobs N] [--tasks-per-job N] [--batch N] [--rounds N]
+                                         stream a generated cluster through Sync into a new
+                                         cluster per round, on --server or in this process;
+                                         prints the median objects per second
   bench-reads [--clients N] [--duration D] [--consistency linearizable|stale] [--max-staleness D]
                                          read from the server for a while; prints throughput and
                                          latency percentiles (key=value)

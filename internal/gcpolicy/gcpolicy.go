@@ -142,25 +142,23 @@ func (t *tuner) percent() int {
 	return PercentFor(t.p.Percent, t.p.MinHeap, live)
 }
 
-// maxPercent bounds the GOGC the floor may ask for (a live heap of a few bytes would ask for
-// an absurd one; 1,000,000% is a 10,000x growth).
-const maxPercent = 1_000_000
+// minLive is the least live heap PercentFor assumes: the runtime's minimum heap (4 MiB), which
+// it scales by GOGC too (so that before the first collection, and with a tiny live heap, the
+// goal is 4 MiB x GOGC/100, not the live heap's growth).
+const minLive = 4 << 20
 
 // PercentFor returns the GOGC that starts the next collection at minHeap for a live heap of
 // live bytes, or percent when that starts it later (the live heap has grown past
-// minHeap / (1 + percent/100)).
+// minHeap / (1 + percent/100)). A live heap under minLive counts as minLive.
 func PercentFor(percent int, minHeap int64, live uint64) int {
 	if percent == Off || minHeap <= 0 {
 		return percent
 	}
-	if live == 0 {
-		return maxPercent
-	}
-	need := (float64(minHeap)/float64(live) - 1) * 100
+	need := (float64(minHeap)/float64(max(live, minLive)) - 1) * 100
 	if need <= float64(percent) {
 		return percent
 	}
-	return int(min(math.Ceil(need), maxPercent))
+	return int(math.Ceil(need))
 }
 
 // Settings are where a policy comes from, strongest first: a flag, the environment (what Go

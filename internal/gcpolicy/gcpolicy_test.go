@@ -116,15 +116,15 @@ func TestPercentFor(t *testing.T) {
 		live    uint64
 		want    int
 	}{
-		{100, 0, 10 * mib, 100},             // no floor
-		{Off, 2048 * mib, 10 * mib, Off},    // off stays off
-		{100, 2048 * mib, 1024 * mib, 100},  // 2x live reaches the floor
-		{100, 2048 * mib, 1500 * mib, 100},  // past it
-		{100, 2048 * mib, 512 * mib, 300},   // 4x live is the floor
-		{100, 2048 * mib, 200 * mib, 924},   // (2048/200 - 1) * 100
-		{400, 2048 * mib, 512 * mib, 400},   // 5x live is past the floor
-		{100, 2048 * mib, 0, maxPercent},    // nothing live yet
-		{100, 2048 * mib, 1000, maxPercent}, // bounded
+		{100, 0, 10 * mib, 100},            // no floor
+		{Off, 2048 * mib, 10 * mib, Off},   // off stays off
+		{100, 2048 * mib, 1024 * mib, 100}, // 2x live reaches the floor
+		{100, 2048 * mib, 1500 * mib, 100}, // past it
+		{100, 2048 * mib, 512 * mib, 300},  // 4x live is the floor
+		{100, 2048 * mib, 200 * mib, 924},  // (2048/200 - 1) * 100
+		{400, 2048 * mib, 512 * mib, 400},  // 5x live is past the floor
+		{100, 2048 * mib, 0, 51100},        // nothing live yet: 4MiB x 512 is the floor
+		{100, 2048 * mib, 1000, 51100},     // as for the runtime's minimum heap
 	} {
 		if got := PercentFor(tc.percent, tc.floor, tc.live); got != tc.want {
 			t.Errorf("PercentFor(%d, %d, %d) = %d; want %d", tc.percent, tc.floor, tc.live, got, tc.want)
