@@ -66,8 +66,24 @@ done
 both big50k --nodes 50000 --jobs 50000 --tasks-per-job 10 --cycles 1
 (cd "$work/before" && go test -c -o "$work/svc-before.test" ./service/)
 (cd "$top" && go test -c -o "$work/svc-after.test" ./service/)
+# In-process: 20 runs, so that the gc=sluiced variant (sluiced's collector policy, measured
+# after its warm-up) includes its collections (gc/op).
 for _ in 1 2 3; do
 	for b in before after; do
-		log "sync $b $(cd "$top/service" && "$work/svc-$b.test" -test.run '^$' -test.bench SyncIngest -test.benchtime 3x 2>&1 | grep '^Benchmark')"
+		log "sync $b $(cd "$top/service" && "$work/svc-$b.test" -test.run '^$' -test.bench SyncIngest -test.benchtime 20x 2>&1 | grep '^Benchmark' | tr -s ' \t' ' ' | paste -sd ' ')"
+	done
+done
+# A real sluiced of each build with its defaults, the same client (bench ingest of this tree);
+# 8 rounds first fill the heap (a fresh process faults in every page it touches first).
+(cd "$work/before" && go build -o "$work/sd-before" ./cmd/sluiced)
+(cd "$top" && go build -o "$work/sd-after" ./cmd/sluiced)
+for _ in 1 2; do
+	for b in before after; do
+		"./sd-$b" --listen 127.0.0.1:50951 --admin-listen 127.0.0.1:50952 --log-level warn 2>/dev/null &
+		pid=$!
+		sleep 2
+		log "ingest $b $(./sl-after --server 127.0.0.1:50951 bench ingest --warmup 8 --rounds 10 2>&1 | tail -1) rss_kib=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)"
+		kill "$pid"
+		wait "$pid" || true
 	done
 done

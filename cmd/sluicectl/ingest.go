@@ -28,6 +28,7 @@ type ingestOptions struct {
 	shapes  string
 	batch   int
 	rounds  int
+	warmup  int
 	cluster string
 }
 
@@ -42,6 +43,7 @@ func ingestFlags(o *ingestOptions) *flag.FlagSet {
 	fs.Uint64Var(&o.spec.Seed, "seed", 1, "generator `seed`")
 	fs.IntVar(&o.batch, "batch", 1000, "deltas per Sync batch")
 	fs.IntVar(&o.rounds, "rounds", 5, "`number` of measured ingestions, each into a new cluster deleted after it")
+	fs.IntVar(&o.warmup, "warmup", 0, "`number` of rounds before the measured ones, not measured (a fresh server's first rounds fault in the memory its heap grows into)")
 	fs.StringVar(&o.cluster, "cluster", "bench-ingest", "`prefix` of the clusters' names (round r ingests PREFIX-r)")
 	return fs
 }
@@ -49,7 +51,8 @@ func ingestFlags(o *ingestOptions) *flag.FlagSet {
 // benchIngest measures Sync ingestion: it generates a cluster from a seed, and in each round
 // streams all of it through one Sync stream into a new cluster (the first batch a replace_all,
 // as a client without state starts), waits for every batch's ack, and deletes the cluster
-// (untimed), so that every round finds the server as the first did. It prints a line per round and a last line of key=value pairs: objects,
+// (untimed), so that every round finds the server as the first did. --warmup rounds run first
+// and are not measured. It prints a line per round and a last line of key=value pairs: objects,
 // batches, rounds, and objects_per_s (the median round; min and max beside it).
 //
 // Without --server it starts a server in this process; with --server it measures that server
@@ -71,6 +74,8 @@ func (a *app) benchIngest(args []string) error {
 		return usagef("bench ingest: %v", err)
 	case o.batch < 1 || o.rounds < 1:
 		return usagef("bench ingest: --batch and --rounds must be at least 1")
+	case o.warmup < 0:
+		return usagef("bench ingest: --warmup must not be negative")
 	case o.cluster == "":
 		return usagef("bench ingest: --cluster must not be empty")
 	}
@@ -94,7 +99,7 @@ func (a *app) benchIngest(args []string) error {
 	objects := c.Objects()
 	cs := sluicev1.NewClusterStateServiceClient(conn)
 	rates := make([]float64, 0, o.rounds)
-	for r := 1; r <= o.rounds; r++ {
+	for r := 1; r <= o.warmup+o.rounds; r++ {
 		name := fmt.Sprintf("%s-%d", o.cluster, r)
 		elapsed, err := syncBatches(ctx, cs, name, batches)
 		if err != nil {
@@ -105,13 +110,18 @@ func (a *app) benchIngest(args []string) error {
 			return a.rpcError("bench ingest: delete cluster "+name, err)
 		}
 		rate := float64(objects) / elapsed.Seconds()
-		rates = append(rates, rate)
-		fmt.Fprintf(a.stdout, "round=%d cluster=%s objects=%d batches=%d ingest_s=%.3f objects_per_s=%.0f\n",
-			r, name, objects, len(batches), elapsed.Seconds(), rate)
+		what := "round"
+		if r <= o.warmup {
+			what = "warmup"
+		} else {
+			rates = append(rates, rate)
+		}
+		fmt.Fprintf(a.stdout, "%s=%d cluster=%s objects=%d batches=%d ingest_s=%.3f objects_per_s=%.0f\n",
+			what, r, name, objects, len(batches), elapsed.Seconds(), rate)
 	}
 	slices.Sort(rates)
-	fmt.Fprintf(a.stdout, "server=%s nodes=%d jobs=%d tasks=%d objects=%d batches=%d rounds=%d objects_per_s=%.0f min_objects_per_s=%.0f max_objects_per_s=%.0f\n",
-		where, len(c.Nodes), len(c.Jobs), len(c.Tasks), objects, len(batches), o.rounds,
+	fmt.Fprintf(a.stdout, "server=%s nodes=%d jobs=%d tasks=%d objects=%d batches=%d warmup=%d rounds=%d objects_per_s=%.0f min_objects_per_s=%.0f max_objects_per_s=%.0f\n",
+		where, len(c.Nodes), len(c.Jobs), len(c.Tasks), objects, len(batches), o.warmup, o.rounds,
 		rates[len(rates)/2], rates[0], rates[len(rates)-1])
 	return nil
 }

@@ -29,16 +29,19 @@ func TestBenchIngest(t *testing.T) {
 		name   string
 		args   []string
 		server string
+		lines  []string
 	}{
-		{"inprocess", args, "inprocess"},
-		{"external", append([]string{"--server", addr}, args...), "external"},
+		{"inprocess", append(args, "--warmup", "1"), "inprocess",
+			[]string{"warmup=1 cluster=bench-ingest-1 ", "round=2 cluster=bench-ingest-2 ", "round=3 cluster=bench-ingest-3 ", "round=4 cluster=bench-ingest-4 "}},
+		{"external", append([]string{"--server", addr}, args...), "external",
+			[]string{"round=1 cluster=bench-ingest-1 ", "round=2 cluster=bench-ingest-2 ", "round=3 cluster=bench-ingest-3 "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := sluicectl(t, "", tc.args...)
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
-			for _, r := range []string{"round=1 cluster=bench-ingest-1 ", "round=2 cluster=bench-ingest-2 ", "round=3 cluster=bench-ingest-3 "} {
+			for _, r := range tc.lines {
 				if !strings.Contains(out, r+"objects=45 batches=7 ") {
 					t.Errorf("no line %q for 45 objects in 7 batches:\n%s", r, out)
 				}
@@ -68,7 +71,7 @@ func TestBenchIngest(t *testing.T) {
 }
 
 func TestBenchIngestFlags(t *testing.T) {
-	for _, args := range [][]string{{"--rounds", "0"}, {"--batch", "0"}, {"--cluster", ""}, {"--shapes", "odd"}, {"extra"}} {
+	for _, args := range [][]string{{"--rounds", "0"}, {"--batch", "0"}, {"--warmup", "-1"}, {"--cluster", ""}, {"--shapes", "odd"}, {"extra"}} {
 		code, _, errOut := sluicectl(t, "", append([]string{"bench", "ingest"}, args...)...)
 		if code == 0 || !strings.Contains(errOut, "bench ingest") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
