@@ -85,7 +85,7 @@ func (p Policy) Apply() (restore func()) {
 			debug.SetMemoryLimit(oldLim)
 		}
 	}
-	t := &tuner{p: p, samples: []metrics.Sample{{Name: liveHeapMetric}}}
+	t := newTuner(p)
 	t.mu.Lock()
 	oldPct := debug.SetGCPercent(t.percent())
 	t.mu.Unlock()
@@ -99,8 +99,9 @@ func (p Policy) Apply() (restore func()) {
 	}
 }
 
-// liveHeapMetric is the runtime's measure of the heap the last collection left live.
-const liveHeapMetric = "/gc/heap/live:bytes"
+// The runtime's measures of what the last collection found: the live heap, and the stacks
+// and globals it scanned, which the heap goal grows by GOGC too.
+var tunerMetrics = [...]string{"/gc/heap/live:bytes", "/gc/scan/stack:bytes", "/gc/scan/globals:bytes"}
 
 // tuner keeps a floor under the heap: a cleanup attached to a throwaway object runs after
 // the collection that freed it, sets GOGC for the next one, and attaches itself to a new
@@ -111,6 +112,14 @@ type tuner struct {
 	mu      sync.Mutex
 	stopped bool
 	samples []metrics.Sample
+}
+
+func newTuner(p Policy) *tuner {
+	t := &tuner{p: p}
+	for _, name := range tunerMetrics {
+		t.samples = append(t.samples, metrics.Sample{Name: name})
+	}
+	return t
 }
 
 // sentinel is the throwaway object; it holds a pointer so that it is not batched with other
@@ -132,33 +141,36 @@ func (t *tuner) collected() {
 	t.arm()
 }
 
-// percent returns GOGC for the live heap the last collection left.
+// percent returns GOGC for what the last collection found.
 func (t *tuner) percent() int {
 	metrics.Read(t.samples)
-	var live uint64
-	if v := t.samples[0].Value; v.Kind() == metrics.KindUint64 {
-		live = v.Uint64()
+	var v [len(tunerMetrics)]uint64
+	for i, s := range t.samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
 	}
-	return PercentFor(t.p.Percent, t.p.MinHeap, live)
+	return PercentFor(t.p.Percent, t.p.MinHeap, v[0], v[0]+v[1]+v[2])
 }
 
-// minLive is the least live heap PercentFor assumes: the runtime's minimum heap (4 MiB), which
-// it scales by GOGC too (so that before the first collection, and with a tiny live heap, the
-// goal is 4 MiB x GOGC/100, not the live heap's growth).
-const minLive = 4 << 20
+// minHeapBase is the runtime's minimum heap (4 MiB), which it scales by GOGC as well: with a
+// tiny live heap, and before the first collection, the goal is at least 4 MiB x GOGC/100.
+const minHeapBase = 4 << 20
 
-// PercentFor returns the GOGC that starts the next collection at minHeap for a live heap of
-// live bytes, or percent when that starts it later (the live heap has grown past
-// minHeap / (1 + percent/100)). A live heap under minLive counts as minLive.
-func PercentFor(percent int, minHeap int64, live uint64) int {
-	if percent == Off || minHeap <= 0 {
+// PercentFor returns the GOGC that starts the next collection at minHeap, or percent when
+// that starts it later. The runtime's heap goal is live + scan x GOGC/100, where scan is what
+// a collection scans (the live heap, stacks and globals), and at least minHeapBase x
+// GOGC/100.
+func PercentFor(percent int, minHeap int64, live, scan uint64) int {
+	if percent == Off || minHeap <= 0 || uint64(minHeap) <= live {
 		return percent
 	}
-	need := (float64(minHeap)/float64(max(live, minLive)) - 1) * 100
+	need := float64(uint64(minHeap)-live) / float64(max(scan, 1))
+	need = min(need, float64(minHeap)/minHeapBase) * 100
 	if need <= float64(percent) {
 		return percent
 	}
-	return int(math.Ceil(need))
+	return int(need)
 }
 
 // Settings are where a policy comes from, strongest first: a flag, the environment (what Go
@@ -175,9 +187,9 @@ type Settings struct {
 
 // Resolve returns the policy the settings give: for GOGC and the limit the flag if given,
 // else the environment variable if set, else the default (DefaultPercent, DefaultLimit); for
-// the floor the flag, else DefaultMinHeap capped at a quarter of the available memory and
-// at half the limit (none when the available memory is unknown). A percentage with the available memory unknown is none. The errors
-// name the flag or the variable at fault.
+// the floor the flag, else DefaultMinHeap capped at a quarter of the available memory and at
+// half the limit (none when the available memory is unknown). A percentage with the
+// available memory unknown is none. The errors name the flag or the variable at fault.
 func Resolve(s Settings) (Policy, error) {
 	var p Policy
 	var err error

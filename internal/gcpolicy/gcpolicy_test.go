@@ -111,23 +111,26 @@ func TestApplyRestores(t *testing.T) {
 func TestPercentFor(t *testing.T) {
 	const mib = 1 << 20
 	for _, tc := range []struct {
-		percent int
-		floor   int64
-		live    uint64
-		want    int
+		percent    int
+		floor      int64
+		live, scan uint64
+		want       int
 	}{
-		{100, 0, 10 * mib, 100},            // no floor
-		{Off, 2048 * mib, 10 * mib, Off},   // off stays off
-		{100, 2048 * mib, 1024 * mib, 100}, // 2x live reaches the floor
-		{100, 2048 * mib, 1500 * mib, 100}, // past it
-		{100, 2048 * mib, 512 * mib, 300},  // 4x live is the floor
-		{100, 2048 * mib, 200 * mib, 924},  // (2048/200 - 1) * 100
-		{400, 2048 * mib, 512 * mib, 400},  // 5x live is past the floor
-		{100, 2048 * mib, 0, 51100},        // nothing live yet: 4MiB x 512 is the floor
-		{100, 2048 * mib, 1000, 51100},     // as for the runtime's minimum heap
+		{100, 0, 10 * mib, 10 * mib, 100},              // no floor
+		{Off, 2048 * mib, 10 * mib, 10 * mib, Off},     // off stays off
+		{100, 2048 * mib, 1024 * mib, 1024 * mib, 100}, // 2x live reaches the floor
+		{100, 2048 * mib, 1500 * mib, 1500 * mib, 100}, // past it
+		{100, 2048 * mib, 4096 * mib, 4096 * mib, 100}, // far past it
+		{100, 2048 * mib, 512 * mib, 512 * mib, 300},   // 4x live is the floor
+		{100, 2048 * mib, 512 * mib, 1024 * mib, 150},  // stacks and globals grow by GOGC too
+		{100, 2048 * mib, 200 * mib, 200 * mib, 924},   // (2048 - 200) / 200
+		{400, 2048 * mib, 512 * mib, 512 * mib, 400},   // 5x live is past the floor
+		{100, 2048 * mib, 0, 0, 51200},                 // nothing live yet: 4MiB x 512 is the floor
+		{100, 2048 * mib, 1000, 200 * mib, 1023},       // a tiny heap and large stacks
+		{100, 2048 * mib, 1000, 1000, 51200},           // bounded by the runtime's minimum heap
 	} {
-		if got := PercentFor(tc.percent, tc.floor, tc.live); got != tc.want {
-			t.Errorf("PercentFor(%d, %d, %d) = %d; want %d", tc.percent, tc.floor, tc.live, got, tc.want)
+		if got := PercentFor(tc.percent, tc.floor, tc.live, tc.scan); got != tc.want {
+			t.Errorf("PercentFor(%d, %d, %d, %d) = %d; want %d", tc.percent, tc.floor, tc.live, tc.scan, got, tc.want)
 		}
 	}
 }
