@@ -15,7 +15,7 @@
 //	        [--max-objects-per-cluster 1000000] [--max-tasks-per-job 100000] [--max-dry-run-watches 8]
 //	        [--otlp-endpoint HOST:PORT|URL [--otlp-insecure]]
 //	        [--max-concurrent-cycles 0] [--cycle-quantum 2ms] [--cycle-share 0.5]
-//	        [--max-queued-cycles 16] [--background-dry-runs] [--gc-percent 100] [--gc-min-heap 2GiB] [--memory-limit 50%] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
+//	        [--max-queued-cycles 16] [--background-dry-runs] [--gc-percent 100] [--gc-min-heap 2GiB] [--memory-limit 75%] [--pprof] [--ui] [--ui-refresh 5s] [--metrics-auth]
 //	        [--log-level info] [--access-log] [--slow-call 1s] [--log-summary-period 1m]
 //	        [--shutdown-timeout 10s]
 //	        [--data-dir DIR [--snapshot-threshold 8192] [--snapshot-interval 5s] [--trailing-logs 10240]

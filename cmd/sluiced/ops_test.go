@@ -364,7 +364,7 @@ func TestCollectorPolicy(t *testing.T) {
 		{"floor", []string{"--gc-min-heap", "1GiB", "--memory-limit", "4GiB"}, map[string]string{"GOGC": "", "GOMEMLIMIT": ""},
 			1000, true, 4 << 30, "GOGC=100 GOMEMLIMIT=4GiB min_heap=1GiB"},
 		{"defaults", nil, map[string]string{"GOGC": "", "GOMEMLIMIT": ""},
-			gcpolicy.DefaultPercent, true, float64(avail / 2), "GOGC=100 GOMEMLIMIT="},
+			gcpolicy.DefaultPercent, true, float64(avail) * 3 / 4, "GOGC=100 GOMEMLIMIT="},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {

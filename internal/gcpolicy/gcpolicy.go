@@ -30,8 +30,9 @@ const (
 	// DefaultPercent is the default GOGC, Go's own: a collection starts when the heap has
 	// grown 100% past what the last one left live (or at the floor, when that is higher).
 	DefaultPercent = 100
-	// DefaultLimit is the default memory limit: half the memory available to the process.
-	DefaultLimit = "50%"
+	// DefaultLimit is the default memory limit: three quarters of the memory available to
+	// the process, which leaves a quarter to the rest of a shared machine or container.
+	DefaultLimit = "75%"
 	// DefaultMinHeap is the default floor: 2 GiB, or a quarter of the memory available to
 	// the process when that is less.
 	DefaultMinHeap = 2 << 30

@@ -19,15 +19,15 @@ func TestResolve(t *testing.T) {
 		want Policy
 		err  string
 	}{
-		{name: "defaults", s: Settings{Available: 24 * gib}, want: Policy{DefaultPercent, 12 * gib, 2 * gib}},
-		{name: "defaults, a small machine", s: Settings{Available: 4 * gib}, want: Policy{DefaultPercent, 2 * gib, 1 * gib}},
+		{name: "defaults", s: Settings{Available: 24 * gib}, want: Policy{DefaultPercent, 18 * gib, 2 * gib}},
+		{name: "defaults, a small machine", s: Settings{Available: 4 * gib}, want: Policy{DefaultPercent, 3 * gib, 1 * gib}},
 		{name: "defaults, memory unknown", s: Settings{}, want: Policy{DefaultPercent, NoLimit, 0}},
 		{name: "environment", s: Settings{PercentEnv: "400", LimitEnv: "2GiB", Available: 24 * gib}, want: Policy{400, 2 * gib, 1 * gib}},
 		{name: "flag over environment", s: Settings{PercentFlag: "off", PercentEnv: "100", LimitFlag: "25%", LimitEnv: "2GiB", MinHeapFlag: "512MiB", Available: 24 * gib},
 			want: Policy{Off, 6 * gib, 512 << 20}},
 		{name: "no limit", s: Settings{LimitFlag: "none", Available: 24 * gib}, want: Policy{DefaultPercent, NoLimit, 2 * gib}},
-		{name: "no floor", s: Settings{MinHeapFlag: "none", Available: 24 * gib}, want: Policy{DefaultPercent, 12 * gib, 0}},
-		{name: "floor as a share", s: Settings{MinHeapFlag: "10%", Available: 10 * gib}, want: Policy{DefaultPercent, 5 * gib, 1 * gib}},
+		{name: "no floor", s: Settings{MinHeapFlag: "none", Available: 24 * gib}, want: Policy{DefaultPercent, 18 * gib, 0}},
+		{name: "floor as a share", s: Settings{MinHeapFlag: "10%", Available: 10 * gib}, want: Policy{DefaultPercent, 7.5 * gib, 1 * gib}},
 		{name: "environment off", s: Settings{PercentEnv: "OFF", LimitEnv: "off"}, want: Policy{Off, NoLimit, 0}},
 		{name: "decimal units", s: Settings{LimitFlag: "1.5GB"}, want: Policy{DefaultPercent, 1_500_000_000, 0}},
 		{name: "floor above the limit", s: Settings{LimitFlag: "1GiB", MinHeapFlag: "2GiB"}, err: "above the memory limit"},
