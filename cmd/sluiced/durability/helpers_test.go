@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -77,15 +78,27 @@ func report(t *testing.T, format string, args ...any) {
 	}
 }
 
-// freePorts returns n free loopback addresses.
+// freePorts returns n free loopback addresses, below the kernel's ephemeral port range where
+// it can (a port of that range, free when chosen, may be taken by any outgoing connection
+// before sluiced binds it: raft's own dials among them).
 func freePorts(t *testing.T, n int) []string {
 	t.Helper()
 	var out []string
 	var ls []net.Listener
+	lo := ephemeralLow()
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+		var l net.Listener
+		var err error
+		for try := 0; try < 20 && lo > 20000; try++ {
+			port := 10000 + rand.IntN(lo-10000)
+			if l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+				break
+			}
+		}
+		if l == nil {
+			if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ls = append(ls, l)
 		out = append(out, l.Addr().String())
@@ -94,6 +107,23 @@ func freePorts(t *testing.T, n int) []string {
 		l.Close()
 	}
 	return out
+}
+
+// ephemeralLow returns the first port of the kernel's ephemeral range (0 when unknown).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return lo
 }
 
 // proc is one sluiced process.
