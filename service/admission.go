@@ -734,6 +734,9 @@ func (a *admission) instrument(mp metric.MeterProvider) error {
 	paused, err := meter.Float64ObservableCounter("cycle.paused", metric.WithUnit("s"),
 		metric.WithDescription("Time a cluster's cycles spent paused or sleeping for lighter clusters' work, by cluster."))
 	errs = append(errs, err)
+	background, err := meter.Int64ObservableCounter("cycle.background_dry_runs", metric.WithUnit("{cycle}"),
+		metric.WithDescription("Dry runs run at the operating system's idle priority because a lighter cluster was active (--background-dry-runs), by cluster."))
+	errs = append(errs, err)
 	refused, err := meter.Int64ObservableCounter("cycle.admission.refusals", metric.WithUnit("{call}"),
 		metric.WithDescription("Cycle calls refused with RESOURCE_EXHAUSTED, by cluster and limit (cycle_queue, cycle_wait)."))
 	errs = append(errs, err)
@@ -757,12 +760,13 @@ func (a *admission) instrument(mp metric.MeterProvider) error {
 			o.ObserveFloat64(usage, t.usageAt(now), metric.WithAttributes(cl))
 			o.ObserveInt64(pauses, t.pauses, metric.WithAttributes(cl))
 			o.ObserveFloat64(paused, t.paused, metric.WithAttributes(cl))
+			o.ObserveInt64(background, t.background.Load(), metric.WithAttributes(cl))
 			for _, limit := range []string{limitCycleQueue, limitCycleWait} {
 				o.ObserveInt64(refused, t.rejected[limit], metric.WithAttributes(cl, attribute.String("limit", limit)))
 			}
 		}
 		return nil
-	}, slots, running, waiting, usage, pauses, paused, refused)
+	}, slots, running, waiting, usage, pauses, paused, background, refused)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}

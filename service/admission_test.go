@@ -490,10 +490,15 @@ func TestDryRunsOfHeavyClustersRunInTheBackground(t *testing.T) {
 		// there), but the dry run is still counted as sent to the background.
 		wantIdle := on && runtime.GOOS == "linux"
 		var idle atomic.Bool
+		mp, handler, err := NewPrometheusMetrics()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mp.Shutdown(t.Context())
 		reg := testRegistry()
 		reg.RegisterAction("probe", func(conf.Arguments) (framework.Action, error) { return probeAction{idle: &idle}, nil })
 		h := newHarnessWith(t, setup{reg: reg, config: "actions: \"probe\"\ntiers:\n- plugins:\n  - name: fakenoop\n",
-			opts: func(o *Options) { o.BackgroundDryRuns = on }})
+			opts: func(o *Options) { o.BackgroundDryRuns = on; o.MeterProvider = mp }})
 		smallCluster(h, "heavy")
 		smallCluster(h, "light")
 		ran := func(cluster string, mode sluicev1.ScheduleMode) bool {
@@ -531,11 +536,12 @@ func TestDryRunsOfHeavyClustersRunInTheBackground(t *testing.T) {
 		if on {
 			want = 1
 		}
-		a.mu.Lock()
-		n := a.tenants["heavy"].background.Load()
-		a.mu.Unlock()
-		if n != want {
-			t.Fatalf("option %v: %d background dry runs counted, want %d", on, n, want)
+		fams := scrape(t, handler)
+		for cluster, want := range map[string]int64{"heavy": want, "light": 0} {
+			n, ok := value(fams, "sluice_cycle_background_dry_runs_total", map[string]string{"cluster": cluster})
+			if !ok || int64(n) != want {
+				t.Fatalf("option %v: sluice_cycle_background_dry_runs_total{cluster=%q} %v (found %v), want %d", on, cluster, n, ok, want)
+			}
 		}
 	}
 }
