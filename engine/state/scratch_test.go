@@ -43,7 +43,15 @@ func TestScratchOfHugeBatchesIsDropped(t *testing.T) {
 		t.Fatalf("the store kept the scratch of a batch of %d changes", len(changes))
 	}
 	mustApply(t, s, "c", node("small"))
-	if s.scratch.Load() == nil {
+	sc := s.scratch.Load()
+	if sc == nil {
 		t.Fatal("the store kept no scratch after a small batch")
+	}
+	// An Update (a plan commit's kind of write) does not use it, and leaves it.
+	if _, err := s.Update("c", func(tx *Txn) error { return tx.Upsert(node("other")) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.scratch.Load(); got != sc {
+		t.Fatalf("an Update left scratch %p, want the one before it (%p)", got, sc)
 	}
 }

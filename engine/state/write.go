@@ -51,13 +51,16 @@ type writer struct {
 	bounds *logBounds
 	// ov serves the transaction's reads by key (overlay.go).
 	ov overlay
-	// scratch is the store's reusable bookkeeping, if this writer took it (reserve).
-	scratch *writerScratch
+	// scratch is the store's reusable bookkeeping, if this writer took it (reserve);
+	// reserved is set once reserve ran.
+	scratch  *writerScratch
+	reserved bool
 }
 
 // reserve sizes the writer's bookkeeping for a batch of n changes: the store's scratch when
 // the writer has it (newWriter), fresh maps and lists otherwise.
 func (w *writer) reserve(n int) {
+	w.reserved = true
 	if sc := w.scratch; sc != nil {
 		w.pend.pos, w.pend.items, w.ov.rows = sc.pos, sc.items[:0], sc.rows
 		return
@@ -76,14 +79,20 @@ type writerScratch struct {
 	rows  map[tableKey]keyed
 }
 
-// maxScratch is the most entries of a scratch the store keeps: maps do not shrink, and one
-// huge batch (a whole cluster's replace_all) must not hold its bookkeeping's memory for
-// the life of the store.
-const maxScratch = 1 << 16
+// maxScratch is the most entries of a scratch the store keeps: maps do not shrink, and a large
+// batch (a whole cluster's replace_all, a bulk load) must not hold its bookkeeping's memory
+// for the life of the store. Streamed batches are smaller (Sync clients send about 1,000
+// changes a batch); a larger batch makes its own.
+const maxScratch = 1 << 12
 
-// takeScratch returns the writer's bookkeeping, emptied (nothing of the write stays
-// reachable from it), or nil if it grew past maxScratch.
+// takeScratch returns the bookkeeping the writer leaves for the next write: what reserve
+// gave it, emptied (nothing of the write stays reachable from it), or nil if it grew past
+// maxScratch; the store's scratch untouched if the writer never reserved (Update's writers
+// check and read as they go).
 func (w *writer) takeScratch() *writerScratch {
+	if !w.reserved {
+		return w.scratch
+	}
 	if w.pend.pos == nil || w.ov.rows == nil ||
 		len(w.pend.pos) > maxScratch || cap(w.pend.items) > maxScratch || len(w.ov.rows) > maxScratch {
 		return nil
