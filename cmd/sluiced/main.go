@@ -150,7 +150,8 @@ type options struct {
 	maxQueued    int
 	cycleShare   float64
 	background   bool
-	// gc is the collector's policy (--gc-percent, --memory-limit, GOGC, GOMEMLIMIT).
+	// gc is the collector's policy (--gc-percent, --gc-min-heap, --memory-limit, GOGC,
+	// GOMEMLIMIT).
 	gc gcpolicy.Policy
 
 	otlpEndpoint string
