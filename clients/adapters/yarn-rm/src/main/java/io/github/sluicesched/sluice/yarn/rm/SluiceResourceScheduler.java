@@ -142,7 +142,9 @@ public class SluiceResourceScheduler extends AbstractYarnScheduler<SluiceAppAtte
   private long failedCycles;
   private long preemptedKills;
   private long refusedBinds;
-  private final List<Placement> placements = Collections.synchronizedList(new ArrayList<>());
+  /** The last RECENT_PLACEMENTS containers Sluice placed, oldest first. */
+  private final BoundedHistory<Placement> placements = new BoundedHistory<>(RECENT_PLACEMENTS);
+  private static final int RECENT_PLACEMENTS = 100_000;
   /**
    * The last RECENT_RELEASES containers their application master released, oldest first (under
    * the scheduler's lock).
@@ -1010,11 +1012,9 @@ public class SluiceResourceScheduler extends AbstractYarnScheduler<SluiceAppAtte
     return sluice;
   }
 
-  /** Every container Sluice placed so far, in order. */
+  /** The last 100,000 containers Sluice placed, oldest first. */
   public List<Placement> placements() {
-    synchronized (placements) {
-      return List.copyOf(placements);
-    }
+    return placements.snapshot();
   }
 
   public synchronized long cycles() {
