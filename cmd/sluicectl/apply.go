@@ -128,12 +128,9 @@ type rejectedError struct {
 }
 
 func (e *rejectedError) Error() string {
-	r := e.rejected
 	var b strings.Builder
-	fmt.Fprintf(&b, "apply: batch rejected: %s: %s", codes.Code(r.GetCode()), r.GetMessage())
-	for _, v := range r.GetViolations() {
-		fmt.Fprintf(&b, "\n  %s: %s", v.GetField(), v.GetDescription())
-	}
+	b.WriteString("apply: batch rejected: ")
+	b.WriteString(rejectionText(e.rejected))
 	if e.resync != "" {
 		fmt.Fprintf(&b, "\n  (the server asked for a full resync: %s; rerun with --replace)", e.resync)
 	}
@@ -230,13 +227,29 @@ func batchMessages(b *sluicev1.DeltaBatch) []*sluicev1.SyncRequest {
 	return []*sluicev1.SyncRequest{{Message: &sluicev1.SyncRequest_Batch{Batch: b}}}
 }
 
-// streamError turns a failed Send into the stream's status: gRPC reports the real error on
-// the next receive.
+// rejectionText says why the server refused a batch: the code, the message and a line per
+// violation.
+func rejectionText(r *sluicev1.BatchRejected) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", codes.Code(r.GetCode()), r.GetMessage())
+	for _, v := range r.GetViolations() {
+		fmt.Fprintf(&b, "\n  %s: %s", v.GetField(), v.GetDescription())
+	}
+	return b.String()
+}
+
+// streamError turns a failed Send into the stream's status (sendStatus) as apply reports it.
 func (a *app) streamError(recv func(any) error, sendErr error) error {
+	return a.rpcError("apply", sendStatus(recv, sendErr))
+}
+
+// sendStatus turns a failed Send into the stream's status: gRPC reports the real error on
+// the next receive.
+func sendStatus(recv func(any) error, sendErr error) error {
 	if errors.Is(sendErr, io.EOF) {
 		if err := recv(new(sluicev1.SyncResponse)); err != nil && !errors.Is(err, io.EOF) {
-			return a.rpcError("apply", err)
+			return err
 		}
 	}
-	return a.rpcError("apply", sendErr)
+	return sendErr
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-sched/sluice/cmd/builtin"
@@ -156,7 +153,7 @@ func syncBatches(ctx context.Context, cs sluicev1.ClusterStateServiceClient, clu
 		return 0, err
 	}
 	if err := stream.Send(&sluicev1.SyncRequest{Message: &sluicev1.SyncRequest_Hello{Hello: &sluicev1.SyncHello{Cluster: cluster}}}); err != nil {
-		return 0, sendError(stream, err)
+		return 0, sendStatus(stream.RecvMsg, err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -171,13 +168,7 @@ func syncBatches(ctx context.Context, cs sluicev1.ClusterStateServiceClient, clu
 			case *sluicev1.SyncResponse_Ack:
 				acked++
 			case *sluicev1.SyncResponse_Rejected:
-				r := m.Rejected
-				var sb strings.Builder
-				fmt.Fprintf(&sb, "batch %d rejected: %s: %s", r.GetSequence(), codes.Code(r.GetCode()), r.GetMessage())
-				for _, v := range r.GetViolations() {
-					fmt.Fprintf(&sb, "\n  %s: %s", v.GetField(), v.GetDescription())
-				}
-				done <- errors.New(sb.String())
+				done <- fmt.Errorf("batch %d rejected: %s", m.Rejected.GetSequence(), rejectionText(m.Rejected))
 				return
 			case *sluicev1.SyncResponse_ResyncRequired:
 				done <- fmt.Errorf("the server asked for a resync: %s", m.ResyncRequired.GetReason())
@@ -201,15 +192,4 @@ func syncBatches(ctx context.Context, cs sluicev1.ClusterStateServiceClient, clu
 	elapsed := time.Since(start)
 	_ = stream.CloseSend()
 	return elapsed, nil
-}
-
-// sendError returns the stream's status after a failed Send: gRPC reports the real error on
-// the next receive.
-func sendError(stream grpc.BidiStreamingClient[sluicev1.SyncRequest, sluicev1.SyncResponse], err error) error {
-	if errors.Is(err, io.EOF) {
-		if _, rerr := stream.Recv(); rerr != nil && !errors.Is(rerr, io.EOF) {
-			return rerr
-		}
-	}
-	return err
 }
