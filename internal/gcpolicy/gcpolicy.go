@@ -34,7 +34,7 @@ const (
 	// the process, which leaves a quarter to the rest of a shared machine or container.
 	DefaultLimit = "75%"
 	// DefaultMinHeap is the default floor: 2 GiB, or a quarter of the memory available to
-	// the process when that is less.
+	// the process or half the limit when either is less.
 	DefaultMinHeap = 2 << 30
 )
 
@@ -279,23 +279,20 @@ func ParseLimit(s string, available uint64) (int64, error) {
 
 func checkLimit(s string, n int64) (int64, error) {
 	if n < 1<<20 {
-		return 0, fmt.Errorf("%q: a memory limit must be at least 1MiB", s)
+		return 0, fmt.Errorf("%q: a size must be at least 1MiB (none for no setting)", s)
 	}
 	return n, nil
 }
 
-var units = []struct {
-	suffix string
-	mult   float64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
-}
-
-var errSize = errors.New("not a size: give bytes with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB), a percentage, or none")
-
 // parseBytes parses a size such as "512MiB", "2GiB", "1.5GB" or "1048576".
 func parseBytes(s string) (int64, error) {
+	units := [...]struct {
+		suffix string
+		mult   float64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
+	}
 	mult := 1.0
 	for _, u := range units {
 		if strings.HasSuffix(s, u.suffix) {
@@ -305,7 +302,7 @@ func parseBytes(s string) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, errSize
+		return 0, errors.New("not a size: give bytes with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB), a percentage, or none")
 	}
 	v := f * mult
 	if v >= math.MaxInt64 {
