@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,6 +27,7 @@ import (
 	"github.com/sluice-sched/sluice/cmd/builtin"
 	"github.com/sluice-sched/sluice/engine/conf"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/testnet"
 	"github.com/sluice-sched/sluice/service"
 )
 
@@ -451,16 +451,6 @@ func checkFlags(t *testing.T, where string, args []any) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestDashboardMetricsExist runs sluiced, schedules a cluster through it, and checks that
 // every metric the Grafana dashboard and the Prometheus example use is on /metrics.
 func TestDashboardMetricsExist(t *testing.T) {
@@ -518,7 +508,8 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 
 	bin := sluicedBinary(t)
-	grpcAddr, adminAddr := freePort(t), freePort(t)
+	addrs := testnet.FreeAddrs(t, 2)
+	grpcAddr, adminAddr := addrs[0], addrs[1]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--listen", grpcAddr, "--admin-listen", adminAddr, "--log-level", "warn")

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/testnet"
 )
 
 // The Secret's tokens are the hashes of these (deploy/kubernetes/secret.yaml).
@@ -357,8 +358,9 @@ func TestHAMembersFormACluster(t *testing.T) {
 	config, tokens := configFiles(t, t.TempDir())
 	const n = 3
 	grpcAddr, raftAddr, adminAddr := make([]string, n), make([]string, n), make([]string, n)
+	addrs := testnet.FreeAddrs(t, 3*n)
 	for i := range n {
-		grpcAddr[i], raftAddr[i], adminAddr[i] = freePort(t), freePort(t), freePort(t)
+		grpcAddr[i], raftAddr[i], adminAddr[i] = addrs[3*i], addrs[3*i+1], addrs[3*i+2]
 	}
 	host := regexp.MustCompile(`sluiced-(\d)\.sluiced-peers\.sluice\.svc\.cluster\.local:(7000|50051)`)
 	members := make([]*runningSluiced, n)
@@ -481,7 +483,8 @@ func TestSystemdUnitRunsDurableWithTLS(t *testing.T) {
 	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	grpcAddr, adminAddr := freePort(t), freePort(t)
+	addrs := testnet.FreeAddrs(t, 2)
+	grpcAddr, adminAddr := addrs[0], addrs[1]
 	var args []string
 	for _, w := range exec0[1:] {
 		if w == "$SLUICED_ARGS" {

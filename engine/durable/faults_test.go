@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/internal/certs"
+	"github.com/sluice-sched/sluice/internal/testnet"
 	"github.com/sluice-sched/sluice/internal/testpki"
 )
 
@@ -30,7 +31,7 @@ func TestPartitionedLeader(t *testing.T) {
 			if withTLS {
 				ca = testpki.NewCA(t, "members")
 			}
-			raftAddrs := freeAddrs(t, 3)
+			raftAddrs := testnet.FreeAddrs(t, 3)
 			var peers []Peer
 			for i, a := range raftAddrs {
 				peers = append(peers, Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: a})
@@ -130,7 +131,7 @@ func TestPartitionNeedsFaultInjection(t *testing.T) {
 	if err := n.Partition([]string{"x"}); !errors.Is(err, ErrFaultInjectionDisabled) {
 		t.Fatalf("Partition without fault injection: %v", err)
 	}
-	addr := freeAddrs(t, 1)[0]
+	addr := testnet.FreeAddrs(t, 1)[0]
 	_, m := open(t, t.TempDir(), func(o *Options) { o.NodeID, o.RaftAddr, o.FaultInjection, o.Bootstrap = "a", addr, true, true })
 	var upe *UnknownPeerError
 	if err := m.Partition([]string{"b"}); !errors.As(err, &upe) || upe.ID != "b" {

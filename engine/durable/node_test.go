@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/sluice-sched/sluice/engine/api"
 	"github.com/sluice-sched/sluice/engine/state"
+	"github.com/sluice-sched/sluice/internal/testnet"
 )
 
 // open opens a node alone on dir over a new store and waits until it leads.
@@ -310,27 +310,8 @@ func TestStorageFaultsFailWritesCleanly(t *testing.T) {
 	}
 }
 
-// freeAddrs returns n loopback addresses with free ports.
-func freeAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().String())
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
-}
-
 func TestClusterFailover(t *testing.T) {
-	raftAddrs := freeAddrs(t, 3)
+	raftAddrs := testnet.FreeAddrs(t, 3)
 	var peers []Peer
 	for i, a := range raftAddrs {
 		peers = append(peers, Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: a, ClientAddr: fmt.Sprintf("127.0.0.1:%d", 50061+i)})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-sched/sluice/engine/state"
 	"github.com/sluice-sched/sluice/internal/certs"
+	"github.com/sluice-sched/sluice/internal/testnet"
 	"github.com/sluice-sched/sluice/internal/testpki"
 )
 
@@ -15,7 +16,7 @@ import (
 // each other; the third never gets an entry, whichever side dials.
 func TestClusterOverMutualTLS(t *testing.T) {
 	ca, intruders := testpki.NewCA(t, "members"), testpki.NewCA(t, "intruders")
-	raftAddrs := freeAddrs(t, 3)
+	raftAddrs := testnet.FreeAddrs(t, 3)
 	var peers []Peer
 	for i, a := range raftAddrs {
 		peers = append(peers, Peer{ID: fmt.Sprintf("n%d", i+1), RaftAddr: a})

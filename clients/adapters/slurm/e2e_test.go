@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/sluice-sched/sluice/clients/adapters/slurm"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/testnet"
 )
 
 // TestSlurmE2E drives a real Slurm cluster (scripts/slurm/setup.sh: three slurmd on
@@ -54,7 +54,8 @@ func TestSlurmE2E(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build sluiced: %v\n%s", err, out)
 	}
-	grpcAddr, adminAddr := freeAddr(t), freeAddr(t)
+	addrs := testnet.FreeAddrs(t, 2)
+	grpcAddr, adminAddr := addrs[0], addrs[1]
 	srv := startSluiced(t, bin, grpcAddr, adminAddr, filepath.Join(dir, "log", "sluiced.log"))
 	step("sluiced up on %s", grpcAddr)
 
@@ -475,16 +476,6 @@ func (s *sluiced) stop(t *testing.T) {
 		_ = s.cmd.Process.Kill()
 		<-s.done
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func moduleRoot(t *testing.T) string {

@@ -16,16 +16,18 @@ import (
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/testnet"
 )
 
 // cluster starts n sluiced members forming one raft cluster (every member bootstraps with
 // the same peers) and waits for a leader.
 func startCluster(t *testing.T, n int, extra ...string) []*proc {
 	t.Helper()
-	raftAddrs := freePorts(t, n)
+	addrs := testnet.FreeAddrs(t, 3*n)
+	raftAddrs := addrs[:n]
 	members := make([]*proc, n)
 	for i := range members {
-		members[i] = newProc(t, fmt.Sprintf("n%d", i+1))
+		members[i] = newProcAt(t, fmt.Sprintf("n%d", i+1), addrs[n+2*i], addrs[n+2*i+1])
 	}
 	var peers []string
 	for i, m := range members {

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/sluice-sched/sluice/clients/go/sluice"
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/testnet"
 )
 
 var (
@@ -78,54 +77,6 @@ func report(t *testing.T, format string, args ...any) {
 	}
 }
 
-// freePorts returns n free loopback addresses, below the kernel's ephemeral port range where
-// it can (a port of that range, free when chosen, may be taken by any outgoing connection
-// before sluiced binds it: raft's own dials among them).
-func freePorts(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	var ls []net.Listener
-	lo := ephemeralLow()
-	for range n {
-		var l net.Listener
-		var err error
-		for try := 0; try < 20 && lo > 20000; try++ {
-			port := 10000 + rand.IntN(lo-10000)
-			if l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
-				break
-			}
-		}
-		if l == nil {
-			if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().String())
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
-}
-
-// ephemeralLow returns the first port of the kernel's ephemeral range (0 when unknown).
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 {
-		return 0
-	}
-	lo, err := strconv.Atoi(f[0])
-	if err != nil {
-		return 0
-	}
-	return lo
-}
-
 // proc is one sluiced process.
 type proc struct {
 	t           *testing.T
@@ -145,8 +96,16 @@ type proc struct {
 // newProc describes a sluiced listening on fresh loopback ports, with these extra flags.
 func newProc(t *testing.T, name string, extra ...string) *proc {
 	t.Helper()
-	ports := freePorts(t, 2)
-	p := &proc{t: t, name: name, grpc: ports[0], admin: ports[1], logPath: filepath.Join(t.TempDir(), name+".log")}
+	addrs := testnet.FreeAddrs(t, 2)
+	return newProcAt(t, name, addrs[0], addrs[1], extra...)
+}
+
+// newProcAt describes a sluiced listening on these gRPC and admin addresses, with these
+// extra flags. Tests that start several processes take all their addresses from one
+// testnet.FreeAddrs call, so that no two are the same.
+func newProcAt(t *testing.T, name, grpc, admin string, extra ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, name: name, grpc: grpc, admin: admin, logPath: filepath.Join(t.TempDir(), name+".log")}
 	p.args = append([]string{"--listen", p.grpc, "--admin-listen", p.admin, "--log-level", "warn", "--rate-limit", "0"}, extra...)
 	t.Cleanup(func() {
 		p.kill9()

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
+	"github.com/sluice-sched/sluice/internal/testnet"
 	"github.com/sluice-sched/sluice/internal/testpki"
 )
 
@@ -26,11 +27,13 @@ import (
 // presents certs[i] and trusts caFile.
 func startTLSCluster(t *testing.T, caFile string, certs []testpki.Pair) []*proc {
 	t.Helper()
-	raftAddrs := freePorts(t, len(certs))
-	members := make([]*proc, len(certs))
+	n := len(certs)
+	addrs := testnet.FreeAddrs(t, 3*n)
+	raftAddrs := addrs[:n]
+	members := make([]*proc, n)
 	var peers []string
 	for i := range members {
-		members[i] = newProc(t, fmt.Sprintf("n%d", i+1))
+		members[i] = newProcAt(t, fmt.Sprintf("n%d", i+1), addrs[n+2*i], addrs[n+2*i+1])
 		peers = append(peers, fmt.Sprintf("%s=%s@%s", members[i].name, raftAddrs[i], members[i].grpc))
 	}
 	for i, m := range members {

@@ -25,8 +25,9 @@ final class SluicedProcess implements AutoCloseable {
 
   SluicedProcess(String binary, Path logDir) throws IOException {
     this.binary = binary;
-    this.grpcPort = freePort();
-    this.adminPort = freePort();
+    int[] ports = freePorts(2);
+    this.grpcPort = ports[0];
+    this.adminPort = ports[1];
     Files.createDirectories(logDir);
     this.log = logDir.resolve("sluiced.log");
   }
@@ -116,10 +117,23 @@ final class SluicedProcess implements AutoCloseable {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
+  /** n distinct free loopback ports: every socket stays open until the last is chosen. */
+  private static int[] freePorts(int n) throws IOException {
+    ServerSocket[] sockets = new ServerSocket[n];
+    int[] ports = new int[n];
+    try {
+      for (int i = 0; i < n; i++) {
+        sockets[i] = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+        ports[i] = sockets[i].getLocalPort();
+      }
+    } finally {
+      for (ServerSocket s : sockets) {
+        if (s != null) {
+          s.close();
+        }
+      }
     }
+    return ports;
   }
 
   @Override
