@@ -152,18 +152,23 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# start_sluiced NAME [FLAG...] starts sluiced (built once) on free loopback ports with the
-# flags, waits for /healthz on its admin port, and sets STARTED to its gRPC address. (Not
-# in a subshell: the pid list and the EXIT trap must be this shell's.)
-start_sluiced() {
-	local name=$1 try grpc admin i pid
-	shift
+# build_sluiced builds sluiced into SERVER_DIR, once.
+build_sluiced() {
 	if [ -z "$SERVER_DIR" ]; then
 		SERVER_DIR=$(mktemp -d)
 		trap stop_servers EXIT
 		log "building sluiced"
 		(cd "$ROOT" && go build -o "$SERVER_DIR/sluiced" ./cmd/sluiced) >&2
 	fi
+}
+
+# start_sluiced NAME [FLAG...] starts sluiced (built once) on free loopback ports with the
+# flags, waits for /healthz on its admin port, and sets STARTED to its gRPC address. (Not
+# in a subshell: the pid list and the EXIT trap must be this shell's.)
+start_sluiced() {
+	local name=$1 try grpc admin i pid
+	shift
+	build_sluiced
 	for try in 1 2 3; do
 		grpc=$(free_port)
 		admin=$(free_port)
@@ -210,6 +215,70 @@ ensure_servers() {
 	if [ -z "${SLUICE_SERVER:-}" ] || [ -z "${SLUICE_TOKEN_SERVER:-}" ]; then
 		start_servers
 	fi
+	if [ -z "${SLUICE_REPLICAS:-}" ]; then
+		start_replicated
+	fi
+}
+
+# free_ports N prints N distinct free loopback ports, one per line (every socket is held
+# until the last is chosen, so that none is handed out twice).
+free_ports() {
+	python3 -c 'import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in ss))
+for s in ss: s.close()' "$1"
+}
+
+# start_replicated starts three sluiced members forming one raft cluster (plaintext, no
+# credentials), waits until they agree on a leader, and exports SLUICE_REPLICAS (the
+# members' gRPC addresses, comma-separated) and SLUICE_REPLICA_FOLLOWER (the gRPC address
+# of a member that followed when they started): the clients' tests of leader following.
+start_replicated() {
+	local try ports peers i j pid raft leader follower
+	build_sluiced
+	for try in 1 2 3; do
+		mapfile -t ports < <(free_ports 9)
+		peers=""
+		for i in 0 1 2; do
+			peers+="${peers:+,}r$i=127.0.0.1:${ports[3 * i + 2]}@127.0.0.1:${ports[3 * i]}"
+		done
+		for i in 0 1 2; do
+			mkdir -p "$SERVER_DIR/replica-$try-$i"
+			"$SERVER_DIR/sluiced" --listen "127.0.0.1:${ports[3 * i]}" --admin-listen "127.0.0.1:${ports[3 * i + 1]}" \
+				--raft-listen "127.0.0.1:${ports[3 * i + 2]}" --raft-peers "$peers" --node-id "r$i" --bootstrap \
+				--data-dir "$SERVER_DIR/replica-$try-$i" --log-level warn >"$SERVER_DIR/replica-$try-$i.log" 2>&1 &
+			pid=$!
+			SERVER_PIDS+=("$pid")
+		done
+		for j in $(seq 1 150); do
+			leader="" follower=""
+			for i in 0 1 2; do
+				raft=$(python3 -c "import json, sys, urllib.request
+r = json.load(urllib.request.urlopen('http://127.0.0.1:${ports[3 * i + 1]}/raft', timeout=1))
+print(r.get('state', ''), r.get('leader_addr', '') if r.get('ready') else '')" 2>/dev/null) || raft=""
+				case "$raft" in
+				"Leader 127.0.0.1:${ports[3 * i]}") leader=127.0.0.1:${ports[3 * i]} ;;
+				"Follower 127.0.0.1:"*) follower=127.0.0.1:${ports[3 * i]} ;;
+				esac
+			done
+			if [ -n "$leader" ] && [ -n "$follower" ]; then
+				SLUICE_REPLICAS=127.0.0.1:${ports[0]},127.0.0.1:${ports[3]},127.0.0.1:${ports[6]}
+				SLUICE_REPLICA_FOLLOWER=$follower
+				export SLUICE_REPLICAS SLUICE_REPLICA_FOLLOWER
+				log "replicated sluiced is up: members $SLUICE_REPLICAS, leader $leader"
+				return 0
+			fi
+			sleep 0.2
+		done
+		log "replicated sluiced did not elect a leader (try $try):"
+		cat "$SERVER_DIR"/replica-"$try"-*.log >&2
+		for pid in "${SERVER_PIDS[@]: -3}"; do
+			kill "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		done
+	done
+	die "could not start a replicated sluiced"
 }
 
 # The test functions run inside "if" in all_tests, where set -e does not apply: every
@@ -299,6 +368,7 @@ all_tests() {
 	setup
 	check_generated
 	start_servers
+	start_replicated
 	for t in go python typescript java yarn; do
 		if "test_$t"; then
 			echo "PASS clients/$t"
