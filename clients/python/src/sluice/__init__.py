@@ -6,7 +6,8 @@ decisions and job outcomes name tasks and jobs with ``TaskRef``/``JobRef`` (name
 name), which ``full_name`` shows as "namespace/name";
 ``error_reason`` gives a failed call's reason (``"PLAN_EXPIRED"``, ...); the generated
 messages are in ``sluice.v1`` (``types_pb2``, ``cluster_state_pb2``, ``scheduler_pb2``,
-``errors_pb2``)::
+``errors_pb2``). ``SluiceClient(target, endpoints=[...])`` follows the leader of a
+replicated server (``LeaderChannel``; ``leader_of`` reads a ``NOT_LEADER`` error)::
 
     from sluice import SluiceClient, node, job, task
 
@@ -19,9 +20,11 @@ messages are in ``sluice.v1`` (``types_pb2``, ``cluster_state_pb2``, ``scheduler
 
 from sluice.client import SluiceClient, binds, delete, full_name, job, node, outcomes, queue, task
 from sluice.errors import ERROR_DOMAIN, error_info, error_reason
+from sluice.leader import LeaderChannel, leader_of
 
 __all__ = [
     "ERROR_DOMAIN",
+    "LeaderChannel",
     "SluiceClient",
     "binds",
     "delete",
@@ -29,6 +32,7 @@ __all__ = [
     "error_reason",
     "full_name",
     "job",
+    "leader_of",
     "node",
     "outcomes",
     "queue",

@@ -7,6 +7,7 @@ from typing import Optional, Union
 
 import grpc
 
+from sluice.leader import LeaderChannel
 from sluice.v1 import cluster_state_pb2 as cs
 from sluice.v1 import cluster_state_pb2_grpc as cs_grpc
 from sluice.v1 import scheduler_pb2 as sch
@@ -59,8 +60,17 @@ class SluiceClient:
     Plans come whole: ``schedule``, ``get_plan``, ``commit`` and ``watch_plans`` read every
     page of a plan's decisions and job outcomes (the server sends them 1000 at a time).
 
+    A replicated server (``sluiced --raft-peers``): pass the other members' addresses in
+    ``endpoints``; the client follows the leader (see ``sluice.LeaderChannel``). A call that
+    a follower refuses with ``NOT_LEADER`` is sent again to the leader it names (at most 3
+    hops), and later calls go there; a member that cannot be reached or answers
+    ``UNAVAILABLE`` with reason ``STORE_UNAVAILABLE`` or ``STALE_READ_REFUSED`` makes later
+    calls go to the next member, and that call's error is raised. Every channel the client
+    opens has the same TLS settings, options and token.
+
     The raw stubs are ``client.state`` (ClusterStateService) and ``client.scheduler``
-    (SchedulerService). Use the client as a context manager, or call ``close()``.
+    (SchedulerService); they follow the leader too. Use the client as a context manager,
+    or call ``close()``.
     """
 
     def __init__(
@@ -75,14 +85,21 @@ class SluiceClient:
         token: Optional[str] = None,
         timeout: Optional[float] = 30.0,
         options: Sequence[tuple[str, object]] = (),
+        endpoints: Iterable[str] = (),
     ) -> None:
         self.cluster = cluster
         self.timeout = timeout
+        opts = list(options)
+        creds: Optional[grpc.ChannelCredentials] = None
         if tls or root_certificates or private_key or certificate_chain:
             creds = grpc.ssl_channel_credentials(root_certificates, private_key, certificate_chain)
-            self._channel = grpc.secure_channel(target, creds, options=list(options))
-        else:
-            self._channel = grpc.insecure_channel(target, options=list(options))
+
+        def open_channel(address: str) -> grpc.Channel:
+            if creds is not None:
+                return grpc.secure_channel(address, creds, options=opts)
+            return grpc.insecure_channel(address, options=opts)
+
+        self._channel = LeaderChannel(target, endpoints, open_channel)
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
         self.state = cs_grpc.ClusterStateServiceStub(self._channel)
         self.scheduler = sch_grpc.SchedulerServiceStub(self._channel)
@@ -93,8 +110,18 @@ class SluiceClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The members' addresses: ``target``, then the other ``endpoints``."""
+        return self._channel.members
+
+    @property
+    def current_member(self) -> str:
+        """The address calls go to now: a member, or the leader a member named."""
+        return self._channel.target
+
     def close(self) -> None:
-        """Closes the channel."""
+        """Closes every channel the client opened."""
         self._channel.close()
 
     def _call(self, method, request):
@@ -235,7 +262,11 @@ class SluiceClient:
         """Yields the whole plan of every cycle the server runs as the cluster changes
         (and at least every ``period_seconds``, 0 meaning the server's default), its
         pages after the first read through GetPlan. The stream runs without a timeout;
-        cancel by closing the client or breaking out."""
+        cancel by closing the client or breaking out.
+
+        On a replicated server a follower ends the stream with ``NOT_LEADER``: the error
+        is raised, later calls go to the leader it names, and calling ``watch_plans``
+        again watches there."""
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
         req = sch.WatchPlansRequest(cluster=cluster or self.cluster, mode=_MODES[mode])
