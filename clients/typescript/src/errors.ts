@@ -29,8 +29,11 @@ export interface ErrorInfo {
   metadata: Record<string, string>;
 }
 
-/** google.rpc.ErrorInfo, as googleapis' google/rpc/error_details.proto declares it. */
-const ErrorInfoSchema: DescMessage = (() => {
+/**
+ * google.rpc.ErrorInfo, as googleapis' google/rpc/error_details.proto declares it: what
+ * ConnectError.findDetails takes (the package's tests make errors with it).
+ */
+export const ErrorInfoSchema: DescMessage = (() => {
   const str = (name: string, number: number) => ({
     name, number, jsonName: name, type: Type.STRING, label: Label.OPTIONAL,
   });

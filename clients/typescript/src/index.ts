@@ -7,6 +7,7 @@ import { createClient, type Client, type Interceptor } from "@connectrpc/connect
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 
 import { ClusterStateService } from "./gen/sluice/v1/cluster_state_pb.js";
+import { LeaderTransport, type Member } from "./leader.js";
 import {
   CommitPlanResponseSchema,
   DecisionOutcome,
@@ -37,6 +38,7 @@ export * from "./gen/sluice/v1/cluster_state_pb.js";
 export * from "./gen/sluice/v1/scheduler_pb.js";
 export * from "./gen/sluice/v1/errors_pb.js";
 export { ERROR_DOMAIN, errorInfo, errorReason, type ErrorInfo } from "./errors.js";
+export { MAX_LEADER_HOPS, METADATA_LEADER, REASON_NOT_LEADER, leaderOf } from "./leader.js";
 
 /** How a cycle's plan is handled: see ScheduleMode. */
 export type Mode = "propose" | "auto_commit" | "dry_run";
@@ -58,8 +60,19 @@ export interface SluiceClientOptions {
   tls?: boolean | { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
   /** Sent as "authorization: Bearer TOKEN" with every call. */
   token?: string;
-  /** Deadline of unary calls, in milliseconds. Default 30000; 0 means none. */
+  /**
+   * Deadline of unary calls, in milliseconds, covering the hops of a call that follows the
+   * leader. Default 30000; 0 means none.
+   */
   timeoutMs?: number;
+  /**
+   * The other members of a replicated server ("host:port", or URLs), tried in turn when
+   * the member in use cannot be reached or knows no leader. The members are the target
+   * followed by these, without duplicates. Every member is reached with the same TLS
+   * options, token and URL scheme as the target. The client follows the leader even
+   * without them: see SluiceClient.
+   */
+  endpoints?: string[];
 }
 
 /** Per-call override of the client's cluster. */
@@ -80,24 +93,36 @@ export interface CallOptions {
  *     const plan = await c.schedule();
  *     const { applied } = await c.commit(plan);
  *     c.close();
+ *
+ * Replicated servers (sluiced --raft-peers): the client follows the leader. A unary call
+ * that a follower refuses (Code.Unavailable, reason NOT_LEADER naming the leader) is sent
+ * again to the leader, up to MAX_LEADER_HOPS times, and later calls and streams go there.
+ * A call that fails with Code.Unavailable because the member is unreachable, or with
+ * reason STORE_UNAVAILABLE or STALE_READ_REFUSED, rejects (it may have taken effect), and
+ * later calls go to the next member of the target and opts.endpoints. A stream that a
+ * follower ends with NOT_LEADER rejects too; open a new one, it goes to the leader. The
+ * raw clients state and scheduler follow the same way.
  */
 export class SluiceClient {
   /** The raw ClusterStateService client. */
   readonly state: Client<typeof ClusterStateService>;
   /** The raw SchedulerService client. */
   readonly scheduler: Client<typeof SchedulerService>;
+  /** Cluster the client acts on unless a call names another. */
   readonly cluster: string;
-  private readonly sessions: Http2SessionManager;
+  private readonly transport: LeaderTransport;
   private readonly timeoutMs: number | undefined;
 
-  /** target is "host:port", or a URL ("http://host:port", "https://host:port"). */
+  /**
+   * target is "host:port", or a URL ("http://host:port", "https://host:port"): the member
+   * calls go to first. No connection is made until the first call.
+   */
   constructor(target: string, opts: SluiceClientOptions = {}) {
     this.cluster = opts.cluster ?? "default";
     this.timeoutMs = opts.timeoutMs === 0 ? undefined : (opts.timeoutMs ?? 30_000);
     const secure = opts.tls !== undefined && opts.tls !== false;
-    const baseUrl = /^[a-z]+:\/\//.test(target) ? target : `${secure ? "https" : "http"}://${target}`;
+    const scheme = /^([a-z]+):\/\//.exec(target)?.[1] ?? (secure ? "https" : "http");
     const tlsOptions = typeof opts.tls === "object" ? opts.tls : {};
-    this.sessions = new Http2SessionManager(baseUrl, undefined, tlsOptions);
     const interceptors: Interceptor[] = [];
     if (opts.token) {
       const value = `Bearer ${opts.token}`;
@@ -106,14 +131,31 @@ export class SluiceClient {
         return next(req);
       });
     }
-    const transport = createGrpcTransport({ baseUrl, sessionManager: this.sessions, interceptors });
-    this.state = createClient(ClusterStateService, transport);
-    this.scheduler = createClient(SchedulerService, transport);
+    const dial = (baseUrl: string): Member => {
+      const sessionManager = new Http2SessionManager(baseUrl, undefined, tlsOptions);
+      return {
+        transport: createGrpcTransport({ baseUrl, sessionManager, interceptors }),
+        close: () => sessionManager.abort(),
+      };
+    };
+    this.transport = new LeaderTransport(dial, [target, ...(opts.endpoints ?? [])], scheme);
+    this.state = createClient(ClusterStateService, this.transport);
+    this.scheduler = createClient(SchedulerService, this.transport);
   }
 
-  /** Closes the connection; calls in progress fail. */
+  /** The URL of the member calls go to now ("http://host:port"). */
+  get member(): string {
+    return this.transport.current;
+  }
+
+  /** The members' URLs: the target, then the endpoints, without duplicates. */
+  get members(): readonly string[] {
+    return this.transport.members;
+  }
+
+  /** Closes the connections to every member; calls in progress fail. */
   close(): void {
-    this.sessions.abort();
+    this.transport.close();
   }
 
   /**
