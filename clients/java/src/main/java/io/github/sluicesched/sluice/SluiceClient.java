@@ -66,9 +66,33 @@ import sluice.v1.Types.TaskRef;
  *
  * <p>The generated stubs are {@link #state()} and {@link #scheduler()}; the messages are in
  * {@code sluice.v1.Types}, {@code sluice.v1.ClusterState} and {@code sluice.v1.Scheduler}.
+ *
+ * <h2>Replicated servers</h2>
+ *
+ * <p>A replicated sluiced (three members, one leader) takes writes on its leader only; a
+ * follower refuses them with UNAVAILABLE, reason NOT_LEADER, naming the leader ({@link
+ * SluiceErrors#leader}). The client follows the leader: calls go to the current member,
+ * first the target, and
+ *
+ * <ul>
+ *   <li>a unary call refused with NOT_LEADER naming a leader is sent again to the leader (a
+ *       refused call did nothing), at most three hops per call, and later calls go there too
+ *       (the leader need not be one of the {@link Builder#endpoints}); NOT_LEADER naming no
+ *       leader is thrown as it is;
+ *   <li>a call that fails with UNAVAILABLE because the member is unreachable, or because it
+ *       answered STORE_UNAVAILABLE (it knows no leader) or STALE_READ_REFUSED, is thrown, not
+ *       sent again (it may have taken effect), and later calls go to the next member of the
+ *       target and the endpoints, round robin;
+ *   <li>a stream ({@link #watchPlans}) that ends with NOT_LEADER moves later calls to the
+ *       leader; the error reaches the caller, who opens a new stream.
+ * </ul>
+ *
+ * <p>This holds for the raw stubs and {@link #channel()} as well: they all use the same
+ * following channel, safe to share between threads (a call that fails on a member that
+ * another call has already moved away from follows that move instead of moving again).
  */
 public final class SluiceClient implements AutoCloseable {
-  private final ManagedChannel channel;
+  private final LeaderChannel channel;
   private final String cluster;
   private final long timeoutMillis;
   private final ClusterStateServiceBlockingStub state;
@@ -88,14 +112,21 @@ public final class SluiceClient implements AutoCloseable {
       }
       creds = tls.build();
     }
-    ManagedChannelBuilder<?> cb = Grpc.newChannelBuilder(b.target, creds);
+    ClientInterceptor auth = null;
     if (b.token != null) {
       Metadata md = new Metadata();
       md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + b.token);
-      ClientInterceptor auth = MetadataUtils.newAttachHeadersInterceptor(md);
-      cb.intercept(auth);
+      auth = MetadataUtils.newAttachHeadersInterceptor(md);
     }
-    this.channel = cb.build();
+    // Every member's channel has the same credentials and token.
+    ClientInterceptor token = auth;
+    this.channel = new LeaderChannel(b.target, b.endpoints, t -> {
+      ManagedChannelBuilder<?> cb = Grpc.newChannelBuilder(t, creds);
+      if (token != null) {
+        cb.intercept(token);
+      }
+      return cb.build();
+    });
     this.cluster = b.cluster;
     this.timeoutMillis = b.timeoutMillis;
     this.state = ClusterStateServiceGrpc.newBlockingStub(channel);
@@ -107,17 +138,27 @@ public final class SluiceClient implements AutoCloseable {
     return new Builder(target);
   }
 
-  /** The raw ClusterStateService stub (no deadline). */
+  /**
+   * The raw ClusterStateService stub (no deadline). It follows the leader as the wrapper's
+   * methods do (see "Replicated servers" above).
+   */
   public ClusterStateServiceBlockingStub state() {
     return state;
   }
 
-  /** The raw SchedulerService stub (no deadline). */
+  /**
+   * The raw SchedulerService stub (no deadline). It follows the leader as the wrapper's
+   * methods do (see "Replicated servers" above).
+   */
   public SchedulerServiceBlockingStub scheduler() {
     return scheduler;
   }
 
-  /** The channel, for async or future stubs. */
+  /**
+   * The channel, for async or future stubs: calls on it follow the leader as the wrapper's
+   * do (see "Replicated servers" above). It is not one connection but the client's channels
+   * to every member it has talked to; {@link #close} (or its own shutdown) closes them all.
+   */
   public ManagedChannel channel() {
     return channel;
   }
@@ -365,7 +406,10 @@ public final class SluiceClient implements AutoCloseable {
     return out;
   }
 
-  /** Closes the channel, waiting up to five seconds for calls in progress. */
+  /**
+   * Closes the channels to every member this client opened, waiting up to five seconds for
+   * calls in progress.
+   */
   @Override
   public void close() throws InterruptedException {
     channel.shutdown();
@@ -384,6 +428,7 @@ public final class SluiceClient implements AutoCloseable {
     private File keyFile;
     private String token;
     private long timeoutMillis = 30_000;
+    private List<String> endpoints = List.of();
 
     private Builder(String target) {
       this.target = target;
@@ -417,6 +462,19 @@ public final class SluiceClient implements AutoCloseable {
     /** Sends "authorization: Bearer TOKEN" with every call. */
     public Builder bearerToken(String token) {
       this.token = token;
+      return this;
+    }
+
+    /**
+     * The other members of a replicated server ("host:port" each), besides the target:
+     * where calls go when the member they went to is unreachable or cannot serve them (see
+     * "Replicated servers" in {@link SluiceClient}). The members are the target, then these,
+     * without repeats, in this order. Each gets a channel with the same TLS settings and
+     * token as the target's when calls first go to it. Default none: a client follows a
+     * leader the target names even without endpoints.
+     */
+    public Builder endpoints(String... others) {
+      this.endpoints = List.of(others);
       return this;
     }
 

@@ -3,6 +3,9 @@ package io.github.sluicesched.sluice;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.ErrorInfo;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import java.util.Optional;
 import sluice.v1.Errors.ErrorReason;
@@ -27,6 +30,9 @@ import sluice.v1.Errors.ErrorReason;
 public final class SluiceErrors {
   /** Domain of the ErrorInfo detail of Sluice's errors. */
   public static final String DOMAIN = "sluice.sched";
+
+  /** Metadata key of a NOT_LEADER error's ErrorInfo: the leader's gRPC address, when known. */
+  public static final String METADATA_LEADER = "leader";
 
   private static final String PREFIX = "ERROR_REASON_";
 
@@ -67,14 +73,41 @@ public final class SluiceErrors {
    * {@link #errorInfo} names it; treat it by its status code).
    */
   public static ErrorReason reason(Throwable t) {
-    String reason = errorInfo(t).map(ErrorInfo::getReason).orElse("");
-    if (reason.isEmpty()) {
+    return errorInfo(t).map(SluiceErrors::reason).orElse(ErrorReason.ERROR_REASON_UNSPECIFIED);
+  }
+
+  /** An ErrorInfo's reason as an ErrorReason (see {@link #reason(Throwable)}). */
+  static ErrorReason reason(ErrorInfo info) {
+    if (info.getReason().isEmpty()) {
       return ErrorReason.ERROR_REASON_UNSPECIFIED;
     }
     try {
-      return ErrorReason.valueOf(PREFIX + reason);
+      return ErrorReason.valueOf(PREFIX + info.getReason());
     } catch (IllegalArgumentException e) {
       return ErrorReason.UNRECOGNIZED;
     }
+  }
+
+  /**
+   * The leader's address ("host:port") that a NOT_LEADER error of a replicated server names:
+   * a follower refused a write, which did nothing and may be sent to the leader. Empty for
+   * any other exception, and for a NOT_LEADER error from a member that knows no leader.
+   * {@link SluiceClient} follows the leader itself; see its "Replicated servers" section.
+   */
+  public static Optional<String> leader(Throwable t) {
+    if (!(t instanceof StatusRuntimeException || t instanceof StatusException)
+        || Status.fromThrowable(t).getCode() != Status.Code.UNAVAILABLE) {
+      return Optional.empty();
+    }
+    return errorInfo(t).flatMap(SluiceErrors::leaderIn);
+  }
+
+  /** The leader a NOT_LEADER ErrorInfo names, if any. */
+  static Optional<String> leaderIn(ErrorInfo info) {
+    if (reason(info) != ErrorReason.ERROR_REASON_NOT_LEADER) {
+      return Optional.empty();
+    }
+    String addr = info.getMetadataOrDefault(METADATA_LEADER, "");
+    return addr.isEmpty() ? Optional.empty() : Optional.of(addr);
   }
 }
