@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,8 +106,12 @@ type parsedConfig struct {
 // It is derived and advisory (explanations, queue figures, the plugins' memory); plans and
 // configurations are in the store.
 type clusterRecord struct {
-	memory       *framework.Memory
-	explanations map[string]jobExplanation
+	memory *framework.Memory
+	// outcomes are the job outcomes of the cluster's latest cycle that was not a dry run,
+	// sorted by job key (its Result.Jobs, shared and never changed: ExplainJob searches
+	// them), and outcomesPlan is that cycle's plan id. Jobs gone from the store have none.
+	outcomes     []framework.JobOutcome
+	outcomesPlan string
 	queues       map[string]framework.QueueOutcome
 	// queueList holds queues' outcomes in the cycle's order (by queue name).
 	queueList []framework.QueueOutcome
@@ -114,11 +120,6 @@ type clusterRecord struct {
 	seq uint64
 	// views are the session views the cluster's cycles keep between them.
 	views framework.Views
-}
-
-type jobExplanation struct {
-	planID  string
-	outcome framework.JobOutcome
 }
 
 // New returns an engine over the store.
@@ -390,10 +391,9 @@ func (e *Engine) record(cluster string) *clusterRecord {
 	r, ok := e.clusters[cluster]
 	if !ok {
 		r = &clusterRecord{
-			memory:       framework.NewMemory(),
-			explanations: map[string]jobExplanation{},
-			queues:       map[string]framework.QueueOutcome{},
-			seq:          e.seqFloor,
+			memory: framework.NewMemory(),
+			queues: map[string]framework.QueueOutcome{},
+			seq:    e.seqFloor,
 		}
 		e.clusters[cluster] = r
 	}
@@ -566,11 +566,9 @@ func (e *Engine) Schedule(ctx context.Context, cluster string, req ScheduleReque
 	if rec != nil {
 		e.mu.Lock()
 		// The latest cycle's outcome of every job it saw; jobs gone from the store are
-		// forgotten. A dry run's (and so a what-if's) are not kept.
-		rec.explanations = make(map[string]jobExplanation, len(res.Jobs))
-		for _, o := range res.Jobs {
-			rec.explanations[o.Job] = jobExplanation{planID: id, outcome: o}
-		}
+		// forgotten. A dry run's (and so a what-if's) are not kept. The outcomes are kept
+		// as the cycle listed them, by job key, rather than indexed anew every cycle.
+		rec.outcomes, rec.outcomesPlan = sortedOutcomes(res.Jobs), id
 		rec.queues = make(map[string]framework.QueueOutcome, len(res.Queues))
 		for _, q := range res.Queues {
 			rec.queues[q.Queue] = q
@@ -616,11 +614,26 @@ func (e *Engine) ExplainJob(cluster, job string) (framework.JobOutcome, string, 
 	if !ok {
 		return framework.JobOutcome{}, "", fmt.Errorf("%w: no cycle has run for cluster %q", ErrNotFound, cluster)
 	}
-	ex, ok := rec.explanations[job]
+	i, ok := slices.BinarySearchFunc(rec.outcomes, job, func(o framework.JobOutcome, key string) int {
+		return strings.Compare(o.Job, key)
+	})
 	if !ok {
 		return framework.JobOutcome{}, "", fmt.Errorf("%w: job %q was in no cycle yet", ErrNotFound, job)
 	}
-	return ex.outcome, ex.planID, nil
+	return rec.outcomes[i], rec.outcomesPlan, nil
+}
+
+// sortedOutcomes returns a cycle's job outcomes sorted by job key: the list itself, which a
+// session gives in that order, or a sorted copy of a list that is not (so that ExplainJob's
+// search holds whatever the session did).
+func sortedOutcomes(jobs []framework.JobOutcome) []framework.JobOutcome {
+	byJob := func(a, b framework.JobOutcome) int { return strings.Compare(a.Job, b.Job) }
+	if slices.IsSortedFunc(jobs, byJob) {
+		return jobs
+	}
+	out := slices.Clone(jobs)
+	slices.SortStableFunc(out, byJob)
+	return out
 }
 
 // QueueFigures returns a queue's figures as of the last (non dry-run) cycle and the revision

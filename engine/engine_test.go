@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -464,5 +466,76 @@ func TestDryRunsLeaveNoTrace(t *testing.T) {
 	}
 	if got, err := e.GetPlan("c", d2.ID); err != nil || got.ID != d2.ID {
 		t.Fatalf("GetPlan of a dry run: %v", err)
+	}
+}
+
+// TestExplainJobFindsEveryJob: after a cycle every job it saw is explained with its own
+// outcome and the cycle's plan, a job it did not see (one stored after it) is not, and the
+// next cycle's plan replaces the first's.
+func TestExplainJobFindsEveryJob(t *testing.T) {
+	e, st := newTestEngine(t, time.Now)
+	b := state.Batch{Changes: []state.Change{
+		{Node: &api.Node{Name: "n1", Allocatable: cpu(4)}},
+		{Queue: &api.Queue{Name: "default", Weight: 1, Reclaimable: true}},
+	}}
+	// Names whose keys sort otherwise than their numbers do ("ns/j10" < "ns/j2").
+	var keys []string
+	for i := range 25 {
+		name := "j" + strconv.Itoa(i)
+		keys = append(keys, "ns/"+name)
+		b.Changes = append(b.Changes, state.Change{Job: &api.Job{Name: name, Namespace: "ns", Queue: "default", MinAvailable: 1, Phase: api.JobInqueue}})
+		r := cpu(float64(1 + i%3))
+		b.Changes = append(b.Changes, state.Change{Task: &api.Task{Name: name + "-0", Namespace: "ns", Job: name, Role: name, Resources: r, Status: api.Pending}})
+	}
+	if _, err := st.Apply("c", b); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, err := e.Schedule(ctx, "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]framework.JobOutcome{}
+	for _, o := range p.Result.Jobs {
+		want[o.Job] = o
+	}
+	for _, k := range keys {
+		got, id, err := e.ExplainJob("c", k)
+		if err != nil || id != p.ID {
+			t.Fatalf("ExplainJob(%s): plan %q, %v; want %s", k, id, err, p.ID)
+		}
+		if got.Job != k || !reflect.DeepEqual(got, want[k]) {
+			t.Fatalf("ExplainJob(%s) = %+v, want the plan's %+v", k, got, want[k])
+		}
+	}
+	for _, k := range []string{"ns/j", "ns/j25", "ns/j1x", "ms/j1", "nt/j1", ""} {
+		if _, _, err := e.ExplainJob("c", k); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("ExplainJob(%q) of a job no cycle saw: %v", k, err)
+		}
+	}
+	if err := e.DiscardPlan("c", p.ID); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := e.Schedule(ctx, "c", ScheduleRequest{Mode: Propose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, id, err := e.ExplainJob("c", keys[7]); err != nil || id != p2.ID {
+		t.Fatalf("ExplainJob after a second cycle: plan %q, %v; want %s", id, err, p2.ID)
+	}
+}
+
+func TestSortedOutcomes(t *testing.T) {
+	in := []framework.JobOutcome{{Job: "ns/b"}, {Job: "ns/a"}, {Job: "ns/c"}}
+	got := sortedOutcomes(in)
+	if got[0].Job != "ns/a" || got[1].Job != "ns/b" || got[2].Job != "ns/c" {
+		t.Fatalf("sortedOutcomes = %v", got)
+	}
+	if in[0].Job != "ns/b" {
+		t.Fatal("sortedOutcomes sorted the cycle's own list")
+	}
+	sorted := []framework.JobOutcome{{Job: "a/x"}, {Job: "b/x"}}
+	if s := sortedOutcomes(sorted); &s[0] != &sorted[0] {
+		t.Fatal("a sorted list was copied")
 	}
 }
