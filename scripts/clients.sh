@@ -8,8 +8,9 @@
 #   scripts/clients.sh test             # setup, check-generated, then every client's
 #                                       # tests and round trip against a real sluiced
 #   scripts/clients.sh go|python|typescript|java|yarn   # one of them (after setup), against
-#                                       # SLUICE_SERVER (no credentials) and
-#                                       # SLUICE_TOKEN_SERVER (wants SLUICE_TOKEN), or
+#                                       # SLUICE_SERVER (no credentials), SLUICE_TOKEN_SERVER
+#                                       # (wants SLUICE_TOKEN) and SLUICE_REPLICAS (three raft
+#                                       # members; SLUICE_REPLICA_FOLLOWER one that follows), or
 #                                       # sluiced servers started for the run
 #
 # How each is installed and used: Go from a module of its own with a replace of this checkout
@@ -71,11 +72,7 @@ setup() {
 			"$GRPCIO_STATUS" "$GOOGLEAPIS_PROTOS"
 		echo "$want" >"$stamp"
 	fi
-	# The client itself is installed (not editable) on every run, as a user would, so
-	# that the tests see the package's real contents.
-	log "python: pip install clients/python"
-	"$PY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$PYCLIENT"
-	"$PY" -m pip check >/dev/null || die "pip check failed in $VENV"
+	install_python_client
 
 	stamp=$TS/node_modules/.sluice-lock.cksum
 	want=$(cksum <"$TS/package-lock.json")
@@ -84,6 +81,15 @@ setup() {
 		(cd "$TS" && npm ci --no-audit --no-fund --loglevel=error)
 		echo "$want" >"$stamp"
 	fi
+}
+
+# install_python_client installs the client into the venv (not editable) as a user would, so
+# that the tests see the package's real contents: on every run, after any edit.
+install_python_client() {
+	[ -x "$PY" ] || die "no venv at $VENV: run scripts/clients.sh setup first"
+	log "python: pip install clients/python"
+	"$PY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$PYCLIENT"
+	"$PY" -m pip check >/dev/null || die "pip check failed in $VENV"
 }
 
 # gen_python OUT writes the Python code generated from proto/ into OUT/sluice/v1.
@@ -387,10 +393,11 @@ case "${1:-}" in
 setup) setup ;;
 generate) setup && generate ;;
 check-generated) setup && check_generated ;;
-go | python | typescript | java | yarn) ensure_servers && "test_$1" ;;
+go | typescript | java | yarn) ensure_servers && "test_$1" ;;
+python) install_python_client && ensure_servers && test_python ;;
 test) all_tests ;;
 *)
-	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac
