@@ -216,6 +216,12 @@ type observedStream struct {
 	conn *grpc.ClientConn
 }
 
+// SendMsg sends m with the client's revision floor when it is a stale read (a dry-run
+// WatchPlans with read options), as Invoke does for unary calls.
+func (s *observedStream) SendMsg(m any) error {
+	return s.ClientStream.SendMsg(s.l.floor.apply(m))
+}
+
 func (s *observedStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	if err != nil && !errors.Is(err, io.EOF) {

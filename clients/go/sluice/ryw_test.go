@@ -3,6 +3,7 @@ package sluice
 import (
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	sluicev1 "github.com/sluice-sched/sluice/gen/go/sluice/v1"
@@ -34,5 +35,37 @@ func TestRevisionFloor(t *testing.T) {
 		if out := f.apply(req); !proto.Equal(out.(proto.Message), req) {
 			t.Fatalf("apply changed %v into %v", req, out)
 		}
+	}
+}
+
+// sentStream is a grpc.ClientStream that records what is sent on it.
+type sentStream struct {
+	grpc.ClientStream
+	sent []any
+}
+
+func (s *sentStream) SendMsg(m any) error {
+	s.sent = append(s.sent, m)
+	return nil
+}
+
+// TestStreamsCarryTheFloor: a stream's request (a dry-run WatchPlans with stale read options)
+// carries the floor as a unary read does.
+func TestStreamsCarryTheFloor(t *testing.T) {
+	l := &leaderConn{}
+	l.floor.note(&sluicev1.ApplyDeltasRequest{Cluster: "c"}, &sluicev1.ApplyDeltasResponse{Revision: 11})
+	cs := &sentStream{}
+	s := &observedStream{ClientStream: cs, l: l}
+	req := &sluicev1.WatchPlansRequest{Cluster: "c", Mode: sluicev1.ScheduleMode_SCHEDULE_MODE_DRY_RUN,
+		Read: &sluicev1.ReadOptions{Consistency: sluicev1.ReadConsistency_READ_CONSISTENCY_STALE}}
+	if err := s.SendMsg(req); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := cs.sent[0].(*sluicev1.WatchPlansRequest)
+	if !ok || got.GetRead().GetMinRevision() != 11 {
+		t.Fatalf("the stream sent %v, want min_revision 11", cs.sent[0])
+	}
+	if req.GetRead().GetMinRevision() != 0 {
+		t.Fatal("the caller's request was changed")
 	}
 }
