@@ -12,12 +12,12 @@ import unittest
 from concurrent import futures
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from sluice import LeaderChannel, SluiceClient, error_reason, leader_of, node
-from sluice.v1 import cluster_state_pb2, cluster_state_pb2_grpc, scheduler_pb2, types_pb2
+from sluice.v1 import cluster_state_pb2, cluster_state_pb2_grpc, reads_pb2, scheduler_pb2, types_pb2
 
 REPLICAS = [a for a in os.environ.get("SLUICE_REPLICAS", "").split(",") if a]
 FOLLOWER = os.environ.get("SLUICE_REPLICA_FOLLOWER")
@@ -26,6 +26,7 @@ if os.environ.get("SLUICE_REQUIRE_SERVERS") and not (REPLICAS and FOLLOWER):
     raise RuntimeError("SLUICE_REQUIRE_SERVERS is set but SLUICE_REPLICAS or SLUICE_REPLICA_FOLLOWER is not")
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
+STALE = reads_pb2.ReadOptions(consistency=reads_pb2.READ_CONSISTENCY_STALE)
 
 
 def rich_status(code, reason=None, metadata=None):
@@ -160,18 +161,25 @@ class DecisionTest(unittest.TestCase):
 
 
 class Member:
-    """An in-process server answering ApplyDeltas and WatchPlans with ``answer()``: None
-    for success, else a grpc.Status to abort with. It records each call's metadata."""
+    """An in-process server answering ApplyDeltas, ListNodes and WatchPlans with
+    ``answer()``: None for success, else a grpc.Status to abort with. It records each
+    call's metadata in ``calls`` and its request in ``requests``. ApplyDeltas answers the
+    number of calls as the revision, ListNodes ``list_revision``."""
 
     def __init__(self, answer=None):
         self.answer = answer or (lambda: None)
         self.calls = []
+        self.requests = []
+        self.list_revision = 0
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.server.add_generic_rpc_handlers([
             grpc.method_handlers_generic_handler("sluice.v1.ClusterStateService", {
                 "ApplyDeltas": grpc.unary_unary_rpc_method_handler(
                     self.apply, cluster_state_pb2.ApplyDeltasRequest.FromString,
                     cluster_state_pb2.ApplyDeltasResponse.SerializeToString),
+                "ListNodes": grpc.unary_unary_rpc_method_handler(
+                    self.list_nodes, cluster_state_pb2.ListNodesRequest.FromString,
+                    cluster_state_pb2.ListNodesResponse.SerializeToString),
             }),
             grpc.method_handlers_generic_handler("sluice.v1.SchedulerService", {
                 "WatchPlans": grpc.unary_stream_rpc_method_handler(
@@ -182,18 +190,23 @@ class Member:
         self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
         self.server.start()
 
-    def _serve(self, context):
+    def _serve(self, request, context):
+        self.requests.append(request)
         self.calls.append(dict(context.invocation_metadata()))
         status = self.answer()
         if status is not None:
             context.abort_with_status(status)
 
     def apply(self, request, context):
-        self._serve(context)
+        self._serve(request, context)
         return cluster_state_pb2.ApplyDeltasResponse(revision=len(self.calls))
 
+    def list_nodes(self, request, context):
+        self._serve(request, context)
+        return cluster_state_pb2.ListNodesResponse(revision=self.list_revision)
+
     def watch(self, request, context):
-        self._serve(context)
+        self._serve(request, context)
         yield scheduler_pb2.WatchPlansResponse(plan=scheduler_pb2.Plan(id=self.address))
 
     def stop(self):
@@ -312,6 +325,108 @@ class InProcessTest(unittest.TestCase):
         self.assertEqual(c.current_member, leader.address)
 
 
+class RevisionFloorTest(unittest.TestCase):
+    """Stale reads carry the client's revision floor as min_revision: what the member got."""
+
+    def setUp(self):
+        self.m = Member()
+        self.addCleanup(self.m.stop)
+        self.c = SluiceClient(self.m.address, cluster="c", timeout=10)
+        self.addCleanup(self.c.close)
+
+    def write(self, revision, cluster="c"):
+        """An ApplyDeltas of ``cluster`` answered with ``revision``."""
+        self.m.calls[:] = [{}] * (revision - 1)  # the member answers len(calls) + 1
+        self.assertEqual(self.c.apply([node("n1", {"cpu": "1"})], cluster=cluster), revision)
+
+    def list_nodes(self, read=None, cluster="c"):
+        """Sends a ListNodes through the raw stub; returns the request the member got."""
+        req = cluster_state_pb2.ListNodesRequest(cluster=cluster, read=read)
+        sent = cluster_state_pb2.ListNodesRequest()
+        sent.CopyFrom(req)
+        self.c.state.ListNodes(req, timeout=10)
+        self.assertEqual(req, sent)  # the caller's request is never changed
+        return self.m.requests[-1]
+
+    def test_no_floor_before_a_write(self):
+        self.assertFalse(self.list_nodes(STALE).read.min_revision)
+        self.assertEqual(self.c._channel.revision_floor("c"), 0)
+
+    def test_stale_reads_carry_the_floor(self):
+        self.write(7)
+        self.assertEqual(self.c._channel.revision_floor("c"), 7)
+        self.assertEqual(self.list_nodes(STALE).read.min_revision, 7)
+        # With a max_staleness too: the rest of the options go as they are.
+        got = self.list_nodes(reads_pb2.ReadOptions(consistency=reads_pb2.READ_CONSISTENCY_STALE,
+                                                    max_staleness=duration_pb2.Duration(seconds=5)))
+        self.assertEqual((got.read.min_revision, got.read.max_staleness.seconds), (7, 5))
+        # An explicit min_revision is kept.
+        got = self.list_nodes(reads_pb2.ReadOptions(consistency=reads_pb2.READ_CONSISTENCY_STALE, min_revision=3))
+        self.assertEqual(got.read.min_revision, 3)
+
+    def test_linearizable_and_unset_reads_are_untouched(self):
+        self.write(7)
+        got = self.list_nodes(reads_pb2.ReadOptions(consistency=reads_pb2.READ_CONSISTENCY_LINEARIZABLE))
+        self.assertEqual(got.read, reads_pb2.ReadOptions(consistency=reads_pb2.READ_CONSISTENCY_LINEARIZABLE))
+        self.assertFalse(self.list_nodes().HasField("read"))
+
+    def test_floors_are_per_cluster(self):
+        self.write(7)
+        self.assertFalse(self.list_nodes(STALE, cluster="other").read.min_revision)
+        self.assertEqual(self.c._channel.revision_floor("other"), 0)
+
+    def test_a_read_raises_the_floor_but_never_lowers_it(self):
+        self.write(7)
+        self.m.list_revision = 9
+        self.assertEqual(self.list_nodes(STALE).read.min_revision, 7)
+        self.assertEqual(self.list_nodes(STALE).read.min_revision, 9)
+        self.m.list_revision = 4  # an older answer does not go back in time
+        self.list_nodes(STALE)
+        self.assertEqual(self.list_nodes(STALE).read.min_revision, 9)
+
+    def test_with_call_and_future_note_and_apply(self):
+        req = cluster_state_pb2.ApplyDeltasRequest(cluster="c")
+        self.m.calls[:] = [{}] * 4
+        self.assertEqual(self.c.state.ApplyDeltas.with_call(req, timeout=10)[0].revision, 5)
+        self.assertEqual(self.c._channel.revision_floor("c"), 5)
+        self.assertEqual(self.c.state.ApplyDeltas.future(req, timeout=10).result().revision, 6)
+        deadline = time.monotonic() + 5
+        while self.c._channel.revision_floor("c") != 6 and time.monotonic() < deadline:
+            time.sleep(0.01)  # the done callback may run on another thread
+        fut = self.c.state.ListNodes.future(cluster_state_pb2.ListNodesRequest(cluster="c", read=STALE), timeout=10)
+        fut.result()
+        self.assertEqual(self.m.requests[-1].read.min_revision, 6)
+
+    def test_a_stale_watch_carries_the_floor(self):
+        self.write(7)
+        req = scheduler_pb2.WatchPlansRequest(cluster="c", read=STALE)
+        next(iter(self.c.scheduler.WatchPlans(req)))
+        self.assertEqual(self.m.requests[-1].read.min_revision, 7)
+        self.assertEqual(req.read.min_revision, 0)
+
+    def test_the_floor_follows_the_leader(self):
+        leader = Member()
+        self.addCleanup(leader.stop)
+        follower = Member(not_leader(leader.address))
+        self.addCleanup(follower.stop)
+        c = SluiceClient(follower.address, cluster="c", timeout=10)
+        self.addCleanup(c.close)
+        self.assertEqual(c.apply([node("n1", {"cpu": "1"})]), 1)
+        c.state.ListNodes(cluster_state_pb2.ListNodesRequest(cluster="c", read=STALE), timeout=10)
+        self.assertEqual(leader.requests[-1].read.min_revision, 1)
+
+
+class Recorder(grpc.UnaryUnaryClientInterceptor):
+    """Records the requests of the unary calls made on the channels it intercepts."""
+
+    def __init__(self):
+        self.requests = []
+
+    def intercept_unary_unary(self, continuation, client_call_details, request):
+        self.requests.append(request)
+        return continuation(client_call_details, request)
+
+
 @unittest.skipUnless(REPLICAS and FOLLOWER, "SLUICE_REPLICAS or SLUICE_REPLICA_FOLLOWER is not set")
 class ReplicatedServerTest(unittest.TestCase):
     """A real three-member sluiced."""
@@ -353,6 +468,30 @@ class ReplicatedServerTest(unittest.TestCase):
         self.assertNotEqual(c.current_member, FOLLOWER)
         nodes = c.state.ListNodes(cluster_state_pb2.ListNodesRequest(cluster=self.cluster), timeout=10).nodes
         self.assertEqual([n.name for n in nodes], ["raw"])
+
+    def test_stale_read_carries_the_floor(self):
+        # A LeaderChannel as SluiceClient builds it, whose channels record what they send.
+        rec = Recorder()
+        lc = LeaderChannel(FOLLOWER, [], lambda a: grpc.intercept_channel(grpc.insecure_channel(a), rec))
+        self.addCleanup(lc.close)
+        stub = cluster_state_pb2_grpc.ClusterStateServiceStub(lc)
+        rev = stub.ApplyDeltas(cluster_state_pb2.ApplyDeltasRequest(
+            cluster=self.cluster, batch=types_pb2.DeltaBatch(deltas=[node("ryw", {"cpu": "1"})])), timeout=10).revision
+        self.assertGreater(rev, 0)
+        self.assertEqual(lc.revision_floor(self.cluster), rev)
+        read = reads_pb2.ReadOptions(consistency=reads_pb2.READ_CONSISTENCY_STALE,
+                                     max_staleness=duration_pb2.Duration(seconds=10))
+        resp = stub.ListNodes(cluster_state_pb2.ListNodesRequest(cluster=self.cluster, read=read), timeout=10)
+        self.assertEqual(rec.requests[-1].read.min_revision, rev)  # sent with the floor...
+        self.assertEqual([n.name for n in resp.nodes], ["ryw"])  # ...and answered with the write
+        self.assertGreaterEqual(resp.revision, rev)
+        # The follower itself honours min_revision: it answers with the write.
+        with grpc.insecure_channel(FOLLOWER) as ch:
+            read.min_revision = rev
+            resp = cluster_state_pb2_grpc.ClusterStateServiceStub(ch).ListNodes(
+                cluster_state_pb2.ListNodesRequest(cluster=self.cluster, read=read), timeout=10)
+        self.assertEqual([n.name for n in resp.nodes], ["ryw"])
+        self.assertGreaterEqual(resp.revision, rev)
 
     def test_unreachable_member_rotates(self):
         c = self.client(dead_address(), endpoints=REPLICAS)

@@ -67,6 +67,9 @@ class SluiceClient:
     ``UNAVAILABLE`` with reason ``STORE_UNAVAILABLE`` or ``STALE_READ_REFUSED`` makes later
     calls go to the next member, and that call's error is raised. Every channel the client
     opens has the same TLS settings, options and token.
+    A stale read (``read=ReadOptions(consistency=READ_CONSISTENCY_STALE)``) carries the
+    highest revision of its cluster the client saw as ``min_revision``, so it reads the
+    client's own writes on any member (see ``sluice.ryw``).
 
     The raw stubs are ``client.state`` (ClusterStateService) and ``client.scheduler``
     (SchedulerService); they follow the leader too. Use the client as a context manager,

@@ -7,6 +7,9 @@ A member that cannot be reached, or that answers ``UNAVAILABLE`` with reason
 ``STORE_UNAVAILABLE`` (it knows no leader) or ``STALE_READ_REFUSED`` (it is too far behind),
 makes later calls try the next member; that call's error is raised, since a call that failed
 in transport may have taken effect.
+
+Stale reads carry the client's revision floor as ``min_revision`` (see ``sluice.ryw``), so
+a client reads its own writes on any member.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any, Optional
 import grpc
 
 from sluice.errors import error_info
+from sluice.ryw import RevisionFloor
 
 __all__ = [
     "MAX_LEADER_HOPS",
@@ -75,6 +79,13 @@ class LeaderChannel(grpc.Channel):
       rules and reach the caller, who calls again.
     - When several threads see the same failure, the first one moves the calls; the others
       follow it rather than move again.
+    - Read-your-writes: every successful unary-unary call whose request names a
+      ``cluster`` and whose response has a ``revision`` raises that cluster's revision
+      floor (``revision_floor``). A unary request (unary-unary or unary-stream) with a stale
+      ``read`` (``READ_CONSISTENCY_STALE``) and no ``min_revision`` is sent as a copy whose
+      ``read.min_revision`` is the floor, so whichever member answers has applied the
+      client's writes and what it read before. The caller's message is never changed;
+      linearizable reads are left alone.
 
     ``close()`` closes every channel opened.
     """
@@ -91,6 +102,7 @@ class LeaderChannel(grpc.Channel):
         self._current = open_channel(target)
         self._channels: dict[str, grpc.Channel] = {target: self._current}
         self._closed = False
+        self._floor = RevisionFloor()
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -102,6 +114,11 @@ class LeaderChannel(grpc.Channel):
         """The address calls go to now (a member, or the leader a member named)."""
         with self._lock:
             return self._target
+
+    def revision_floor(self, cluster: str) -> int:
+        """The highest revision of ``cluster`` this channel's calls saw (0 when none): the
+        ``min_revision`` its stale reads carry."""
+        return self._floor.get(cluster)
 
     def current(self) -> grpc.Channel:
         """The channel calls go to now."""
@@ -241,10 +258,14 @@ class _UnaryUnary(_Method, grpc.UnaryUnaryMultiCallable):
     def _invoke(self, how: str, request: Any, timeout: Optional[float], *args: Any, **kwargs: Any) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
         hops = 0
+        floor = self._leader._floor
+        request = floor.apply(request)
         while True:
             channel = self._leader.current()
             try:
-                return getattr(self._on(channel), how)(request, timeout, *args, **kwargs)
+                result = getattr(self._on(channel), how)(request, timeout, *args, **kwargs)
+                floor.note(request, result[0] if how == "with_call" else result)
+                return result
             except grpc.RpcError as err:
                 if not self._leader.observe(channel, err) or hops >= MAX_LEADER_HOPS:
                     raise
@@ -261,7 +282,16 @@ class _UnaryUnary(_Method, grpc.UnaryUnaryMultiCallable):
         return self._invoke("with_call", request, timeout, *args, **kwargs)
 
     def future(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._future(request, *args, **kwargs)
+        floor = self._leader._floor
+        request = floor.apply(request)
+        future = self._future(request, *args, **kwargs)
+
+        def note(f: Any) -> None:
+            if not f.cancelled() and f.code() == grpc.StatusCode.OK:
+                floor.note(request, f.result())
+
+        future.add_done_callback(note)
+        return future
 
 
 class _StreamUnary(_Method, grpc.StreamUnaryMultiCallable):
@@ -277,7 +307,7 @@ class _StreamUnary(_Method, grpc.StreamUnaryMultiCallable):
 
 class _UnaryStream(_Method, grpc.UnaryStreamMultiCallable):
     def __call__(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._stream(request, *args, **kwargs)
+        return self._stream(self._leader._floor.apply(request), *args, **kwargs)
 
 
 class _StreamStream(_Method, grpc.StreamStreamMultiCallable):
