@@ -37,6 +37,7 @@ export * from "./gen/sluice/v1/types_pb.js";
 export * from "./gen/sluice/v1/cluster_state_pb.js";
 export * from "./gen/sluice/v1/scheduler_pb.js";
 export * from "./gen/sluice/v1/errors_pb.js";
+export * from "./gen/sluice/v1/reads_pb.js";
 export { ERROR_DOMAIN, errorInfo, errorReason, type ErrorInfo } from "./errors.js";
 export { MAX_LEADER_HOPS, METADATA_LEADER, REASON_NOT_LEADER, leaderOf } from "./leader.js";
 
@@ -102,6 +103,11 @@ export interface CallOptions {
  * later calls go to the next member of the target and opts.endpoints. A stream that a
  * follower ends with NOT_LEADER rejects too; open a new one, it goes to the leader. The
  * raw clients state and scheduler follow the same way.
+ *
+ * Stale reads (a raw request's read: { consistency: ReadConsistency.STALE }) read this
+ * client's writes: the client sends, as read.minRevision, the highest revision its calls saw
+ * for the request's cluster (unless the request sets one), so the member that answers has
+ * applied at least that much, or refuses with STALE_READ_REFUSED.
  */
 export class SluiceClient {
   /** The raw ClusterStateService client. */

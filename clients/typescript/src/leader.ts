@@ -2,10 +2,11 @@
 // each call to the member in use and moves to the leader, or to the next member, as the
 // members' answers say. It mirrors the Go client's leaderConn (clients/go/sluice/leader.go).
 
-import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import { create, type DescMessage, type DescMethodStreaming, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
 
 import { errorInfo } from "./errors.js";
+import { RevisionFloor } from "./ryw.js";
 
 /** ErrorInfo reason of a write sent to a member that does not lead. */
 export const REASON_NOT_LEADER = "NOT_LEADER";
@@ -65,6 +66,12 @@ export function memberUrl(addr: string, scheme: string): string {
  * A stream that fails so moves later calls the same way; its error reaches the caller.
  * When another call already moved away from the member a failed call used, that call
  * follows it rather than moving again.
+ *
+ * Read your writes: the transport keeps a revision floor per cluster (see RevisionFloor), the
+ * highest "revision" a successful unary call's response carried for its request's cluster. A
+ * stale read (read.consistency STALE, read.minRevision 0), unary or a stream's request, is sent
+ * as a copy with read.minRevision set to that floor, so whichever member answers it has
+ * applied at least this client's writes and what it read before. Other requests go unchanged.
  */
 export class LeaderTransport implements Transport {
   /** The members' URLs, deduplicated, in the order given. */
@@ -72,6 +79,7 @@ export class LeaderTransport implements Transport {
   private readonly open = new Map<string, Member>();
   private currentUrl: string;
   private closed = false;
+  private readonly floor = new RevisionFloor();
 
   /**
    * addrs are the members ("host:port" or URLs), the first being where calls go first;
@@ -109,11 +117,14 @@ export class LeaderTransport implements Transport {
   ): Promise<UnaryResponse<I, O>> {
     // The deadline covers every hop.
     const deadline = timeoutMs !== undefined && timeoutMs > 0 ? Date.now() + timeoutMs : undefined;
+    const request = this.floor.apply(method.input, create(method.input, input));
     for (let hop = 0; ; hop++) {
       const from = this.member();
       const left = deadline === undefined ? timeoutMs : Math.max(1, deadline - Date.now());
       try {
-        return await from.transport.unary(method, signal, left, header, input, contextValues);
+        const res = await from.transport.unary(method, signal, left, header, request, contextValues);
+        this.floor.note(method.input, request, method.output, res.message);
+        return res;
       } catch (err) {
         const expired = deadline !== undefined && Date.now() >= deadline;
         if (!this.observe(from, err) || hop >= MAX_LEADER_HOPS || signal?.aborted || expired) throw err;
@@ -121,7 +132,10 @@ export class LeaderTransport implements Transport {
     }
   }
 
-  /** Implements Transport: see the class. Streams are never sent again. */
+  /**
+   * Implements Transport: see the class. Streams are never sent again; their requests get the
+   * revision floor, their responses do not raise it.
+   */
   async stream<I extends DescMessage, O extends DescMessage>(
     method: DescMethodStreaming<I, O>,
     signal: AbortSignal | undefined,
@@ -131,9 +145,13 @@ export class LeaderTransport implements Transport {
     contextValues?: ContextValues,
   ): Promise<StreamResponse<I, O>> {
     const from = this.member();
+    const floor = this.floor;
+    async function* withFloor(): AsyncGenerator<MessageShape<I>> {
+      for await (const m of input) yield floor.apply(method.input, create(method.input, m));
+    }
     let res: StreamResponse<I, O>;
     try {
-      res = await from.transport.stream(method, signal, timeoutMs, header, input, contextValues);
+      res = await from.transport.stream(method, signal, timeoutMs, header, withFloor(), contextValues);
     } catch (err) {
       this.observe(from, err);
       throw err;

@@ -17,6 +17,7 @@ import {
   ClusterStateService,
   ERROR_DOMAIN,
   MAX_LEADER_HOPS,
+  ReadConsistency,
   SchedulerService,
   SluiceClient,
   errorInfo,
@@ -305,6 +306,32 @@ describe("replicated server", { skip: noReplicas }, () => {
     } finally {
       raw.close();
     }
+  });
+
+  test("a follower's stale read with the revision of a write as minRevision sees the write", async () => {
+    // The client sets minRevision itself (test/ryw.test.ts); here the server honours it.
+    const ryw = `${cluster}-ryw`;
+    const c = new SluiceClient(FOLLOWER, { cluster: ryw, timeoutMs: 60_000 });
+    let rev: bigint;
+    try {
+      rev = await c.apply([node("written", { cpu: "1" })]);
+      assert.ok(rev > 0n);
+      assert.notEqual(c.member, url(FOLLOWER), "the write went to the leader");
+      // The client's own stale read carries its floor, and the member it uses answers it.
+      const own = await c.state.listNodes({ cluster: ryw, read: { consistency: ReadConsistency.STALE } });
+      assert.deepEqual(own.nodes.map((n) => n.name), ["written"]);
+      assert.ok(own.revision >= rev);
+    } finally {
+      c.close();
+    }
+
+    const plain = createClient(ClusterStateService, createGrpcTransport({ baseUrl: url(FOLLOWER) }));
+    const resp = await plain.listNodes(
+      { cluster: ryw, read: { consistency: ReadConsistency.STALE, minRevision: rev } },
+      { timeoutMs: 30_000 },
+    );
+    assert.deepEqual(resp.nodes.map((n) => n.name), ["written"]);
+    assert.ok(resp.revision >= rev, `answered at ${resp.revision}, below ${rev}`);
   });
 
   test("an unreachable target: the call fails, later calls try the endpoints", async () => {
