@@ -28,6 +28,12 @@ import sluice.v1.Errors.ErrorReason;
  * STORE_UNAVAILABLE or STALE_READ_REFUSED, makes later calls go to the next member; that
  * call's error reaches the caller (it may have taken effect). Streams are never sent again:
  * their errors move later calls only.
+ *
+ * <p>It also keeps the client's read-your-writes floor ({@link RevisionFloor}): a unary call
+ * that succeeds raises its cluster's floor to the revision its response carries, and a stale
+ * read (a unary call's or a server stream's request whose {@code read} asks for
+ * READ_CONSISTENCY_STALE and leaves min_revision 0) is sent with min_revision set to that
+ * floor, so the raw stubs read their own writes on any member too.
  */
 final class LeaderChannel extends ManagedChannel {
   /** How often one call follows a NOT_LEADER answer to another member. */
@@ -35,6 +41,7 @@ final class LeaderChannel extends ManagedChannel {
 
   private final Function<String, ManagedChannel> dial;
   private final List<String> members;
+  private final RevisionFloor floor = new RevisionFloor();
 
   private final Object lock = new Object();
   private final Map<String, ManagedChannel> channels = new LinkedHashMap<>();
@@ -60,6 +67,11 @@ final class LeaderChannel extends ManagedChannel {
   /** The members: the target, then the endpoints, without repeats. */
   List<String> members() {
     return members;
+  }
+
+  /** The client's read-your-writes floor. */
+  RevisionFloor floor() {
+    return floor;
   }
 
   /** The address calls go to now. */
@@ -252,7 +264,11 @@ final class LeaderChannel extends ManagedChannel {
 
     @Override
     public synchronized void sendMessage(Q message) {
-      if (method.getType() == MethodDescriptor.MethodType.UNARY) {
+      MethodDescriptor.MethodType type = method.getType();
+      if (type == MethodDescriptor.MethodType.UNARY || type == MethodDescriptor.MethodType.SERVER_STREAMING) {
+        message = floor.apply(message); // a stale read carries the floor as min_revision
+      }
+      if (type == MethodDescriptor.MethodType.UNARY) {
         this.message = message;
       }
       call.sendMessage(message);
@@ -303,6 +319,11 @@ final class LeaderChannel extends ManagedChannel {
       answered = true;
     }
 
+    /** The unary request sent, as sent (with the floor applied); null for other calls. */
+    private synchronized Q sent() {
+      return message;
+    }
+
     /**
      * Hands one attempt's events to the caller, except a failure that is sent again. A unary
      * call's response headers wait for its message or its end, so that the caller never sees
@@ -312,6 +333,7 @@ final class LeaderChannel extends ManagedChannel {
       private final ManagedChannel on;
       private final boolean unary = method.getType() == MethodDescriptor.MethodType.UNARY;
       private Metadata pendingHeaders;
+      private R response; // a unary call's, for the floor
 
       Attempt(ManagedChannel on) {
         this.on = on;
@@ -330,6 +352,9 @@ final class LeaderChannel extends ManagedChannel {
       @Override
       public void onMessage(R m) {
         answered();
+        if (unary) {
+          response = m;
+        }
         flushHeaders();
         listener.onMessage(m);
       }
@@ -343,6 +368,9 @@ final class LeaderChannel extends ManagedChannel {
       public void onClose(Status status, Metadata trailers) {
         if (!status.isOk() && observe(on, status, trailers) && resend()) {
           return;
+        }
+        if (status.isOk() && response != null) {
+          floor.note(sent(), response); // before the caller sees the answer
         }
         flushHeaders();
         listener.onClose(status, trailers);

@@ -90,6 +90,12 @@ import sluice.v1.Types.TaskRef;
  * <p>This holds for the raw stubs and {@link #channel()} as well: they all use the same
  * following channel, safe to share between threads (a call that fails on a member that
  * another call has already moved away from follows that move instead of moving again).
+ *
+ * <p>Stale reads read the client's own writes: per cluster, the client keeps the highest
+ * revision a successful call saw (a write's acknowledgement, or a read's answer), and a
+ * request whose {@code read} asks for READ_CONSISTENCY_STALE with min_revision 0 is sent with
+ * min_revision set to it, so the member that answers has applied them. An explicit
+ * min_revision is kept; linearizable reads are untouched.
  */
 public final class SluiceClient implements AutoCloseable {
   private final LeaderChannel channel;

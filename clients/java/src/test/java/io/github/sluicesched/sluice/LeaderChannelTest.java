@@ -26,6 +26,7 @@ import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -34,8 +35,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import sluice.v1.ClusterState.ApplyDeltasRequest;
 import sluice.v1.ClusterState.ApplyDeltasResponse;
+import sluice.v1.ClusterState.ListNodesRequest;
+import sluice.v1.ClusterState.ListNodesResponse;
 import sluice.v1.ClusterStateServiceGrpc;
 import sluice.v1.Errors.ErrorReason;
+import sluice.v1.Reads.ReadConsistency;
+import sluice.v1.Reads.ReadOptions;
 import sluice.v1.Scheduler.ScheduleMode;
 import sluice.v1.Scheduler.WatchPlansRequest;
 import sluice.v1.Scheduler.WatchPlansResponse;
@@ -44,7 +49,8 @@ import sluice.v1.SchedulerServiceGrpc;
 /**
  * The leader following of {@link LeaderChannel}, against fake members on loopback: each
  * answers ApplyDeltas and WatchPlans with the error it is told, or ApplyDeltas with its
- * revision. No sluiced needed.
+ * revision, and ListNodes with readRevision, recording the ListNodes and WatchPlans requests
+ * it got. No sluiced needed.
  */
 class LeaderChannelTest {
   private final List<Member> members = new ArrayList<>();
@@ -54,6 +60,9 @@ class LeaderChannelTest {
   private static final class Member {
     final AtomicInteger applies = new AtomicInteger();
     final long revision;
+    volatile long readRevision;
+    final List<ListNodesRequest> lists = new CopyOnWriteArrayList<>();
+    final List<WatchPlansRequest> watches = new CopyOnWriteArrayList<>();
     volatile StatusRuntimeException error;
     volatile String authorization;
     final Server server;
@@ -72,10 +81,18 @@ class LeaderChannelTest {
           out.onNext(ApplyDeltasResponse.newBuilder().setRevision(Member.this.revision).build());
           out.onCompleted();
         }
+
+        @Override
+        public void listNodes(ListNodesRequest req, StreamObserver<ListNodesResponse> out) {
+          lists.add(req);
+          out.onNext(ListNodesResponse.newBuilder().setRevision(readRevision).build());
+          out.onCompleted();
+        }
       };
       SchedulerServiceGrpc.SchedulerServiceImplBase scheduler = new SchedulerServiceGrpc.SchedulerServiceImplBase() {
         @Override
         public void watchPlans(WatchPlansRequest req, StreamObserver<WatchPlansResponse> out) {
+          watches.add(req);
           out.onError(error != null ? error : Status.UNIMPLEMENTED.asRuntimeException());
         }
       };
@@ -302,5 +319,92 @@ class LeaderChannelTest {
       ch.shutdownNow();
     }
     assertTrue(opened.stream().allMatch(ManagedChannel::isShutdown), "shutdown closes every channel opened");
+  }
+
+  private static final ReadOptions STALE = ReadOptions.newBuilder()
+      .setConsistency(ReadConsistency.READ_CONSISTENCY_STALE).build();
+
+  private static ListNodesRequest list(String cluster, ReadOptions read) {
+    return ListNodesRequest.newBuilder().setCluster(cluster).setRead(read).build();
+  }
+
+  /** The read options of the last ListNodes the member got. */
+  private static ReadOptions lastRead(Member m) {
+    return m.lists.get(m.lists.size() - 1).getRead();
+  }
+
+  @Test
+  void staleReadsCarryTheClientsFloor() throws Exception {
+    Member m = member(7);
+    SluiceClient c = SluiceClient.builder(m.address).cluster("c").plaintext().timeoutMillis(10_000).build();
+    clients.add(c);
+
+    // No write yet: no floor.
+    c.state().listNodes(list("c", STALE));
+    assertEquals(0, lastRead(m).getMinRevision());
+
+    assertEquals(7, c.apply(List.of(Deltas.node("n1", Map.of("cpu", "1"))), false));
+    ListNodesRequest mine = list("c", STALE);
+    c.state().listNodes(mine);
+    assertEquals(7, lastRead(m).getMinRevision(), "a stale read carries the write's revision");
+    assertEquals(ReadConsistency.READ_CONSISTENCY_STALE, lastRead(m).getConsistency());
+    assertEquals(0, mine.getRead().getMinRevision(), "the caller's request is not changed");
+
+    // An explicit min_revision stays.
+    c.state().listNodes(list("c", STALE.toBuilder().setMinRevision(3).build()));
+    assertEquals(3, lastRead(m).getMinRevision());
+
+    // Linearizable reads, explicit or unspecified, and reads without options are untouched.
+    c.state().listNodes(list("c", ReadOptions.newBuilder()
+        .setConsistency(ReadConsistency.READ_CONSISTENCY_LINEARIZABLE).build()));
+    assertEquals(ReadOptions.newBuilder().setConsistency(ReadConsistency.READ_CONSISTENCY_LINEARIZABLE).build(),
+        lastRead(m));
+    c.state().listNodes(list("c", ReadOptions.getDefaultInstance()));
+    assertEquals(0, lastRead(m).getMinRevision());
+    c.state().listNodes(ListNodesRequest.newBuilder().setCluster("c").build());
+    assertFalse(m.lists.get(m.lists.size() - 1).hasRead());
+
+    // Another cluster has no floor.
+    c.state().listNodes(list("other", STALE));
+    assertEquals(0, lastRead(m).getMinRevision());
+
+    // A read's answer with a higher revision raises the floor; a lower one does not lower it.
+    m.readRevision = 12;
+    c.state().listNodes(list("c", ReadOptions.getDefaultInstance()));
+    c.state().listNodes(list("c", STALE));
+    assertEquals(12, lastRead(m).getMinRevision());
+    m.readRevision = 5;
+    c.state().listNodes(list("c", ReadOptions.getDefaultInstance()));
+    c.state().listNodes(list("c", STALE));
+    assertEquals(12, lastRead(m).getMinRevision());
+
+    // A server stream's stale request carries it too.
+    assertThrows(StatusRuntimeException.class, () -> SchedulerServiceGrpc.newBlockingStub(c.channel())
+        .watchPlans(WatchPlansRequest.newBuilder().setCluster("c").setRead(STALE).build()).hasNext());
+    assertEquals(12, m.watches.get(m.watches.size() - 1).getRead().getMinRevision());
+  }
+
+  @Test
+  void aFailedCallRaisesNoFloor() throws Exception {
+    Member m = member(7);
+    m.error = Status.FAILED_PRECONDITION.asRuntimeException();
+    SluiceClient c = client(m.address);
+    assertThrows(StatusRuntimeException.class, () -> c.state().applyDeltas(
+        ApplyDeltasRequest.newBuilder().setCluster("c").build()));
+    c.state().listNodes(list("c", STALE));
+    assertEquals(0, lastRead(m).getMinRevision());
+  }
+
+  /** A floor noted on one member goes with the client to the leader it follows. */
+  @Test
+  void theFloorFollowsTheLeader() throws Exception {
+    Member leader = member(8);
+    Member follower = member(0);
+    follower.error = notLeader(leader);
+    SluiceClient c = SluiceClient.builder(follower.address).cluster("c").plaintext().build();
+    clients.add(c);
+    assertEquals(8, c.apply(List.of(), false));
+    c.state().listNodes(list("c", STALE));
+    assertEquals(8, lastRead(leader).getMinRevision());
   }
 }

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.net.InetAddress;
@@ -14,10 +17,15 @@ import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import sluice.v1.ClusterState.ApplyDeltasRequest;
 import sluice.v1.ClusterState.ListNodesRequest;
+import sluice.v1.ClusterState.ListNodesResponse;
+import sluice.v1.ClusterStateServiceGrpc;
+import sluice.v1.Reads.ReadConsistency;
+import sluice.v1.Reads.ReadOptions;
 import sluice.v1.Types.DeltaBatch;
 import sluice.v1.Types.Node;
 
@@ -100,6 +108,37 @@ class ReplicatedTest {
         }
       }
       fail("no apply succeeded within " + members.size() + " calls after the first", last);
+    }
+  }
+
+  /**
+   * Read-your-writes on a follower: the client writes through the leader, then its floor turns
+   * a stale ListNodes into one with min_revision = the write's revision, which a plain channel
+   * sends to the follower; the follower answers only once it applied the write.
+   */
+  @Test
+  void aStaleReadWithTheFloorSeesTheWriteOnAFollower() throws Exception {
+    replicas();
+    String follower = env("SLUICE_REPLICA_FOLLOWER");
+    String cluster = cluster("ryw");
+    try (SluiceClient c = SluiceClient.builder(follower).cluster(cluster).plaintext().timeoutMillis(30_000).build()) {
+      long revision = c.apply(List.of(Deltas.node("n1", Map.of("cpu", "4"))), false);
+      assertTrue(revision > 0);
+
+      ListNodesRequest stale = ListNodesRequest.newBuilder().setCluster(cluster)
+          .setRead(ReadOptions.newBuilder().setConsistency(ReadConsistency.READ_CONSISTENCY_STALE)).build();
+      ListNodesRequest withFloor = ((LeaderChannel) c.channel()).floor().apply(stale);
+      assertEquals(revision, withFloor.getRead().getMinRevision(), "the client's floor is its write's revision");
+
+      ManagedChannel plain = Grpc.newChannelBuilder(follower, InsecureChannelCredentials.create()).build();
+      try {
+        ListNodesResponse resp = ClusterStateServiceGrpc.newBlockingStub(plain)
+            .withDeadlineAfter(30, TimeUnit.SECONDS).listNodes(withFloor);
+        assertEquals(Set.of("n1"), names(resp.getNodesList()));
+        assertTrue(resp.getRevision() >= revision, "the follower answered at or after the write");
+      } finally {
+        plain.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
     }
   }
 }
