@@ -29,6 +29,7 @@ import {
   type Delta,
   type Plan,
 } from "../src/index.js";
+import { failure } from "./helpers.js";
 
 const SERVER = process.env.SLUICE_SERVER;
 if (process.env.SLUICE_REQUIRE_SERVERS && !SERVER) {
@@ -40,16 +41,6 @@ const noServer = SERVER ? false : "SLUICE_SERVER is not set";
 /** A client on a cluster of the test's own. */
 function client(cluster: string): SluiceClient {
   return new SluiceClient(SERVER!, { cluster: `ts-${cluster}-${process.pid}`, timeoutMs: 120_000 });
-}
-
-/** The error a promise rejects with. */
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  assert.fail("the call succeeded");
 }
 
 describe("builders", () => {

@@ -24,6 +24,7 @@ import {
   leaderOf,
   node,
 } from "../src/index.js";
+import { failure } from "./helpers.js";
 
 const REPLICAS = process.env.SLUICE_REPLICAS?.split(",").filter((a) => a !== "") ?? [];
 const FOLLOWER = process.env.SLUICE_REPLICA_FOLLOWER ?? "";
@@ -83,16 +84,6 @@ class Fakes {
 /** A unary call through t (ApplyDeltas, from the raw client as SluiceClient makes it). */
 function apply(t: Transport): Promise<unknown> {
   return createClient(ClusterStateService, t).applyDeltas({ cluster: "c" });
-}
-
-/** The error a promise rejects with. */
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  assert.fail("the call succeeded");
 }
 
 describe("leader following (fake members)", () => {
